@@ -1,0 +1,185 @@
+//! Counters, and the reasons a packet can be dropped.
+//!
+//! A drop is a fate, not an error: the stage that drops sets a [`DropReason`],
+//! which indexes a plain counter array. Every drop in railyard has one.
+
+use serde::Serialize;
+
+macro_rules! drop_reasons {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal ),+ $(,)?) => {
+        /// Why a packet was dropped; each reason has its own counter.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum DropReason {
+            $( $(#[$doc])* $variant ),+
+        }
+
+        impl DropReason {
+            /// Every reason, in counter order.
+            pub const ALL: &'static [DropReason] = &[$(DropReason::$variant),+];
+            /// Number of reasons (the length of a counter array).
+            pub const COUNT: usize = [$($name),+].len();
+
+            /// The stable name used in show output and stats JSON.
+            pub const fn name(self) -> &'static str {
+                match self { $(DropReason::$variant => $name),+ }
+            }
+        }
+    };
+}
+
+drop_reasons! {
+    /// Truncated or inconsistent headers (also counted in `rx_malformed`).
+    Malformed = "malformed",
+    /// An EtherType a routed port does not handle.
+    UnknownEthertype = "unknown_ethertype",
+    /// A unicast frame for a MAC address that is not the port's.
+    NotOurMac = "not_our_mac",
+    /// The ingress or egress interface is shut down or its link is down.
+    InterfaceDown = "interface_down",
+    /// No route matches the destination.
+    NoRoute = "no_route",
+    /// The route points to Null0.
+    NullRoute = "null_route",
+    /// TTL or hop limit would reach zero.
+    TtlExpired = "ttl_expired",
+    /// The packet is larger than the egress interface's MTU.
+    MtuExceeded = "mtu_exceeded",
+    /// The next hop's MAC is unknown and its wait queue is full.
+    NeighborQueueFull = "neighbor_queue_full",
+    /// The next hop did not answer resolution in time.
+    NeighborUnresolved = "neighbor_unresolved",
+    /// Addressed to the switch, but nothing on the switch handles it.
+    LocalUnhandled = "local_unhandled",
+    /// IPv4 broadcast/multicast or IPv6 multicast that the switch does not route.
+    NotRoutable = "not_routable",
+    /// The egress queue is at its limit.
+    TailDrop = "tail_drop",
+    /// WRED decided to drop (non-ECT traffic, or ECN disabled).
+    Wred = "wred",
+    /// Lossless headroom exhausted (PFC did not stop the sender in time).
+    IngressOverflow = "ingress_overflow",
+    /// Dropped by the PFC watchdog on a stuck queue.
+    PfcWatchdog = "pfc_watchdog",
+    /// The cross-worker hand-off ring toward the egress worker was full.
+    HandoffFull = "handoff_full",
+    /// The backend refused the frame (transmit ring full or send error).
+    TxError = "tx_error",
+    /// Punted control traffic whose agent queue was full or absent.
+    PuntQueueFull = "punt_queue_full",
+}
+
+/// Counters of one egress queue (qos-group).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QueueCounters {
+    /// Packets dequeued and handed to the port.
+    pub tx_packets: u64,
+    /// Bytes dequeued and handed to the port.
+    pub tx_bytes: u64,
+    /// Packets marked CE by WRED/ECN.
+    pub ecn_marked: u64,
+    /// Packets dropped by WRED.
+    pub wred_drops: u64,
+    /// Packets dropped at the queue limit.
+    pub tail_drops: u64,
+    /// Bytes queued now.
+    pub depth_bytes: u64,
+    /// Most bytes ever queued.
+    pub max_depth_bytes: u64,
+}
+
+/// PFC frame counters, per priority.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PfcCounters {
+    /// Pause frames sent with the priority's quanta non-zero.
+    pub tx_pause: [u64; 8],
+    /// Pause frames sent with quanta 0 (resume).
+    pub tx_resume: [u64; 8],
+    /// Pause frames received with the priority's quanta non-zero.
+    pub rx_pause: [u64; 8],
+    /// Pause frames received with quanta 0.
+    pub rx_resume: [u64; 8],
+}
+
+/// Counters of one interface, written only by the worker that owns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames received from the backend.
+    pub rx_packets: u64,
+    /// Bytes received from the backend.
+    pub rx_bytes: u64,
+    /// Frames handed to the backend.
+    pub tx_packets: u64,
+    /// Bytes handed to the backend.
+    pub tx_bytes: u64,
+    /// Frames whose headers did not parse.
+    pub rx_malformed: u64,
+    /// Frames punted to the control plane (LLDP, ARP, ICMP for the switch).
+    pub punted: u64,
+    /// Drops by reason, indexed by `DropReason as usize`.
+    pub drops: [u64; DropReason::COUNT],
+    /// Per-queue counters, queue N = qos-group N.
+    pub queues: [QueueCounters; 8],
+    /// PFC counters.
+    pub pfc: PfcCounters,
+}
+
+impl Default for PortCounters {
+    fn default() -> Self {
+        PortCounters {
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            rx_malformed: 0,
+            punted: 0,
+            drops: [0; DropReason::COUNT],
+            queues: [QueueCounters::default(); 8],
+            pfc: PfcCounters::default(),
+        }
+    }
+}
+
+impl PortCounters {
+    /// Counts one dropped packet.
+    #[inline]
+    pub fn drop(&mut self, reason: DropReason) {
+        self.drops[reason as usize] += 1;
+    }
+
+    /// Drops counted for `reason`.
+    pub fn drops_for(&self, reason: DropReason) -> u64 {
+        self.drops[reason as usize]
+    }
+
+    /// All drops, whatever the reason.
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_have_unique_names_and_dense_indices() {
+        let mut names: Vec<_> = DropReason::ALL.iter().map(|r| r.name()).collect();
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DropReason::COUNT);
+    }
+
+    #[test]
+    fn drops_are_counted_by_reason() {
+        let mut c = PortCounters::default();
+        c.drop(DropReason::NoRoute);
+        c.drop(DropReason::NoRoute);
+        c.drop(DropReason::TtlExpired);
+        assert_eq!(c.drops_for(DropReason::NoRoute), 2);
+        assert_eq!(c.total_drops(), 3);
+    }
+}

@@ -1,0 +1,31 @@
+//! railyard's packet path.
+//!
+//! Everything a packet touches between `rx_burst` and `tx_burst`: typed views
+//! over the wire formats, the per-packet metadata the parser fills, the
+//! forwarding tables, the pipeline stages, the port backends and the clocks
+//! that drive time-based behaviour. The dataplane never parses configuration
+//! text; it receives a compiled, plain-data [`model::SwitchModel`].
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod clock;
+pub mod counters;
+pub mod fib;
+pub mod forward;
+pub mod host;
+pub mod meta;
+pub mod model;
+pub mod neighbor;
+pub mod packet;
+pub mod parse;
+pub mod port;
+pub mod queue;
+pub mod runtime;
+pub mod stats;
+pub mod switch;
+pub mod wire;
+
+pub use clock::{Clock, MonotonicClock, Nanos, VirtualClock};
+pub use packet::{Burst, Packet, Pool, BURST_SIZE};

@@ -1,0 +1,270 @@
+//! Packet buffers, the pool they come from, and bursts.
+//!
+//! Every buffer is allocated once, when the [`Pool`] is built, and recycled
+//! forever after: taking a packet pops a buffer from a lock-free queue and
+//! dropping the packet pushes it back, so the fast path never touches the
+//! allocator. Buffers may cross workers (cross-core hand-off); the pool's
+//! queue is multi-producer, multi-consumer for that reason.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrayvec::ArrayVec;
+use crossbeam_queue::ArrayQueue;
+
+use crate::clock::Nanos;
+use crate::meta::Meta;
+
+/// Largest IP MTU railyard forwards (jumbo frames, as on Nexus).
+pub const MAX_MTU: usize = 9216;
+/// Largest frame on the wire without FCS: MTU + Ethernet header + one 802.1Q tag.
+pub const MAX_FRAME: usize = MAX_MTU + 14 + 4;
+/// Bytes kept free in front of the frame so a tag can be pushed without a copy.
+pub const HEADROOM: usize = 64;
+/// Size of every buffer in the pool.
+pub const BUF_SIZE: usize = HEADROOM + MAX_FRAME;
+/// Packets moved per `rx_burst`/`tx_burst` and per pipeline stage call.
+pub const BURST_SIZE: usize = 32;
+
+/// A burst of packets, the unit every stage works on.
+pub type Burst = ArrayVec<Packet, BURST_SIZE>;
+
+struct PoolShared {
+    free: ArrayQueue<Box<[u8]>>,
+    capacity: usize,
+    exhausted: AtomicU64,
+}
+
+/// A fixed set of preallocated packet buffers.
+///
+/// Cloning a `Pool` is cheap and shares the same buffers.
+#[derive(Clone)]
+pub struct Pool {
+    shared: Arc<PoolShared>,
+}
+
+impl Pool {
+    /// Preallocates `buffers` buffers of [`BUF_SIZE`] bytes.
+    pub fn new(buffers: usize) -> Pool {
+        let buffers = buffers.max(1);
+        let free = ArrayQueue::new(buffers);
+        for _ in 0..buffers {
+            // Cannot fail: the queue was sized for exactly this many.
+            let _ = free.push(vec![0u8; BUF_SIZE].into_boxed_slice());
+        }
+        Pool {
+            shared: Arc::new(PoolShared {
+                free,
+                capacity: buffers,
+                exhausted: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Takes an empty packet (length 0, default metadata), or `None` when every
+    /// buffer is in use; the miss is counted in [`Pool::exhausted`].
+    #[inline]
+    pub fn alloc(&self) -> Option<Packet> {
+        match self.shared.free.pop() {
+            Some(buf) => Some(Packet {
+                buf: Some(buf),
+                head: HEADROOM as u16,
+                len: 0,
+                pool: Arc::clone(&self.shared),
+                meta: Meta::default(),
+                timestamp: 0,
+                in_port: 0,
+            }),
+            None => {
+                self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Takes a packet holding a copy of `frame`; `None` when the pool is empty
+    /// or the frame is longer than [`MAX_FRAME`].
+    pub fn alloc_from(&self, frame: &[u8]) -> Option<Packet> {
+        if frame.len() > MAX_FRAME {
+            return None;
+        }
+        let mut pkt = self.alloc()?;
+        pkt.tailroom_mut()[..frame.len()].copy_from_slice(frame);
+        pkt.set_len(frame.len());
+        Some(pkt)
+    }
+
+    /// Buffers currently free.
+    pub fn available(&self) -> usize {
+        self.shared.free.len()
+    }
+
+    /// Buffers the pool was built with.
+    pub fn capacity(&self) -> usize {
+        self.shared.capacity
+    }
+
+    /// How many times `alloc` found the pool empty.
+    pub fn exhausted(&self) -> u64 {
+        self.shared.exhausted.load(Ordering::Relaxed)
+    }
+}
+
+/// One frame in a pooled buffer, with the metadata the pipeline attaches.
+///
+/// The frame occupies `buf[head..head + len]`; the bytes before `head` are
+/// headroom. Dropping the packet returns its buffer to the pool.
+pub struct Packet {
+    buf: Option<Box<[u8]>>,
+    head: u16,
+    len: u16,
+    pool: Arc<PoolShared>,
+    /// What the parser and later stages learned about the frame.
+    pub meta: Meta,
+    /// Arrival time (set by the receiving port), then departure time on transmit.
+    pub timestamp: Nanos,
+    /// Index of the interface the frame arrived on.
+    pub in_port: u16,
+}
+
+impl Packet {
+    #[inline]
+    fn raw(&self) -> &[u8] {
+        match &self.buf {
+            Some(b) => b,
+            None => &[],
+        }
+    }
+
+    #[inline]
+    fn raw_mut(&mut self) -> &mut [u8] {
+        match &mut self.buf {
+            Some(b) => b,
+            None => &mut [],
+        }
+    }
+
+    /// The frame's bytes.
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        let h = self.head as usize;
+        &self.raw()[h..h + self.len as usize]
+    }
+
+    /// The frame's bytes, writable.
+    #[inline]
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        let (h, l) = (self.head as usize, self.len as usize);
+        &mut self.raw_mut()[h..h + l]
+    }
+
+    /// Frame length in bytes.
+    #[inline]
+    #[allow(clippy::len_without_is_empty)] // an empty frame is simply length 0
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Everything from the frame's start to the end of the buffer, for a
+    /// backend or builder to write a frame into before calling [`set_len`](Self::set_len).
+    #[inline]
+    pub fn tailroom_mut(&mut self) -> &mut [u8] {
+        let h = self.head as usize;
+        &mut self.raw_mut()[h..]
+    }
+
+    /// Largest length [`set_len`](Self::set_len) accepts.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        BUF_SIZE - self.head as usize
+    }
+
+    /// Sets the frame length; lengths past the buffer are clamped to it.
+    #[inline]
+    pub fn set_len(&mut self, len: usize) {
+        self.len = len.min(self.capacity()) as u16;
+    }
+
+    /// Grows the frame at the front by `n` bytes (for pushing a header);
+    /// returns false, changing nothing, when the headroom is too small.
+    #[inline]
+    pub fn push_front(&mut self, n: usize) -> bool {
+        if n > self.head as usize {
+            return false;
+        }
+        self.head -= n as u16;
+        self.len += n as u16;
+        true
+    }
+
+    /// Removes `n` bytes from the front (for popping a header); returns false,
+    /// changing nothing, when the frame is shorter than `n`.
+    #[inline]
+    pub fn pull_front(&mut self, n: usize) -> bool {
+        if n > self.len as usize {
+            return false;
+        }
+        self.head += n as u16;
+        self.len -= n as u16;
+        true
+    }
+
+    /// Forgets any earlier frame and metadata, for reusing the buffer to build a
+    /// new frame (a reply, a pause frame) without going back to the pool.
+    pub fn reset(&mut self) {
+        self.head = HEADROOM as u16;
+        self.len = 0;
+        self.meta = Meta::default();
+    }
+}
+
+impl Drop for Packet {
+    fn drop(&mut self) {
+        if let Some(buf) = self.buf.take() {
+            // Cannot fail: every buffer came from this queue, which holds them all.
+            let _ = self.pool.free.push(buf);
+        }
+    }
+}
+
+impl std::fmt::Debug for Packet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Packet")
+            .field("len", &self.len)
+            .field("in_port", &self.in_port)
+            .field("timestamp", &self.timestamp)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_return_to_the_pool_on_drop() {
+        let pool = Pool::new(2);
+        let a = pool.alloc_from(&[1, 2, 3]).unwrap();
+        let b = pool.alloc().unwrap();
+        assert_eq!(pool.available(), 0);
+        assert!(pool.alloc().is_none());
+        assert_eq!(pool.exhausted(), 1);
+        assert_eq!(a.data(), &[1, 2, 3]);
+        drop(a);
+        drop(b);
+        assert_eq!(pool.available(), 2);
+    }
+
+    #[test]
+    fn headroom_push_and_pull() {
+        let pool = Pool::new(1);
+        let mut p = pool.alloc_from(&[9; 20]).unwrap();
+        assert!(p.push_front(4));
+        assert_eq!(p.len(), 24);
+        assert!(p.pull_front(4));
+        assert_eq!(p.data(), &[9; 20]);
+        assert!(!p.pull_front(21));
+        assert!(!p.push_front(HEADROOM + 1));
+        assert!(pool.alloc_from(&vec![0; MAX_FRAME + 1]).is_none());
+    }
+}

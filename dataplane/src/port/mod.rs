@@ -1,0 +1,75 @@
+//! Port backends: the only code that moves frames in and out of railyard.
+//!
+//! A backend moves bursts and reports link state, MAC and its own counters;
+//! everything else (parsing, queues, counters per reason) is the pipeline's.
+
+use crate::clock::Nanos;
+use crate::packet::{Burst, Pool};
+use crate::wire::MacAddr;
+
+pub mod afpacket;
+pub mod pcap;
+pub mod ring;
+pub mod tap;
+
+/// Counters a backend keeps about its own I/O (not the pipeline's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    /// Frames delivered by `rx_burst`.
+    pub rx_frames: u64,
+    /// Frames the backend had to discard on receive (kernel ring drops,
+    /// oversize frames, pool exhausted).
+    pub rx_dropped: u64,
+    /// Frames accepted by `tx_burst`.
+    pub tx_frames: u64,
+    /// Frames `tx_burst` could not send (and dropped).
+    pub tx_errors: u64,
+}
+
+/// A source and sink of frames for one interface.
+///
+/// Implementations never block and never panic on bad input: a frame that
+/// cannot be delivered is counted in [`IoCounters`] and discarded.
+pub trait Port: Send {
+    /// Appends up to `BURST_SIZE - burst.len()` received frames to `burst`,
+    /// taking buffers from `pool`, stamping `timestamp` with the arrival time
+    /// (`now` for live ports, the trace's time for replay). Returns how many
+    /// were appended.
+    fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize;
+
+    /// Transmits packets from the front of `burst`, removing those it accepted;
+    /// packets it cannot take now (ring full) stay in `burst` for a retry.
+    /// Returns how many were accepted.
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize;
+
+    /// Whether the link is up; a down port neither receives nor transmits.
+    fn link_up(&self) -> bool {
+        true
+    }
+
+    /// The hardware MAC address, when the backend has one of its own.
+    fn mac(&self) -> Option<MacAddr> {
+        None
+    }
+
+    /// The backend's own counters.
+    fn io_counters(&self) -> IoCounters;
+
+    /// A short description for show output, e.g. `af-packet veth1`.
+    fn describe(&self) -> String;
+
+    /// Whether a replay source has no more frames to deliver (live ports: never).
+    fn exhausted(&self) -> bool {
+        false
+    }
+
+    /// The timestamp of the next frame a replay source would deliver.
+    fn next_rx_time(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// Writes out anything buffered (pcap sinks); called at shutdown.
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! Helpers for building traces and reading pcaps in end-to-end tests.
