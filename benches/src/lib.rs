@@ -1,1 +1,71 @@
-//! Shared helpers for the benchmarks.
+//! Shared set-up for the benchmarks: a switch on in-memory ports and a
+//! 64-byte RoCEv2 traffic mix.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
+use railyard_dataplane::model::{InterfaceModel, SwitchModel};
+use railyard_dataplane::wire::MacAddr;
+
+/// MAC of port `i` of the benchmark switch.
+pub fn port_mac(i: usize) -> MacAddr {
+    MacAddr([2, 0xbb, 0, 0, 0, i as u8])
+}
+
+/// MAC of the host behind port `i`.
+pub fn host_mac(i: usize) -> MacAddr {
+    MacAddr([2, 0xcc, 0, 0, 0, i as u8])
+}
+
+/// Address of the host behind port `i`.
+pub fn host_ip(i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, i as u8, 2)
+}
+
+/// A switch with `ports` routed ports, one host (static ARP) behind each.
+pub fn model(ports: usize) -> SwitchModel {
+    let interfaces = (0..ports)
+        .map(|i| {
+            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
+            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8, 1), 24));
+            m.static_arp.push((host_ip(i), host_mac(i)));
+            m.mtu = 9216;
+            m
+        })
+        .collect();
+    SwitchModel {
+        hostname: "bench".into(),
+        interfaces,
+        ..SwitchModel::default()
+    }
+}
+
+/// 64-byte frames entering port `i`: RoCEv2 writes (DSCP 24) with one CNP
+/// (DSCP 48) in eight, to every other port, over many flows.
+pub fn roce_mix(i: usize, ports: usize, flows: usize) -> Vec<Vec<u8>> {
+    (0..flows)
+        .map(|f| {
+            let dst = (i + 1 + f % (ports - 1).max(1)) % ports;
+            let mut s = FrameSpec::udp(
+                host_mac(i),
+                port_mac(i),
+                IpAddr::V4(host_ip(i)),
+                IpAddr::V4(host_ip(dst)),
+            );
+            s.frame_len = 64;
+            s.src_port = 49152 + f as u16;
+            let cnp = f % 8 == 7;
+            s.dscp = if cnp { 48 } else { 24 };
+            s.ecn = 2;
+            s.transport = Transport::Roce {
+                opcode: if cnp { BTH_CNP } else { BTH_RC_WRITE_ONLY },
+                dest_qp: f as u32,
+                psn: 0,
+            };
+            build(&s, f as u64)
+        })
+        .collect()
+}

@@ -1,1 +1,303 @@
-fn main() {}
+//! The `railyard` command line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use railyard_config::{parse_file, ParseOptions, Parsed};
+use railyard_control::compile::{compile, Compiled};
+use railyard_control::live::{parse_cores, run, RunOptions};
+use railyard_control::{demo, format_diagnostics, mgmt, replay, show};
+use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
+
+/// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
+/// balancing configured in the NX-OS language.
+#[derive(Parser)]
+#[command(name = "railyard", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Poll {
+    /// Spin on every worker core.
+    Busy,
+    /// Spin, then sleep while idle.
+    Adaptive,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the live switch on the ports its configuration binds.
+    Run {
+        /// NX-OS style configuration file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Management socket for `railyard show`.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+        /// Cores to pin poll-mode workers to, e.g. `1` or `1,2` or `2-3`;
+        /// one worker per core. Without it, one unpinned worker.
+        #[arg(long)]
+        cores: Option<String>,
+        /// How workers wait when idle.
+        #[arg(long, value_enum, default_value = "adaptive")]
+        poll: Poll,
+        /// Treat unsupported configuration sections as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Replay pcap traces through the switch in virtual time.
+    Replay {
+        /// NX-OS style configuration file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// `INTERFACE=FILE`: a trace received on an interface (repeatable).
+        #[arg(long = "pcap", value_name = "INTERFACE=FILE")]
+        pcaps: Vec<String>,
+        /// Directory for one output pcap per transmitting interface.
+        #[arg(long)]
+        out: PathBuf,
+        /// Write every counter as JSON to this file.
+        #[arg(long)]
+        stats_json: Option<PathBuf>,
+        /// Treat unsupported configuration sections as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Run the embedded rail-switch demo (no root, no files).
+    Demo {
+        /// RoCEv2 packets each of the three senders sends.
+        #[arg(long, default_value_t = 20_000)]
+        packets: u64,
+        /// Print every counter as JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a configuration file and print what it compiles to.
+    Check {
+        /// NX-OS style configuration file.
+        config: PathBuf,
+        /// Treat unsupported configuration sections as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Show state of a running switch.
+    Show {
+        #[command(subcommand)]
+        what: ShowWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum ShowWhat {
+    /// Interfaces with their counters, drops and queues.
+    Interface {
+        /// One interface, e.g. Ethernet1/1 (also eth1/1, e1/1).
+        name: Option<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the switch.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load(path: &Path, strict: bool) -> Result<Compiled, String> {
+    let Parsed { config, warnings } =
+        parse_file(path, &ParseOptions { strict }).map_err(|d| format_diagnostics(&d))?;
+    if !warnings.is_empty() {
+        eprintln!("{}", format_diagnostics(&warnings));
+    }
+    let compiled = compile(&config).map_err(|e| e.join("\n"))?;
+    for w in &compiled.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(compiled)
+}
+
+fn dispatch(cmd: Command) -> Result<(), String> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let io = |e: std::io::Error| e.to_string();
+    match cmd {
+        Command::Run {
+            config,
+            socket,
+            cores,
+            poll,
+            strict,
+        } => {
+            let compiled = load(&config, strict)?;
+            let cores = cores
+                .as_deref()
+                .map(parse_cores)
+                .transpose()?
+                .unwrap_or_default();
+            let opts = RunOptions {
+                socket,
+                runtime: RuntimeOptions {
+                    workers: cores.len().max(1),
+                    cores,
+                    poll: match poll {
+                        Poll::Busy => PollMode::Busy,
+                        Poll::Adaptive => PollMode::Adaptive,
+                    },
+                },
+            };
+            let stats = run(&compiled, &opts)?;
+            writeln!(out, "final counters:").map_err(io)?;
+            show::render_summary(&mut out, &stats).map_err(io)
+        }
+        Command::Replay {
+            config,
+            pcaps,
+            out: dir,
+            stats_json,
+            strict,
+        } => {
+            let compiled = load(&config, strict)?;
+            let mut inputs = Vec::new();
+            for spec in &pcaps {
+                let (ifname, file) = spec.split_once('=').ok_or_else(|| {
+                    format!("--pcap {spec:?}: expected INTERFACE=FILE, e.g. Ethernet1/1=in.pcap")
+                })?;
+                let canonical = ifname
+                    .parse::<railyard_config::InterfaceName>()
+                    .map_err(|e| format!("--pcap {spec:?}: {e}"))?
+                    .to_string();
+                let idx = compiled
+                    .model
+                    .interfaces
+                    .iter()
+                    .position(|i| i.name == canonical)
+                    .ok_or_else(|| {
+                        format!(
+                            "--pcap {spec:?}: {canonical} is not configured in {}",
+                            config.display()
+                        )
+                    })?;
+                inputs.push((idx, PathBuf::from(file)));
+            }
+            for (i, bind) in compiled.binds.iter().enumerate() {
+                if let Some(railyard_config::Bind::Pcap(p)) = bind {
+                    if !inputs.iter().any(|(j, _)| *j == i) {
+                        inputs.push((i, p.clone()));
+                    }
+                }
+            }
+            if inputs.is_empty() {
+                return Err("nothing to replay: give --pcap INTERFACE=FILE (or `bind pcap FILE` under an interface)".into());
+            }
+            let report = replay::replay_pcaps(&compiled.model, &inputs, &dir, |rx, t| {
+                eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
+            })
+            .map_err(|e| format!("replay: {e}"))?;
+            for w in &report.warnings {
+                eprintln!("warning: route {}: {}", w.route, w.message);
+            }
+            if let Some(path) = stats_json {
+                let json =
+                    serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
+                std::fs::write(&path, json)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            }
+            replay::print_summary(&mut out, &report).map_err(io)?;
+            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)
+        }
+        Command::Demo { packets, json } => {
+            let (sw, report) = demo::run_demo(packets)?;
+            if json {
+                let s = serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
+                return writeln!(out, "{s}").map_err(io);
+            }
+            writeln!(
+                out,
+                "railyard demo: rail switch {} with {} interfaces, synthetic RoCEv2 incast (DSCP 24),\nCNPs (DSCP 48) and best-effort traffic, replayed in virtual time.\n",
+                sw.model.hostname,
+                sw.model.interfaces.len()
+            )
+            .map_err(io)?;
+            replay::print_summary(&mut out, &report).map_err(io)
+        }
+        Command::Check { config, strict } => {
+            let compiled = load(&config, strict)?;
+            let m = &compiled.model;
+            writeln!(
+                out,
+                "{}: {} interfaces, {} static route groups",
+                m.hostname,
+                m.interfaces.len(),
+                m.routes.len()
+            )
+            .map_err(io)?;
+            let (fib, warnings) = railyard_dataplane::fib::Fib::build(m);
+            for w in warnings {
+                writeln!(out, "warning: route {}: {}", w.route, w.message).map_err(io)?;
+            }
+            for ifc in &m.interfaces {
+                writeln!(
+                    out,
+                    "  {:<14} mac {} mtu {}{}",
+                    ifc.name,
+                    ifc.mac,
+                    ifc.mtu,
+                    if ifc.admin_up { "" } else { " (shutdown)" }
+                )
+                .map_err(io)?;
+            }
+            writeln!(out, "{} routes installed", fib.routes().len()).map_err(io)
+        }
+        Command::Show {
+            what: ShowWhat::Interface { name, json, socket },
+        } => {
+            let stats = mgmt::fetch_stats(&socket)?;
+            let name = name
+                .map(|n| {
+                    n.parse::<railyard_config::InterfaceName>()
+                        .map(|c| c.to_string())
+                        .map_err(|e| format!("{n:?}: {e}"))
+                })
+                .transpose()?;
+            if let Some(n) = &name {
+                if !stats.interfaces.contains_key(n) {
+                    return Err(format!(
+                        "interface {n} does not exist on {}",
+                        stats.hostname
+                    ));
+                }
+            }
+            if json {
+                let mut s = stats.clone();
+                if let Some(n) = &name {
+                    s.interfaces.retain(|k, _| k == n);
+                }
+                let text = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                writeln!(out, "{text}").map_err(io)
+            } else {
+                show::render_interfaces(&mut out, &stats, name.as_deref()).map_err(io)
+            }
+        }
+    }
+}

@@ -81,3 +81,8 @@ impl Meta {
         self.vlan_tci.map(|tci| (tci >> 13) as u8)
     }
 }
+
+/// The `qos_group` of frames the switch itself originates (ARP requests,
+/// neighbour solicitations) while they cross to the worker owning their
+/// egress port; they are sent ahead of the egress queues.
+pub const QOS_GROUP_CONTROL: u8 = 0xFF;

@@ -1,1 +1,318 @@
-//! (in progress)
+//! Neighbour resolution: IP → MAC per interface, static and learned, with a
+//! bounded queue of packets waiting for an answer.
+//!
+//! The fast path only calls [`NeighborTable::lookup`]. A miss parks the packet
+//! (bounded per entry and in total, with a counter when full) and asks the
+//! caller to send an ARP request or neighbour solicitation; the answer, fed to
+//! [`NeighborTable::learn`], releases the parked packets.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+use crate::clock::Nanos;
+use crate::model::PortId;
+use crate::packet::Packet;
+use crate::wire::MacAddr;
+
+/// Time between resolution requests for one address.
+pub const RETRY_INTERVAL: Nanos = 1_000_000_000;
+/// Requests sent before parked packets are dropped as unresolved.
+pub const MAX_TRIES: u8 = 3;
+
+/// What is known about one neighbour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeighborState {
+    /// Configured (`ip arp`, `ipv6 neighbor`); never replaced by learning.
+    Static(MacAddr),
+    /// Learned from an ARP or ND answer.
+    Learned {
+        /// The neighbour's MAC.
+        mac: MacAddr,
+        /// When it was last confirmed.
+        at: Nanos,
+    },
+    /// Being resolved.
+    Incomplete {
+        /// When the last request went out.
+        last_request: Nanos,
+        /// Requests sent so far.
+        tries: u8,
+        /// Packets parked for this address.
+        waiting: u16,
+    },
+}
+
+impl NeighborState {
+    /// The MAC, when resolved.
+    pub fn mac(&self) -> Option<MacAddr> {
+        match *self {
+            NeighborState::Static(m) | NeighborState::Learned { mac: m, .. } => Some(m),
+            NeighborState::Incomplete { .. } => None,
+        }
+    }
+}
+
+/// Outcome of parking a packet on an unresolved address.
+#[derive(Debug)]
+pub enum Park {
+    /// Parked; send a resolution request now (first miss).
+    SendRequest,
+    /// Parked behind an earlier request.
+    Waiting,
+    /// Not parked: the per-entry or total limit is reached.
+    Full(Packet),
+}
+
+/// Requests and expiries produced by [`NeighborTable::tick`].
+#[derive(Debug, Default)]
+pub struct TickOutput {
+    /// (interface, address) to send a new request for.
+    pub requests: Vec<(PortId, IpAddr)>,
+    /// Packets whose neighbour never answered.
+    pub expired: Vec<Packet>,
+}
+
+/// The neighbour table of one worker.
+#[derive(Debug)]
+pub struct NeighborTable {
+    entries: FxHashMap<(PortId, IpAddr), NeighborState>,
+    parked: VecDeque<(PortId, IpAddr, Packet)>,
+    per_entry: usize,
+    total: usize,
+}
+
+impl NeighborTable {
+    /// An empty table parking at most `per_entry` packets per address and
+    /// `total` in all.
+    pub fn new(per_entry: usize, total: usize) -> Self {
+        NeighborTable {
+            entries: FxHashMap::default(),
+            parked: VecDeque::with_capacity(total),
+            per_entry,
+            total,
+        }
+    }
+
+    /// Adds a configured entry.
+    pub fn add_static(&mut self, port: PortId, addr: IpAddr, mac: MacAddr) {
+        self.entries
+            .insert((port, addr), NeighborState::Static(mac));
+    }
+
+    /// The MAC of `addr` on `port`, if resolved.
+    #[inline]
+    pub fn lookup(&self, port: PortId, addr: IpAddr) -> Option<MacAddr> {
+        self.entries.get(&(port, addr)).and_then(|s| s.mac())
+    }
+
+    /// Parks `pkt` until `addr` on `port` resolves.
+    pub fn park(&mut self, port: PortId, addr: IpAddr, pkt: Packet, now: Nanos) -> Park {
+        if self.parked.len() >= self.total {
+            return Park::Full(pkt);
+        }
+        let state = self
+            .entries
+            .entry((port, addr))
+            .or_insert(NeighborState::Incomplete {
+                last_request: now,
+                tries: 0,
+                waiting: 0,
+            });
+        match state {
+            NeighborState::Incomplete {
+                tries,
+                waiting,
+                last_request,
+            } => {
+                if *waiting as usize >= self.per_entry {
+                    return Park::Full(pkt);
+                }
+                *waiting += 1;
+                self.parked.push_back((port, addr, pkt));
+                if *tries == 0 {
+                    *tries = 1;
+                    *last_request = now;
+                    Park::SendRequest
+                } else {
+                    Park::Waiting
+                }
+            }
+            // Resolved between lookup and park: the caller retries the lookup.
+            _ => Park::Full(pkt),
+        }
+    }
+
+    /// Records that `addr` on `port` is at `mac`, moving parked packets for it
+    /// into `released` (in arrival order). Static entries are kept. Returns
+    /// true when the table changed.
+    pub fn learn(
+        &mut self,
+        port: PortId,
+        addr: IpAddr,
+        mac: MacAddr,
+        now: Nanos,
+        released: &mut Vec<Packet>,
+    ) -> bool {
+        let key = (port, addr);
+        let changed = match self.entries.get(&key) {
+            Some(NeighborState::Static(_)) => return false,
+            Some(NeighborState::Learned { mac: m, .. }) => *m != mac,
+            _ => true,
+        };
+        let was_incomplete = matches!(
+            self.entries.get(&key),
+            Some(NeighborState::Incomplete { .. })
+        );
+        self.entries
+            .insert(key, NeighborState::Learned { mac, at: now });
+        if was_incomplete {
+            let mut i = 0;
+            while i < self.parked.len() {
+                if self.parked[i].0 == port && self.parked[i].1 == addr {
+                    if let Some((_, _, p)) = self.parked.remove(i) {
+                        released.push(p);
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Retries unanswered requests every [`RETRY_INTERVAL`] and, after
+    /// [`MAX_TRIES`], forgets the address and hands back its parked packets.
+    pub fn tick(&mut self, now: Nanos, out: &mut TickOutput) {
+        let mut gave_up: Vec<(PortId, IpAddr)> = Vec::new();
+        for (key, state) in self.entries.iter_mut() {
+            if let NeighborState::Incomplete {
+                last_request,
+                tries,
+                ..
+            } = state
+            {
+                if now.saturating_sub(*last_request) >= RETRY_INTERVAL {
+                    if *tries >= MAX_TRIES {
+                        gave_up.push(*key);
+                    } else {
+                        *tries += 1;
+                        *last_request = now;
+                        out.requests.push(*key);
+                    }
+                }
+            }
+        }
+        for key in gave_up {
+            self.entries.remove(&key);
+            let mut i = 0;
+            while i < self.parked.len() {
+                if (self.parked[i].0, self.parked[i].1) == key {
+                    if let Some((_, _, p)) = self.parked.remove(i) {
+                        out.expired.push(p);
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// True when some address is being resolved (so `tick` has work).
+    pub fn resolving(&self) -> bool {
+        !self.parked.is_empty()
+            || self
+                .entries
+                .values()
+                .any(|s| matches!(s, NeighborState::Incomplete { .. }))
+    }
+
+    /// Packets parked now.
+    pub fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// Drops every parked packet into `out` (at shutdown, so they are counted).
+    pub fn drain_parked(&mut self, out: &mut Vec<Packet>) {
+        out.extend(self.parked.drain(..).map(|(_, _, p)| p));
+    }
+
+    /// Every entry, for show output.
+    pub fn entries(&self) -> impl Iterator<Item = (PortId, IpAddr, NeighborState)> + '_ {
+        self.entries.iter().map(|(&(p, a), &s)| (p, a, s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Pool;
+
+    const MAC: MacAddr = MacAddr([2, 0, 0, 0, 0, 9]);
+
+    fn addr(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parked_packets_are_released_in_order_on_answer() {
+        let pool = Pool::new(8);
+        let mut t = NeighborTable::new(2, 3);
+        let a = addr("10.0.0.2");
+        assert!(matches!(
+            t.park(1, a, pool.alloc_from(&[1]).unwrap(), 0),
+            Park::SendRequest
+        ));
+        assert!(matches!(
+            t.park(1, a, pool.alloc_from(&[2]).unwrap(), 0),
+            Park::Waiting
+        ));
+        assert!(matches!(
+            t.park(1, a, pool.alloc_from(&[3]).unwrap(), 0),
+            Park::Full(_)
+        ));
+        assert_eq!(t.lookup(1, a), None);
+        let mut released = Vec::new();
+        assert!(t.learn(1, a, MAC, 5, &mut released));
+        assert_eq!(
+            released.iter().map(|p| p.data()[0]).collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        assert_eq!(t.lookup(1, a), Some(MAC));
+        assert_eq!(t.lookup(2, a), None);
+        assert_eq!(t.parked(), 0);
+    }
+
+    #[test]
+    fn total_limit_and_give_up_after_retries() {
+        let pool = Pool::new(8);
+        let mut t = NeighborTable::new(4, 1);
+        let a = addr("10.0.0.2");
+        assert!(matches!(
+            t.park(0, a, pool.alloc().unwrap(), 0),
+            Park::SendRequest
+        ));
+        assert!(matches!(
+            t.park(0, addr("10.0.0.3"), pool.alloc().unwrap(), 0),
+            Park::Full(_)
+        ));
+        let mut out = TickOutput::default();
+        for i in 1..=MAX_TRIES as u64 {
+            t.tick(i * RETRY_INTERVAL, &mut out);
+        }
+        assert_eq!(out.requests.len(), (MAX_TRIES - 1) as usize);
+        assert_eq!(out.expired.len(), 1);
+        assert!(!t.resolving());
+    }
+
+    #[test]
+    fn static_entries_are_not_overridden() {
+        let mut t = NeighborTable::new(4, 4);
+        let a = addr("fe80::1");
+        t.add_static(0, a, MAC);
+        let mut released = Vec::new();
+        assert!(!t.learn(0, a, MacAddr([2; 6]), 0, &mut released));
+        assert_eq!(t.lookup(0, a), Some(MAC));
+    }
+}

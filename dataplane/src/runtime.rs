@@ -1,1 +1,204 @@
-//! (in progress)
+//! Poll-mode workers: threads pinned to cores, each running its own
+//! [`Switch`] over a shard of the ports.
+//!
+//! Ports are dealt to workers round-robin; a packet routed to another
+//! worker's port crosses a bounded ring. Workers publish a counter snapshot
+//! every [`PUBLISH_INTERVAL`] (off the fast path) so the control plane can
+//! answer `show` without touching worker state.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::clock::{Clock, Nanos};
+use crate::fib::FibWarning;
+use crate::model::SwitchModel;
+use crate::packet::Pool;
+use crate::port::Port;
+use crate::stats::SwitchStats;
+use crate::switch::{Switch, WorkerLinks};
+
+/// How often workers publish counters.
+pub const PUBLISH_INTERVAL: Nanos = 100_000_000;
+/// Packets each cross-worker ring holds.
+pub const HANDOFF_RING: usize = 4096;
+
+/// How a worker waits when there is nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PollMode {
+    /// Spin forever: lowest latency, one full core per worker.
+    Busy,
+    /// Spin briefly, then sleep in growing steps up to 1 ms, so an idle lab
+    /// does not burn every core.
+    #[default]
+    Adaptive,
+}
+
+/// How to run the workers.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    /// Number of workers (at least 1).
+    pub workers: usize,
+    /// Cores to pin workers to, in order; empty means no pinning.
+    pub cores: Vec<usize>,
+    /// Idle behaviour.
+    pub poll: PollMode,
+}
+
+/// Running workers.
+pub struct Runtime {
+    handles: Vec<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+    snapshots: Arc<Vec<Mutex<SwitchStats>>>,
+}
+
+/// Which worker owns port `i` of `ports` when there are `workers` workers.
+pub fn shard(ports: usize, workers: usize) -> Vec<usize> {
+    (0..ports).map(|i| i % workers.max(1)).collect()
+}
+
+impl Runtime {
+    /// Starts the workers. `backends[i]` serves interface `i`. Returns the
+    /// runtime and the routes that could not be installed.
+    pub fn start(
+        model: &SwitchModel,
+        backends: Vec<Option<Box<dyn Port>>>,
+        pool: Pool,
+        clock: Arc<dyn Clock>,
+        opts: &RuntimeOptions,
+    ) -> (Runtime, Vec<FibWarning>) {
+        let workers = opts.workers.max(1);
+        let owners = shard(model.interfaces.len(), workers);
+        let links = WorkerLinks::build(workers, &owners, HANDOFF_RING);
+        let mut per_worker: Vec<Vec<Option<Box<dyn Port>>>> = (0..workers)
+            .map(|_| (0..model.interfaces.len()).map(|_| None).collect())
+            .collect();
+        for (i, b) in backends.into_iter().enumerate().take(owners.len()) {
+            per_worker[owners[i]][i] = b;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let snapshots: Arc<Vec<Mutex<SwitchStats>>> = Arc::new(
+            (0..workers)
+                .map(|_| Mutex::new(SwitchStats::default()))
+                .collect(),
+        );
+        let mut warnings = Vec::new();
+        let mut handles = Vec::new();
+        for ((w, ports), link) in per_worker.into_iter().enumerate().zip(links) {
+            let (mut sw, warn) = Switch::new_worker(model, ports, pool.clone(), link);
+            if w == 0 {
+                warnings = warn;
+            }
+            let stop = Arc::clone(&stop);
+            let snaps = Arc::clone(&snapshots);
+            let clock = Arc::clone(&clock);
+            let core = opts.cores.get(w).copied();
+            let poll = opts.poll;
+            let handle = std::thread::Builder::new()
+                .name(format!("railyard-w{w}"))
+                .spawn(move || {
+                    if let Some(c) = core {
+                        if !core_affinity::set_for_current(core_affinity::CoreId { id: c }) {
+                            tracing::warn!(core = c, "could not pin worker {w} to core {c}");
+                        }
+                    }
+                    worker_loop(&mut sw, &*clock, &stop, &snaps[w], poll);
+                });
+            match handle {
+                Ok(h) => handles.push(h),
+                Err(e) => tracing::error!("could not start worker {w}: {e}"),
+            }
+        }
+        (
+            Runtime {
+                handles,
+                stop,
+                snapshots,
+            },
+            warnings,
+        )
+    }
+
+    /// The latest published counters of every worker, merged.
+    pub fn stats(&self) -> SwitchStats {
+        let mut all = SwitchStats::default();
+        for s in self.snapshots.iter() {
+            let s = match s.lock() {
+                Ok(g) => g.clone(),
+                Err(poisoned) => poisoned.into_inner().clone(),
+            };
+            if all.hostname.is_empty() {
+                all.hostname = s.hostname.clone();
+            }
+            all.interfaces.extend(s.interfaces);
+            all.pool = s.pool;
+            all.neighbor_parked += s.neighbor_parked;
+        }
+        all
+    }
+
+    /// Asks every worker to stop, waits for them, and returns the final counters.
+    pub fn shutdown(mut self) -> SwitchStats {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in std::mem::take(&mut self.handles) {
+            if h.join().is_err() {
+                tracing::error!("a worker panicked");
+            }
+        }
+        self.stats()
+    }
+}
+
+fn publish(sw: &Switch, slot: &Mutex<SwitchStats>) {
+    let s = sw.stats();
+    match slot.lock() {
+        Ok(mut g) => *g = s,
+        Err(poisoned) => *poisoned.into_inner() = s,
+    }
+}
+
+fn worker_loop(
+    sw: &mut Switch,
+    clock: &dyn Clock,
+    stop: &AtomicBool,
+    slot: &Mutex<SwitchStats>,
+    poll: PollMode,
+) {
+    let mut last_publish = 0;
+    let mut idle_rounds: u32 = 0;
+    publish(sw, slot);
+    while !stop.load(Ordering::Relaxed) {
+        let now = clock.now();
+        let work = sw.poll(now);
+        if now.saturating_sub(last_publish) >= PUBLISH_INTERVAL {
+            last_publish = now;
+            publish(sw, slot);
+        }
+        if work > 0 {
+            idle_rounds = 0;
+            continue;
+        }
+        idle_rounds = idle_rounds.saturating_add(1);
+        match poll {
+            PollMode::Busy => std::hint::spin_loop(),
+            PollMode::Adaptive if idle_rounds < 1000 => std::hint::spin_loop(),
+            PollMode::Adaptive => {
+                // 1 µs doubling to 1 ms while idle.
+                let shift = ((idle_rounds - 1000) / 64).min(10);
+                std::thread::sleep(Duration::from_micros(1 << shift));
+            }
+        }
+    }
+    // Let queued frames go out before stopping.
+    for _ in 0..1000 {
+        if sw.idle() {
+            break;
+        }
+        sw.poll(clock.now());
+    }
+    if let Err(e) = sw.finish() {
+        tracing::warn!("flushing ports at shutdown: {e}");
+    }
+    publish(sw, slot);
+}

@@ -1,1 +1,161 @@
-//! (in progress)
+//! Counter snapshots with stable names, for `--stats-json`, `show … --json`
+//! and the text renderers.
+//!
+//! The JSON shape is an interface: names here are only ever added to, never
+//! renamed.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::counters::{DropReason, PfcCounters, PortCounters, QueueCounters};
+
+/// One egress queue in a snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueStats {
+    /// Queue number, equal to its qos-group.
+    pub queue: u8,
+    /// Packets transmitted from the queue.
+    pub tx_packets: u64,
+    /// Bytes transmitted from the queue.
+    pub tx_bytes: u64,
+    /// Packets marked CE.
+    pub ecn_marked: u64,
+    /// WRED drops.
+    pub wred_drops: u64,
+    /// Tail drops.
+    pub tail_drops: u64,
+    /// Bytes queued at snapshot time.
+    pub depth_bytes: u64,
+    /// Most bytes ever queued.
+    pub max_depth_bytes: u64,
+}
+
+impl QueueStats {
+    fn from_counters(queue: u8, c: &QueueCounters) -> Self {
+        QueueStats {
+            queue,
+            tx_packets: c.tx_packets,
+            tx_bytes: c.tx_bytes,
+            ecn_marked: c.ecn_marked,
+            wred_drops: c.wred_drops,
+            tail_drops: c.tail_drops,
+            depth_bytes: c.depth_bytes,
+            max_depth_bytes: c.max_depth_bytes,
+        }
+    }
+}
+
+/// PFC frame counts per priority.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PfcStats {
+    /// Pause frames sent, per priority.
+    pub tx_pause: [u64; 8],
+    /// Resume (quanta 0) frames sent, per priority.
+    pub tx_resume: [u64; 8],
+    /// Pause frames received, per priority.
+    pub rx_pause: [u64; 8],
+    /// Resume frames received, per priority.
+    pub rx_resume: [u64; 8],
+}
+
+impl From<&PfcCounters> for PfcStats {
+    fn from(c: &PfcCounters) -> Self {
+        PfcStats {
+            tx_pause: c.tx_pause,
+            tx_resume: c.tx_resume,
+            rx_pause: c.rx_pause,
+            rx_resume: c.rx_resume,
+        }
+    }
+}
+
+/// One interface in a snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceStats {
+    /// Interface MAC address.
+    pub mac: String,
+    /// False when configured `shutdown`.
+    pub admin_up: bool,
+    /// Link state reported by the backend.
+    pub link_up: bool,
+    /// The backend, e.g. `af-packet veth1`, or `none`.
+    pub backend: String,
+    /// IP MTU.
+    pub mtu: u16,
+    /// Configured speed in Mb/s, when set.
+    pub speed_mbps: Option<u32>,
+    /// Configured addresses with prefix lengths.
+    pub addresses: Vec<String>,
+    /// Frames received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Frames that failed to parse.
+    pub rx_malformed: u64,
+    /// Frames handed to the switch's own protocol handlers.
+    pub punted: u64,
+    /// Drops by reason (every reason listed, zero or not).
+    pub drops: BTreeMap<String, u64>,
+    /// Egress queues 0–7.
+    pub queues: Vec<QueueStats>,
+    /// PFC frame counters.
+    pub pfc: PfcStats,
+}
+
+impl InterfaceStats {
+    /// Fills the counter fields from a port's counters.
+    pub fn with_counters(mut self, c: &PortCounters) -> Self {
+        self.rx_packets = c.rx_packets;
+        self.rx_bytes = c.rx_bytes;
+        self.tx_packets = c.tx_packets;
+        self.tx_bytes = c.tx_bytes;
+        self.rx_malformed = c.rx_malformed;
+        self.punted = c.punted;
+        self.drops = DropReason::ALL
+            .iter()
+            .map(|r| (r.name().to_string(), c.drops[*r as usize]))
+            .collect();
+        self.queues = c
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| QueueStats::from_counters(i as u8, q))
+            .collect();
+        self.pfc = PfcStats::from(&c.pfc);
+        self
+    }
+
+    /// All drops of the interface, whatever the reason.
+    pub fn total_drops(&self) -> u64 {
+        self.drops.values().sum()
+    }
+}
+
+/// Buffer pool state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolStats {
+    /// Buffers in the pool.
+    pub capacity: usize,
+    /// Buffers free at snapshot time.
+    pub available: usize,
+    /// Allocations that found the pool empty.
+    pub exhausted: u64,
+}
+
+/// A snapshot of the whole switch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchStats {
+    /// The switch's hostname.
+    pub hostname: String,
+    /// Per interface, keyed by canonical name.
+    pub interfaces: BTreeMap<String, InterfaceStats>,
+    /// Packet buffer pool.
+    pub pool: PoolStats,
+    /// Packets waiting on neighbour resolution.
+    pub neighbor_parked: usize,
+}

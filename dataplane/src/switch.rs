@@ -1,1 +1,673 @@
-//! (in progress)
+//! One worker's switch: the packet path from `rx_burst` to `tx_burst`.
+//!
+//! ```text
+//! rx_burst ─► parse ─► punt? ─► classify ─► route ─► enqueue(egress q) ─► schedule ─► tx_burst
+//! ```
+//!
+//! A [`Switch`] owns the ports it polls and the egress queues of those ports.
+//! With several workers, each has its own `Switch` built from the same model;
+//! a packet routed to a port owned by another worker crosses a bounded ring
+//! ([`WorkerLinks`]), and neighbour answers learned by one worker are
+//! broadcast to the others, so every worker's tables converge.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use crossbeam_queue::ArrayQueue;
+
+use crate::clock::Nanos;
+use crate::counters::{DropReason, PortCounters};
+use crate::fib::{Fib, FibWarning, RouteAction};
+use crate::host;
+use crate::meta::{FrameKind, Meta, QOS_GROUP_CONTROL};
+use crate::model::{InterfaceModel, PortId, SwitchModel};
+use crate::neighbor::{NeighborTable, Park, TickOutput};
+use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
+use crate::parse::parse;
+use crate::port::Port;
+use crate::queue::EgressQueues;
+use crate::stats::{InterfaceStats, PoolStats, SwitchStats};
+use crate::wire::checksum;
+use crate::wire::MacAddr;
+
+/// How often timers (neighbour retries) run, at most.
+const TICK_INTERVAL: Nanos = 10_000_000;
+
+/// A neighbour learned by one worker, told to the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeighborEvent {
+    /// Interface the neighbour is on.
+    pub port: PortId,
+    /// Its address.
+    pub addr: IpAddr,
+    /// Its MAC.
+    pub mac: MacAddr,
+}
+
+/// The rings joining one worker to the others.
+pub struct WorkerLinks {
+    /// This worker's number.
+    pub id: usize,
+    /// Which worker owns each port (index = port id).
+    pub owners: Vec<usize>,
+    /// Packets other workers routed to this worker's ports.
+    pub inbox: Arc<ArrayQueue<Packet>>,
+    /// Every worker's inbox, by worker number.
+    pub inboxes: Vec<Arc<ArrayQueue<Packet>>>,
+    /// Neighbour events for this worker.
+    pub events: Arc<ArrayQueue<NeighborEvent>>,
+    /// Every worker's event ring, by worker number.
+    pub all_events: Vec<Arc<ArrayQueue<NeighborEvent>>>,
+}
+
+impl WorkerLinks {
+    /// Links for `workers` workers with the given port ownership, each ring
+    /// holding `capacity` packets.
+    pub fn build(workers: usize, owners: &[usize], capacity: usize) -> Vec<WorkerLinks> {
+        let inboxes: Vec<_> = (0..workers)
+            .map(|_| Arc::new(ArrayQueue::new(capacity.max(1))))
+            .collect();
+        let events: Vec<_> = (0..workers)
+            .map(|_| Arc::new(ArrayQueue::new(1024)))
+            .collect();
+        (0..workers)
+            .map(|id| WorkerLinks {
+                id,
+                owners: owners.to_vec(),
+                inbox: Arc::clone(&inboxes[id]),
+                inboxes: inboxes.clone(),
+                events: Arc::clone(&events[id]),
+                all_events: events.clone(),
+            })
+            .collect()
+    }
+}
+
+/// One interface as the worker sees it.
+struct PortSlot {
+    model: InterfaceModel,
+    backend: Option<Box<dyn Port>>,
+    owned: bool,
+    counters: PortCounters,
+    queues: EgressQueues,
+    /// Frames the switch originated (answers, requests), sent before the queues.
+    ctrl_tx: Burst,
+    /// Frames the backend refused last time, retried first.
+    tx_pending: Burst,
+}
+
+impl PortSlot {
+    fn up(&self) -> bool {
+        self.model.admin_up && self.backend.as_ref().is_some_and(|b| b.link_up())
+    }
+}
+
+/// A switch worker: its ports, tables and queues.
+pub struct Switch {
+    hostname: String,
+    ports: Vec<PortSlot>,
+    fib: Fib,
+    neighbors: NeighborTable,
+    pool: Pool,
+    links: Option<WorkerLinks>,
+    punt: Option<Arc<ArrayQueue<Packet>>>,
+    rx: Burst,
+    released: Vec<Packet>,
+    tick_out: TickOutput,
+    last_tick: Nanos,
+}
+
+/// A route a worker sent a packet toward: egress port and the address to resolve.
+#[derive(Clone, Copy)]
+struct Hop {
+    port: PortId,
+    addr: IpAddr,
+}
+
+impl Switch {
+    /// Builds a switch owning every port. `backends[i]` serves
+    /// `model.interfaces[i]` (`None`: the interface exists but has no link).
+    /// Returns the routes that could not be installed as warnings.
+    pub fn new(
+        model: &SwitchModel,
+        backends: Vec<Option<Box<dyn Port>>>,
+        pool: Pool,
+    ) -> (Switch, Vec<FibWarning>) {
+        Self::build(model, backends, pool, None)
+    }
+
+    /// Builds one worker of several; `backends` holds only this worker's ports
+    /// (others are `None`), ownership comes from `links`.
+    pub fn new_worker(
+        model: &SwitchModel,
+        backends: Vec<Option<Box<dyn Port>>>,
+        pool: Pool,
+        links: WorkerLinks,
+    ) -> (Switch, Vec<FibWarning>) {
+        Self::build(model, backends, pool, Some(links))
+    }
+
+    fn build(
+        model: &SwitchModel,
+        backends: Vec<Option<Box<dyn Port>>>,
+        pool: Pool,
+        links: Option<WorkerLinks>,
+    ) -> (Switch, Vec<FibWarning>) {
+        let (fib, warnings) = Fib::build(model);
+        let mut neighbors =
+            NeighborTable::new(model.neighbor_queue_per_entry, model.neighbor_queue_total);
+        let mut backends = backends.into_iter();
+        let ports = model
+            .interfaces
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                for (a, mac) in &m.static_arp {
+                    neighbors.add_static(i as PortId, IpAddr::V4(*a), *mac);
+                }
+                for (a, mac) in &m.static_nd {
+                    neighbors.add_static(i as PortId, IpAddr::V6(*a), *mac);
+                }
+                let owned = links
+                    .as_ref()
+                    .is_none_or(|l| l.owners.get(i) == Some(&l.id));
+                PortSlot {
+                    model: m.clone(),
+                    backend: backends.next().flatten(),
+                    owned,
+                    counters: PortCounters::default(),
+                    queues: EgressQueues::new(u64::from(m.queue_limit_bytes)),
+                    ctrl_tx: Burst::new(),
+                    tx_pending: Burst::new(),
+                }
+            })
+            .collect();
+        let sw = Switch {
+            hostname: model.hostname.clone(),
+            ports,
+            fib,
+            neighbors,
+            pool,
+            links,
+            punt: None,
+            rx: Burst::new(),
+            released: Vec::with_capacity(64),
+            tick_out: TickOutput::default(),
+            last_tick: 0,
+        };
+        (sw, warnings)
+    }
+
+    /// Sends LLDP frames to `ring` for the control plane's agent instead of
+    /// dropping them.
+    pub fn set_punt_ring(&mut self, ring: Arc<ArrayQueue<Packet>>) {
+        self.punt = Some(ring);
+    }
+
+    /// Runs one round: hand-offs in, one receive burst per port, timers, one
+    /// transmit burst per port. Returns the number of packets moved, so a
+    /// caller can back off when idle.
+    pub fn poll(&mut self, now: Nanos) -> usize {
+        let mut work = self.drain_links(now);
+        for p in 0..self.ports.len() {
+            if self.ports[p].owned {
+                work += self.rx_port(p, now);
+            }
+        }
+        if now.saturating_sub(self.last_tick) >= TICK_INTERVAL {
+            self.last_tick = now;
+            self.tick(now);
+        }
+        for p in 0..self.ports.len() {
+            if self.ports[p].owned {
+                work += self.tx_port(p, now);
+            }
+        }
+        work
+    }
+
+    /// True when no packet waits in any queue, pending transmit or hand-off.
+    pub fn idle(&self) -> bool {
+        self.ports.iter().all(|p| {
+            !p.owned || (p.queues.is_empty() && p.ctrl_tx.is_empty() && p.tx_pending.is_empty())
+        }) && self.links.as_ref().is_none_or(|l| l.inbox.is_empty())
+    }
+
+    /// True when every owned port is a replay source that has delivered all
+    /// its frames (ports without a backend count as finished).
+    pub fn sources_exhausted(&self) -> bool {
+        self.ports
+            .iter()
+            .filter(|p| p.owned)
+            .all(|p| p.backend.as_ref().is_none_or(|b| b.exhausted()))
+    }
+
+    /// The earliest timestamp of a frame a replay source still holds.
+    pub fn next_rx_time(&self) -> Option<Nanos> {
+        self.ports
+            .iter()
+            .filter(|p| p.owned)
+            .filter_map(|p| p.backend.as_ref().and_then(|b| b.next_rx_time()))
+            .min()
+    }
+
+    /// Gives up on parked packets (counting them unresolved) and flushes every
+    /// backend; called once at shutdown.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let mut parked = Vec::new();
+        self.neighbors.drain_parked(&mut parked);
+        for pkt in parked {
+            self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
+        }
+        let mut result = Ok(());
+        for p in self.ports.iter_mut().filter(|p| p.owned) {
+            if let Some(b) = p.backend.as_mut() {
+                if let Err(e) = b.flush() {
+                    result = Err(e);
+                }
+            }
+        }
+        result
+    }
+
+    /// A snapshot of the counters of the ports this worker owns.
+    pub fn stats(&self) -> SwitchStats {
+        let interfaces = self
+            .ports
+            .iter()
+            .filter(|p| p.owned)
+            .map(|p| {
+                let m = &p.model;
+                let addresses = m
+                    .ipv4
+                    .iter()
+                    .map(|(a, l)| format!("{a}/{l}"))
+                    .chain(m.ipv6.iter().map(|(a, l)| format!("{a}/{l}")))
+                    .collect();
+                let s = InterfaceStats {
+                    mac: m.mac.to_string(),
+                    admin_up: m.admin_up,
+                    link_up: p.backend.as_ref().is_some_and(|b| b.link_up()),
+                    backend: p
+                        .backend
+                        .as_ref()
+                        .map_or_else(|| "none".to_string(), |b| b.describe()),
+                    mtu: m.mtu,
+                    speed_mbps: m.speed_mbps,
+                    addresses,
+                    ..InterfaceStats::default()
+                }
+                .with_counters(&p.counters);
+                (m.name.clone(), s)
+            })
+            .collect();
+        SwitchStats {
+            hostname: self.hostname.clone(),
+            interfaces,
+            pool: PoolStats {
+                capacity: self.pool.capacity(),
+                available: self.pool.available(),
+                exhausted: self.pool.exhausted(),
+            },
+            neighbor_parked: self.neighbors.parked(),
+        }
+    }
+
+    /// The routing table, for show output.
+    pub fn fib(&self) -> &Fib {
+        &self.fib
+    }
+
+    /// The neighbour table, for show output.
+    pub fn neighbors(&self) -> &NeighborTable {
+        &self.neighbors
+    }
+
+    /// Counters of one port, by index.
+    pub fn counters(&self, port: PortId) -> Option<&PortCounters> {
+        self.ports.get(port as usize).map(|p| &p.counters)
+    }
+
+    // ----- receive side -------------------------------------------------
+
+    fn rx_port(&mut self, p: usize, now: Nanos) -> usize {
+        let mut burst = std::mem::take(&mut self.rx);
+        let n = match self.ports[p].backend.as_mut() {
+            Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
+            _ => 0,
+        };
+        for mut pkt in burst.drain(..) {
+            pkt.in_port = p as u16;
+            self.ingress(pkt, p, now);
+        }
+        self.rx = burst;
+        n
+    }
+
+    fn ingress(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let slot = &mut self.ports[p];
+        slot.counters.rx_packets += 1;
+        slot.counters.rx_bytes += pkt.len() as u64;
+        if !slot.model.admin_up {
+            slot.counters.drop(DropReason::InterfaceDown);
+            return;
+        }
+        let mut meta = Meta::default();
+        if parse(pkt.data(), &mut meta).is_err() {
+            slot.counters.rx_malformed += 1;
+            slot.counters.drop(DropReason::Malformed);
+            return;
+        }
+        pkt.meta = meta;
+        match pkt.meta.kind {
+            FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, now),
+            FrameKind::Arp => self.local_arp(pkt, p, now),
+            FrameKind::MacControl => {
+                host::count_mac_control(pkt.data(), &mut slot.counters.pfc);
+                slot.counters.punted += 1;
+            }
+            FrameKind::Lldp => self.punt(pkt, p),
+            FrameKind::Other(_) | FrameKind::Unparsed => {
+                slot.counters.drop(DropReason::UnknownEthertype)
+            }
+        }
+    }
+
+    fn punt(&mut self, pkt: Packet, p: usize) {
+        let c = &mut self.ports[p].counters;
+        match &self.punt {
+            Some(ring) => match ring.push(pkt) {
+                Ok(()) => c.punted += 1,
+                Err(_) => c.drop(DropReason::PuntQueueFull),
+            },
+            None => c.drop(DropReason::LocalUnhandled),
+        }
+    }
+
+    fn count_drop(&mut self, p: usize, reason: DropReason) {
+        if let Some(slot) = self.ports.get_mut(p) {
+            slot.counters.drop(reason);
+        }
+    }
+
+    fn route(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let dst_mac = MacAddr::from_bytes(pkt.data());
+        let l3 = pkt.meta.l3_offset as usize;
+        let (dst, multicast) = if pkt.meta.kind == FrameKind::Ipv4 {
+            let b = &pkt.data()[l3 + 16..l3 + 20];
+            let a = Ipv4Addr::new(b[0], b[1], b[2], b[3]);
+            (IpAddr::V4(a), a.is_multicast() || a.is_broadcast())
+        } else {
+            let mut o = [0u8; 16];
+            o.copy_from_slice(&pkt.data()[l3 + 24..l3 + 40]);
+            let a = Ipv6Addr::from(o);
+            (IpAddr::V6(a), a.is_multicast())
+        };
+        if multicast {
+            // IPv6 multicast carries neighbour discovery for the switch.
+            if pkt.meta.kind == FrameKind::Ipv6 {
+                return self.local_ip(pkt, p, now);
+            }
+            return self.count_drop(p, DropReason::NotRoutable);
+        }
+        if dst_mac != self.ports[p].model.mac {
+            return self.count_drop(p, DropReason::NotOurMac);
+        }
+        let hop = match self.fib.lookup(dst) {
+            None => return self.count_drop(p, DropReason::NoRoute),
+            Some(RouteAction::Discard) => return self.count_drop(p, DropReason::NullRoute),
+            Some(RouteAction::Local(_)) => return self.local_ip(pkt, p, now),
+            Some(RouteAction::Connected(port)) => Hop {
+                port: *port,
+                addr: dst,
+            },
+            Some(RouteAction::Forward(hops)) => {
+                let h = hops[pkt.meta.hash as usize % hops.len()];
+                Hop {
+                    port: h.port,
+                    addr: h.gateway.unwrap_or(dst),
+                }
+            }
+        };
+        if pkt.meta.ttl <= 1 {
+            return self.count_drop(p, DropReason::TtlExpired);
+        }
+        let out = hop.port as usize;
+        let Some(egress) = self.ports.get(out) else {
+            return self.count_drop(p, DropReason::NoRoute);
+        };
+        if u32::from(pkt.meta.l3_len) > u32::from(egress.model.mtu) {
+            return self.count_drop(p, DropReason::MtuExceeded);
+        }
+        if !egress.model.admin_up || (egress.owned && !egress.up()) {
+            return self.count_drop(p, DropReason::InterfaceDown);
+        }
+        pkt.meta.out_port = hop.port;
+        pkt.meta.qos_group = self.ports[p].model.dscp_to_qos_group[pkt.meta.dscp as usize & 63];
+        match self.neighbors.lookup(hop.port, hop.addr) {
+            Some(mac) => self.rewrite_and_enqueue(pkt, mac),
+            None => self.park(pkt, hop, now),
+        }
+    }
+
+    fn park(&mut self, pkt: Packet, hop: Hop, now: Nanos) {
+        let in_port = pkt.in_port as usize;
+        match self.neighbors.park(hop.port, hop.addr, pkt, now) {
+            Park::SendRequest => self.send_resolution(hop.port, hop.addr),
+            Park::Waiting => {}
+            Park::Full(pkt) => match self.neighbors.lookup(hop.port, hop.addr) {
+                Some(mac) => self.rewrite_and_enqueue(pkt, mac),
+                None => self.count_drop(in_port, DropReason::NeighborQueueFull),
+            },
+        }
+    }
+
+    /// Turns a routed packet into the frame for its next hop: drops any
+    /// 802.1Q tag (routed ports are untagged), rewrites the MACs, decrements
+    /// TTL / hop limit with an incremental checksum update.
+    fn rewrite_and_enqueue(&mut self, mut pkt: Packet, next_hop: MacAddr) {
+        let out = pkt.meta.out_port as usize;
+        let src = self.ports[out].model.mac;
+        if pkt.meta.vlan_tci.is_some() {
+            let d = pkt.data_mut();
+            d.copy_within(0..12, 4);
+            pkt.pull_front(4);
+            pkt.meta.vlan_tci = None;
+            pkt.meta.l3_offset -= 4;
+            pkt.meta.l4_offset = pkt.meta.l4_offset.saturating_sub(4);
+            pkt.meta.payload_offset = pkt.meta.payload_offset.saturating_sub(4);
+        }
+        let l3 = pkt.meta.l3_offset as usize;
+        let is_v4 = pkt.meta.kind == FrameKind::Ipv4;
+        let d = pkt.data_mut();
+        d[0..6].copy_from_slice(&next_hop.0);
+        d[6..12].copy_from_slice(&src.0);
+        if is_v4 {
+            let old = u16::from_be_bytes([d[l3 + 8], d[l3 + 9]]);
+            d[l3 + 8] -= 1;
+            let new = u16::from_be_bytes([d[l3 + 8], d[l3 + 9]]);
+            let csum = u16::from_be_bytes([d[l3 + 10], d[l3 + 11]]);
+            let csum = checksum::update16(csum, old, new);
+            d[l3 + 10..l3 + 12].copy_from_slice(&csum.to_be_bytes());
+        } else {
+            d[l3 + 7] -= 1;
+        }
+        pkt.meta.ttl -= 1;
+        self.enqueue(pkt);
+    }
+
+    /// Queues a packet on its egress port, here or on the owning worker.
+    fn enqueue(&mut self, pkt: Packet) {
+        let out = pkt.meta.out_port as usize;
+        let in_port = pkt.in_port as usize;
+        if !self.ports[out].owned {
+            let Some(links) = &self.links else { return };
+            let owner = links.owners[out];
+            if links.inboxes[owner].push(pkt).is_err() {
+                self.count_drop(in_port, DropReason::HandoffFull);
+            }
+            return;
+        }
+        let slot = &mut self.ports[out];
+        if pkt.meta.qos_group == QOS_GROUP_CONTROL {
+            if slot.ctrl_tx.try_push(pkt).is_err() {
+                slot.counters.drop(DropReason::TxError);
+            }
+            return;
+        }
+        let q = pkt.meta.qos_group as usize;
+        if slot
+            .queues
+            .enqueue(q, pkt, &mut slot.counters.queues)
+            .is_err()
+        {
+            // The queue counted the tail drop; the drop reason belongs to the egress port.
+            slot.counters.drop(DropReason::TailDrop);
+        }
+    }
+
+    // ----- the switch's own addresses -------------------------------------
+
+    fn local_arp(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let outcome = host::handle_arp(&mut pkt, &self.ports[p].model);
+        if let Some((ip, mac)) = outcome.learned {
+            self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
+        }
+        if outcome.reply {
+            self.send_ctrl(p, pkt);
+        } else if outcome.learned.is_none() {
+            self.ports[p].counters.punted += 1;
+        } else {
+            self.ports[p].counters.punted += 1;
+        }
+    }
+
+    fn local_ip(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let outcome = host::handle_ip(&mut pkt, &self.ports[p].model);
+        if let Some((ip, mac)) = outcome.learned {
+            self.learn(p as PortId, ip, mac, now, true);
+        }
+        if outcome.reply {
+            self.ports[p].counters.punted += 1;
+            self.send_ctrl(p, pkt);
+        } else if outcome.consumed {
+            self.ports[p].counters.punted += 1;
+        } else {
+            self.count_drop(p, DropReason::LocalUnhandled);
+        }
+    }
+
+    fn send_ctrl(&mut self, p: usize, pkt: Packet) {
+        let slot = &mut self.ports[p];
+        if slot.ctrl_tx.try_push(pkt).is_err() {
+            slot.counters.drop(DropReason::TxError);
+        }
+    }
+
+    fn send_resolution(&mut self, port: PortId, addr: IpAddr) {
+        let Some(mut pkt) = self.pool.alloc() else {
+            return;
+        };
+        let ifc = &self.ports[port as usize].model;
+        if !host::build_resolution(&mut pkt, ifc, addr) {
+            return;
+        }
+        pkt.meta.out_port = port;
+        pkt.meta.qos_group = QOS_GROUP_CONTROL;
+        self.enqueue(pkt);
+    }
+
+    fn learn(&mut self, port: PortId, addr: IpAddr, mac: MacAddr, now: Nanos, tell_others: bool) {
+        let mut released = std::mem::take(&mut self.released);
+        let changed = self.neighbors.learn(port, addr, mac, now, &mut released);
+        for pkt in released.drain(..) {
+            self.rewrite_and_enqueue(pkt, mac);
+        }
+        self.released = released;
+        if changed && tell_others {
+            if let Some(links) = &self.links {
+                for (w, ring) in links.all_events.iter().enumerate() {
+                    if w != links.id {
+                        // A full event ring only delays convergence: the other
+                        // worker resolves the address itself on its next miss.
+                        let _ = ring.push(NeighborEvent { port, addr, mac });
+                    }
+                }
+            }
+        }
+    }
+
+    fn drain_links(&mut self, now: Nanos) -> usize {
+        let Some(links) = &self.links else { return 0 };
+        let events = Arc::clone(&links.events);
+        let inbox = Arc::clone(&links.inbox);
+        while let Some(ev) = events.pop() {
+            self.learn(ev.port, ev.addr, ev.mac, now, false);
+        }
+        let mut n = 0;
+        while n < BURST_SIZE * 4 {
+            let Some(pkt) = inbox.pop() else { break };
+            self.enqueue(pkt);
+            n += 1;
+        }
+        n
+    }
+
+    fn tick(&mut self, now: Nanos) {
+        if !self.neighbors.resolving() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.tick_out);
+        self.neighbors.tick(now, &mut out);
+        for (port, addr) in out.requests.drain(..) {
+            self.send_resolution(port, addr);
+        }
+        for pkt in out.expired.drain(..) {
+            self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
+        }
+        self.tick_out = out;
+    }
+
+    // ----- transmit side --------------------------------------------------
+
+    fn tx_port(&mut self, p: usize, now: Nanos) -> usize {
+        let slot = &mut self.ports[p];
+        let Some(backend) = slot.backend.as_mut() else {
+            return 0;
+        };
+        if !slot.tx_pending.is_empty() {
+            transmit(
+                backend.as_mut(),
+                &mut slot.tx_pending,
+                &mut slot.counters,
+                now,
+            );
+            if !slot.tx_pending.is_empty() {
+                return 0;
+            }
+        }
+        let mut sent = 0;
+        if !slot.ctrl_tx.is_empty() {
+            sent += transmit(backend.as_mut(), &mut slot.ctrl_tx, &mut slot.counters, now);
+        }
+        if !slot.queues.is_empty() {
+            let mut burst = std::mem::take(&mut slot.tx_pending);
+            slot.queues
+                .dequeue_burst(&mut burst, BURST_SIZE, &mut slot.counters.queues);
+            sent += transmit(backend.as_mut(), &mut burst, &mut slot.counters, now);
+            slot.tx_pending = burst;
+        }
+        sent
+    }
+}
+
+/// Hands `burst` to the backend, counting what it accepted; what it refused
+/// stays in `burst`.
+fn transmit(backend: &mut dyn Port, burst: &mut Burst, c: &mut PortCounters, now: Nanos) -> usize {
+    let bytes_before: u64 = burst.iter().map(|p| p.len() as u64).sum();
+    let sent = backend.tx_burst(burst, now);
+    let bytes_left: u64 = burst.iter().map(|p| p.len() as u64).sum();
+    c.tx_packets += sent as u64;
+    c.tx_bytes += bytes_before - bytes_left;
+    sent
+}

@@ -1,1 +1,121 @@
-//! Helpers for building traces and reading pcaps in end-to-end tests.
+//! Helpers for the end-to-end tests: build traces, write and read pcaps,
+//! compile configurations and replay them the way `railyard replay` does.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
+use pcap_file::TsResolution;
+use railyard_config::{parse_str, ParseOptions};
+use railyard_control::compile::{compile, Compiled};
+use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
+
+/// A frame with its timestamp in nanoseconds.
+pub type Timed = (u64, Vec<u8>);
+
+/// Writes `frames` to a nanosecond-resolution Ethernet pcap.
+pub fn write_pcap(path: &Path, frames: &[Timed]) {
+    let header = PcapHeader {
+        ts_resolution: TsResolution::NanoSecond,
+        ..PcapHeader::default()
+    };
+    let file = File::create(path).expect("create pcap");
+    let mut w = PcapWriter::with_header(file, header).expect("pcap header");
+    for (t, f) in frames {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_nanos(*t),
+            f.len() as u32,
+            f,
+        ))
+        .expect("write packet");
+    }
+}
+
+/// Reads every frame of a pcap; an absent file reads as no frames.
+pub fn read_pcap(path: &Path) -> Vec<Timed> {
+    let Ok(file) = File::open(path) else {
+        return Vec::new();
+    };
+    let mut r = PcapReader::new(file).expect("pcap header");
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.expect("pcap packet");
+        out.push((p.timestamp.as_nanos() as u64, p.data.into_owned()));
+    }
+    out
+}
+
+/// Compiles configuration text, panicking with the diagnostics on error.
+pub fn compile_text(text: &str) -> Compiled {
+    let parsed = parse_str(text, "test.conf", &ParseOptions::default()).unwrap_or_else(|d| {
+        panic!(
+            "config did not parse:\n{}",
+            railyard_control::format_diagnostics(&d)
+        )
+    });
+    compile(&parsed.config).unwrap_or_else(|e| panic!("config did not compile: {e:?}"))
+}
+
+/// A replay run in a temporary directory.
+pub struct Run {
+    /// Counters and timings.
+    pub report: ReplayReport,
+    /// Where the output pcaps are.
+    pub out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Run {
+    /// Frames the named interface transmitted.
+    pub fn sent(&self, interface: &str) -> Vec<Timed> {
+        read_pcap(&output_path(&self.out, interface))
+    }
+
+    /// Counters of the named interface.
+    pub fn counters(&self, interface: &str) -> &railyard_dataplane::stats::InterfaceStats {
+        &self.report.stats.interfaces[interface]
+    }
+
+    /// Drops of `reason` on the named interface.
+    pub fn drops(&self, interface: &str, reason: &str) -> u64 {
+        self.counters(interface).drops[reason]
+    }
+}
+
+/// Replays `inputs` (interface name → frames) through the switch `config`
+/// describes, through real pcap files, as `railyard replay` does.
+pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
+    let compiled = compile_text(config);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    for (name, frames) in inputs {
+        let idx = compiled
+            .model
+            .interfaces
+            .iter()
+            .position(|i| i.name == *name)
+            .unwrap_or_else(|| panic!("{name} not in config"));
+        let path = dir
+            .path()
+            .join(format!("in-{}.pcap", name.replace('/', "_")));
+        write_pcap(&path, frames);
+        files.push((idx, path));
+    }
+    let out = dir.path().join("out");
+    let report = replay_pcaps(&compiled.model, &files, &out, |_, _| {}).expect("replay");
+    Run {
+        report,
+        out,
+        _dir: dir,
+    }
+}
+
+/// True when the IPv4 header at `l3` has a valid checksum.
+pub fn ipv4_checksum_ok(frame: &[u8], l3: usize) -> bool {
+    let ihl = usize::from(frame[l3] & 0x0f) * 4;
+    railyard_dataplane::wire::checksum::data(&frame[l3..l3 + ihl]) == 0xffff
+}

@@ -11,6 +11,7 @@ pub mod afpacket;
 pub mod pcap;
 pub mod ring;
 pub mod tap;
+pub mod trace;
 
 /// Counters a backend keeps about its own I/O (not the pipeline's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

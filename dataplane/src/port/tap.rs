@@ -1,1 +1,200 @@
-//! (in progress)
+//! TAP port: a switch port whose wire leads into the local kernel.
+//!
+//! The tap device is two-sided. Railyard holds the character-device side
+//! (`/dev/net/tun`); the kernel side is a network interface that the
+//! namespace's own stack uses like any NIC. That kernel side is the port's
+//! **peer**: frames written by `tx_burst` are received by the kernel stack,
+//! and frames the kernel sends out of the interface are read by `rx_burst`.
+//! This is how a lab namespace gets a host (or the switch its own management
+//! interface) without a veth pair.
+//!
+//! The device is opened with `IFF_TAP | IFF_NO_PI` (Ethernet frames, no
+//! packet-information prefix) and created if it does not exist; a device
+//! railyard created disappears when the port is dropped, a pre-existing
+//! persistent one (`ip tuntap add`) stays. Opening brings the link up.
+//!
+//! The tun driver has no batch API: each frame costs one `read` or `write`
+//! syscall, so a burst of 32 is 32 syscalls. That is unavoidable without
+//! vhost-net and fine for lab rates.
+//!
+//! [`mac`](Port::mac) is `None`: the only MAC the interface has is the
+//! kernel side's, which is the peer's address, not this port's.
+
+// The TUNSETIFF ioctl and the helper socket have no safe wrapper in our
+// dependencies.
+#![allow(unsafe_code)]
+
+use std::cell::Cell;
+use std::ffi::{CStr, CString};
+use std::fs::{File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::Instant;
+
+use super::afpacket::{flags_up, ifreq_for, interface_flags, set_interface_flags, REFRESH};
+use crate::clock::Nanos;
+use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::port::{IoCounters, Port};
+
+/// A tap device opened as a switch port (see the module doc).
+pub struct TapPort {
+    dev: File,
+    /// An AF_INET socket for the interface-flag ioctls.
+    ctl: OwnedFd,
+    ifname: String,
+    created: bool,
+    counters: IoCounters,
+    link: Cell<bool>,
+    refreshed: Cell<Instant>,
+}
+
+impl TapPort {
+    /// Attaches to tap `ifname`, creating it if absent, and brings it up.
+    /// A name with `%d` lets the kernel pick the number. Needs CAP_NET_ADMIN.
+    ///
+    /// # Errors
+    /// No `/dev/net/tun`, missing privileges, or a device of that name that is
+    /// not a tap or is already attached elsewhere; the message names the step.
+    pub fn open(ifname: &str) -> io::Result<Self> {
+        let mut ifr = ifreq_for(ifname)?;
+        // ifreq_for has refused names with a NUL, so this cannot fail.
+        let cname = CString::new(ifname).unwrap_or_default();
+        // SAFETY: `cname` is NUL-terminated and lives for the call.
+        let existed = !ifname.contains('%') && unsafe { libc::if_nametoindex(cname.as_ptr()) } != 0;
+        let dev = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open("/dev/net/tun")
+            .map_err(|e| io::Error::new(e.kind(), format!("{ifname}: open /dev/net/tun: {e}")))?;
+        ifr.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short;
+        // SAFETY: TUNSETIFF reads the name and flags from, and writes the
+        // final name into, the ifreq we pass, which lives for the call.
+        let r = unsafe { libc::ioctl(dev.as_raw_fd(), libc::TUNSETIFF as _, &mut ifr) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{ifname}: TUNSETIFF (not a tap, or in use?): {e}"),
+            ));
+        }
+        // SAFETY: the kernel wrote a NUL-terminated name (at most IFNAMSIZ-1
+        // bytes) into ifr_name.
+        let name = unsafe { CStr::from_ptr(ifr.ifr_name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+
+        // SAFETY: plain syscall with constant arguments.
+        let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: socket() just returned this descriptor; nothing else owns it.
+        let ctl = unsafe { OwnedFd::from_raw_fd(raw) };
+        let flags = interface_flags(ctl.as_raw_fd(), &name)
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: SIOCGIFFLAGS: {e}")))?;
+        set_interface_flags(ctl.as_raw_fd(), &name, flags | libc::IFF_UP)
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: set up: {e}")))?;
+        let link = interface_flags(ctl.as_raw_fd(), &name)
+            .map(flags_up)
+            .unwrap_or(false);
+        Ok(TapPort {
+            dev,
+            ctl,
+            ifname: name,
+            created: !existed,
+            counters: IoCounters::default(),
+            link: Cell::new(link),
+            refreshed: Cell::new(Instant::now()),
+        })
+    }
+
+    /// The device's name (the kernel's choice when opened with `%d`).
+    pub fn ifname(&self) -> &str {
+        &self.ifname
+    }
+
+    /// Whether opening created the device (so it goes away with the port).
+    pub fn created_device(&self) -> bool {
+        self.created
+    }
+}
+
+impl Port for TapPort {
+    /// Reads one frame per syscall until the device is drained or the burst
+    /// is full. A pool miss stops the burst and leaves frames queued in the
+    /// kernel.
+    fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
+        let mut n = 0;
+        while burst.len() < BURST_SIZE {
+            let Some(mut pkt) = pool.alloc() else { break };
+            let room = pkt.tailroom_mut();
+            let room_len = room.len().min(MAX_FRAME);
+            match (&self.dev).read(&mut room[..room_len]) {
+                // The driver reports a frame's full length even when it had
+                // to cut it to fit; such a frame is useless.
+                Ok(len) if len > room_len => self.counters.rx_dropped += 1,
+                Ok(0) => break,
+                Ok(len) => {
+                    pkt.set_len(len);
+                    pkt.timestamp = now;
+                    burst.push(pkt);
+                    n += 1;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.counters.rx_frames += n as u64;
+        n
+    }
+
+    /// Writes one frame per syscall. Frames the kernel refuses (link down,
+    /// malformed) are dropped and counted in `tx_errors`; if the device
+    /// would block, the rest stay in `burst`. Returns how many left `burst`.
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+        let mut done = 0;
+        while done < burst.len() {
+            match (&self.dev).write(burst[done].data()) {
+                Ok(_) => self.counters.tx_frames += 1,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => self.counters.tx_errors += 1,
+            }
+            done += 1;
+        }
+        burst.drain(..done);
+        done
+    }
+
+    fn link_up(&self) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.refreshed.get()) >= REFRESH {
+            self.refreshed.set(now);
+            let up = interface_flags(self.ctl.as_raw_fd(), &self.ifname)
+                .map(flags_up)
+                .unwrap_or(false);
+            self.link.set(up);
+        }
+        self.link.get()
+    }
+
+    fn io_counters(&self) -> IoCounters {
+        self.counters
+    }
+
+    fn describe(&self) -> String {
+        format!("tap {}", self.ifname)
+    }
+}
+
+impl std::fmt::Debug for TapPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TapPort")
+            .field("ifname", &self.ifname)
+            .field("created", &self.created)
+            .field("counters", &self.counters)
+            .finish()
+    }
+}

@@ -9,6 +9,75 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// Declares a `Copy` enum over a wire number with an `Unknown(raw)` variant,
+/// plus total `From` conversions both ways, so decoding never fails and an
+/// unrecognised value survives to the counters.
+macro_rules! enum_with_unknown {
+    (
+        $(#[$enum_attr:meta])*
+        pub enum $name:ident($ty:ty) {
+            $( $(#[$variant_attr:meta])* $variant:ident = $value:expr ),+ $(,)?
+        }
+    ) => {
+        $(#[$enum_attr])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $( $(#[$variant_attr])* $variant, )+
+            /// A value without a name here, kept as received.
+            Unknown($ty),
+        }
+
+        impl ::core::convert::From<$ty> for $name {
+            fn from(value: $ty) -> Self {
+                match value {
+                    $( $value => $name::$variant, )+
+                    other => $name::Unknown(other),
+                }
+            }
+        }
+
+        impl ::core::convert::From<$name> for $ty {
+            fn from(value: $name) -> Self {
+                match value {
+                    $( $name::$variant => $value, )+
+                    $name::Unknown(other) => other,
+                }
+            }
+        }
+    };
+}
+
+/// A byte range inside a header, for the `field` modules.
+type Field = core::ops::Range<usize>;
+/// The bytes from an offset to the end of the buffer, for the `field` modules.
+type Rest = core::ops::RangeFrom<usize>;
+
+pub mod arp;
+pub mod bth;
+pub mod checksum;
+pub mod ethernet;
+pub mod icmpv4;
+pub mod icmpv6;
+pub mod ipv4;
+pub mod ipv6;
+pub mod lldp;
+pub mod mac_control;
+pub mod tcp;
+pub mod udp;
+pub mod vlan;
+
+pub use arp::{ArpRepr, Operation as ArpOperation};
+pub use bth::{BthRepr, Opcode as BthOpcode, ROCEV2_UDP_PORT};
+pub use ethernet::{EtherType, EthernetRepr};
+pub use icmpv4::{Icmpv4Repr, Message as Icmpv4Message};
+pub use icmpv6::{Icmpv6Repr, Message as Icmpv6Message, NaFlags};
+pub use ipv4::{Ipv4Repr, Protocol as IpProtocol};
+pub use ipv6::Ipv6Repr;
+pub use lldp::{TlvIter as LldpTlvIter, TlvType as LldpTlvType};
+pub use mac_control::{MacControlRepr, Opcode as MacControlOpcode};
+pub use udp::UdpRepr;
+pub use vlan::VlanRepr;
+
 /// Why a view could not be built over a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireError {
@@ -91,7 +160,9 @@ pub struct MacParseError;
 
 impl fmt::Display for MacParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("expected a MAC address like 00:11:22:33:44:55, 00-11-22-33-44-55 or 0011.2233.4455")
+        f.write_str(
+            "expected a MAC address like 00:11:22:33:44:55, 00-11-22-33-44-55 or 0011.2233.4455",
+        )
     }
 }
 
@@ -102,7 +173,10 @@ impl FromStr for MacAddr {
 
     /// Accepts `00:11:22:33:44:55`, `00-11-22-33-44-55` and Cisco's `0011.2233.4455`.
     fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
-        let hex: String = s.chars().filter(|c| !matches!(c, ':' | '-' | '.')).collect();
+        let hex: String = s
+            .chars()
+            .filter(|c| !matches!(c, ':' | '-' | '.'))
+            .collect();
         let groups_ok = {
             let parts: Vec<&str> = s.split([':', '-', '.']).collect();
             (parts.len() == 6 && parts.iter().all(|p| p.len() == 2))

@@ -1,0 +1,940 @@
+//! The semantic model: what a configuration means, independent of how it was written.
+//!
+//! The dataplane and the control binary consume these types. Values are
+//! canonical (interface names resolved from their aliases, MACs as bytes,
+//! prefixes as address plus length). `line` fields record where an item was
+//! first configured; they are provenance, not configuration, so equality of
+//! [`Interface`] and [`StaticRoute`] ignores them: a configuration re-parsed
+//! from its printed form compares equal to the original.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use crate::diag::ValueError;
+
+/// MTU of an interface that has no `mtu` command.
+pub const DEFAULT_MTU: u16 = 1500;
+/// Smallest MTU NX-OS accepts on an interface.
+pub const MIN_MTU: u16 = 576;
+/// Largest MTU NX-OS accepts on an interface (jumbo frames).
+pub const MAX_MTU: u16 = 9216;
+
+/// A whole switch configuration: what the dataplane is built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// `hostname` / `switchname`, if given.
+    pub hostname: Option<String>,
+    /// Names from `feature NAME` lines (e.g. `lldp`), for later stages to consult.
+    pub features: BTreeSet<String>,
+    /// Ethernet interfaces in order of first appearance.
+    pub interfaces: Vec<Interface>,
+    /// Static routes in file order; several with one prefix form an ECMP group.
+    pub routes: Vec<StaticRoute>,
+}
+
+impl Config {
+    /// Find an interface by any accepted spelling (`Ethernet1/1`, `eth1/1`, `e1/1`, ...).
+    pub fn interface(&self, name: &str) -> Option<&Interface> {
+        let name: InterfaceName = name.parse().ok()?;
+        self.interface_by_name(&name)
+    }
+
+    /// Find an interface by its parsed name.
+    pub fn interface_by_name(&self, name: &InterfaceName) -> Option<&Interface> {
+        self.interfaces.iter().find(|i| i.name == *name)
+    }
+
+    /// Routes for one prefix, in file order: the members of its ECMP group.
+    pub fn routes_for(&self, prefix: &IpPrefix) -> impl Iterator<Item = &StaticRoute> + '_ {
+        let prefix = *prefix;
+        self.routes.iter().filter(move |r| r.prefix == prefix)
+    }
+}
+
+/// Name of a front-panel Ethernet port: `Ethernet<module>/<port>[/<breakout>]`.
+///
+/// Ordered by module, then port, then breakout lane (an unbroken port sorts
+/// before its lanes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InterfaceName {
+    /// Line-card (module) number, from 1.
+    pub module: u8,
+    /// Port number on the module, from 1.
+    pub port: u8,
+    /// Breakout lane (`Ethernet1/1/2`), from 1.
+    pub sub: Option<u8>,
+}
+
+impl InterfaceName {
+    /// Name an unbroken port, `Ethernet<module>/<port>`.
+    pub const fn new(module: u8, port: u8) -> Self {
+        InterfaceName {
+            module,
+            port,
+            sub: None,
+        }
+    }
+
+    /// Name a breakout lane, `Ethernet<module>/<port>/<sub>`.
+    pub const fn breakout(module: u8, port: u8, sub: u8) -> Self {
+        InterfaceName {
+            module,
+            port,
+            sub: Some(sub),
+        }
+    }
+}
+
+impl fmt::Display for InterfaceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Ethernet{}/{}", self.module, self.port)?;
+        if let Some(sub) = self.sub {
+            write!(f, "/{sub}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for InterfaceName {
+    type Err = ValueError;
+
+    /// Accepts `Ethernet1/1`, any case and any abbreviation of `ethernet`
+    /// (`eth1/1`, `e1/1`), blanks between type and number, and a breakout
+    /// lane (`Ethernet1/1/1`). Ranges and other interface types are errors.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        match parse_interface_spec(&compact)? {
+            IfSpec::Ethernet(names) if names.len() == 1 => Ok(names[0]),
+            IfSpec::Ethernet(_) => Err(ValueError::new(
+                format!("`{s}` names a range of interfaces"),
+                Some("name a single interface, e.g. Ethernet1/1".into()),
+            )),
+            IfSpec::Other(kind) => Err(ValueError::new(
+                format!("`{s}` is a {kind} interface"),
+                Some("only Ethernet interfaces are modelled".into()),
+            )),
+        }
+    }
+}
+
+/// What an `interface` argument (one comma-separated item) designates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IfSpec {
+    /// One or more Ethernet ports (a range expands to all of them).
+    Ethernet(Vec<InterfaceName>),
+    /// A recognised but unmodelled interface type (`loopback`, `mgmt`, ...).
+    Other(&'static str),
+}
+
+/// Interface types NX-OS has that railyard recognises but does not model,
+/// with the canonical spelling used in warnings.
+const OTHER_INTERFACE_TYPES: &[(&str, &str)] = &[
+    ("loopback", "loopback"),
+    ("mgmt", "mgmt"),
+    ("vlan", "Vlan"),
+    ("port-channel", "port-channel"),
+    ("nve", "nve"),
+    ("tunnel", "tunnel"),
+    ("null", "Null"),
+];
+
+/// Hint shown for malformed Ethernet names.
+const ETHERNET_FORM: &str =
+    "Ethernet interfaces are named Ethernet<module>/<port>[/<lane>], numbers 1-255, e.g. Ethernet1/1";
+
+/// Parse one interface item without blanks: `Ethernet1/1`, `e1/1-4`, `Ethernet1/1/1`, `loopback0`.
+pub(crate) fn parse_interface_spec(item: &str) -> Result<IfSpec, ValueError> {
+    let type_len = item
+        .find(|c: char| !(c.is_ascii_alphabetic() || c == '-'))
+        .unwrap_or(item.len());
+    let (kind, rest) = item.split_at(type_len);
+    if kind.is_empty() {
+        return Err(ValueError::new(
+            format!("missing interface type in `{item}`"),
+            Some(ETHERNET_FORM.into()),
+        ));
+    }
+    let lower = kind.to_ascii_lowercase();
+    if "ethernet".starts_with(&lower) {
+        return parse_ethernet(item, rest);
+    }
+    let other = OTHER_INTERFACE_TYPES
+        .iter()
+        .find(|(full, _)| lower.len() >= 2 && full.starts_with(&lower))
+        .map(|(_, canonical)| *canonical);
+    match other {
+        Some(canonical) if !rest.is_empty() => Ok(IfSpec::Other(canonical)),
+        Some(canonical) => Err(ValueError::new(
+            format!("missing {canonical} interface number"),
+            Some(format!("e.g. {canonical}0")),
+        )),
+        None => Err(ValueError::new(
+            format!("unknown interface type `{kind}`"),
+            Some(ETHERNET_FORM.into()),
+        )),
+    }
+}
+
+/// Parse the numeric part of an Ethernet item: `1/1`, `1/1-4`, `1/1/2`, `1/1.100`.
+fn parse_ethernet(item: &str, rest: &str) -> Result<IfSpec, ValueError> {
+    if rest.is_empty() {
+        return Err(ValueError::new(
+            format!("missing module/port in `{item}`"),
+            Some(ETHERNET_FORM.into()),
+        ));
+    }
+    let (base, subinterface) = match rest.split_once('.') {
+        Some((base, sub)) => (base, Some(sub)),
+        None => (rest, None),
+    };
+    let (first, last) = match base.split_once('-') {
+        Some((first, last)) => (first, Some(last)),
+        None => (base, None),
+    };
+    let bad = || {
+        ValueError::new(
+            format!("invalid interface `{item}`"),
+            Some(ETHERNET_FORM.into()),
+        )
+    };
+    let numbers = first
+        .split('/')
+        .map(|n| number_1_255(n, item))
+        .collect::<Result<Vec<u8>, ValueError>>()?;
+    let start = match numbers[..] {
+        [module, port] => InterfaceName::new(module, port),
+        [module, port, sub] => InterfaceName::breakout(module, port, sub),
+        _ => return Err(bad()),
+    };
+    if let Some(sub) = subinterface {
+        if last.is_some() || sub.is_empty() || !sub.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        return Ok(IfSpec::Other("Ethernet subinterface"));
+    }
+    let Some(last) = last else {
+        return Ok(IfSpec::Ethernet(vec![start]));
+    };
+    let end = number_1_255(last, item)?;
+    let first_n = start.sub.unwrap_or(start.port);
+    if end < first_n {
+        return Err(ValueError::new(
+            format!("range `{item}` ends ({end}) before it starts ({first_n})"),
+            Some("write the lower number first, e.g. Ethernet1/1-4".into()),
+        ));
+    }
+    let names = (first_n..=end)
+        .map(|n| match start.sub {
+            Some(_) => InterfaceName::breakout(start.module, start.port, n),
+            None => InterfaceName::new(start.module, n),
+        })
+        .collect();
+    Ok(IfSpec::Ethernet(names))
+}
+
+/// Parse one component of an interface number.
+fn number_1_255(text: &str, item: &str) -> Result<u8, ValueError> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ValueError::new(
+            format!("invalid interface `{item}`"),
+            Some(ETHERNET_FORM.into()),
+        ));
+    }
+    match text.parse::<u8>() {
+        Ok(0) => Err(ValueError::new(
+            format!("invalid interface `{item}`: numbers start at 1"),
+            Some(ETHERNET_FORM.into()),
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(ValueError::new(
+            format!("invalid interface `{item}`: {text} is out of range"),
+            Some(ETHERNET_FORM.into()),
+        )),
+    }
+}
+
+/// One Ethernet interface and everything configured under it.
+#[derive(Debug, Clone)]
+pub struct Interface {
+    /// Canonical name.
+    pub name: InterfaceName,
+    /// `no switchport`: a Layer 3 (routed) port. `false` is a Layer 2 switchport.
+    pub routed: bool,
+    /// `shutdown`. Defaults to `false` (up), unlike real NX-OS where
+    /// front-panel ports start shut: lab users expect a configured port to pass traffic.
+    pub shutdown: bool,
+    /// `description TEXT`.
+    pub description: Option<String>,
+    /// IPv4 addresses; the first is the primary, the rest are `secondary`.
+    pub ipv4: Vec<Ipv4Prefix>,
+    /// IPv6 addresses.
+    pub ipv6: Vec<Ipv6Prefix>,
+    /// Layer 3 MTU in bytes ([`DEFAULT_MTU`] unless set).
+    pub mtu: u16,
+    /// `mac-address`: overrides the port's own MAC.
+    pub mac: Option<[u8; 6]>,
+    /// `speed` in Mb/s; `None` is `speed auto`.
+    pub speed_mbps: Option<u32>,
+    /// Where the port's frames come from and go to (railyard's `bind` extension).
+    pub bind: Option<Bind>,
+    /// Static ARP entries (`ip arp A.B.C.D MAC`), in order of configuration.
+    pub arp: Vec<(Ipv4Addr, [u8; 6])>,
+    /// Static IPv6 neighbours (`ipv6 neighbor ADDR MAC`), in order of configuration.
+    pub nd: Vec<(Ipv6Addr, [u8; 6])>,
+    /// Line of the first `interface` command naming this interface (0 if built in code).
+    pub line: usize,
+}
+
+impl Interface {
+    /// An interface with every setting at its default, first seen on `line`.
+    pub fn new(name: InterfaceName, line: usize) -> Self {
+        Interface {
+            name,
+            routed: false,
+            shutdown: false,
+            description: None,
+            ipv4: Vec::new(),
+            ipv6: Vec::new(),
+            mtu: DEFAULT_MTU,
+            mac: None,
+            speed_mbps: None,
+            bind: None,
+            arp: Vec::new(),
+            nd: Vec::new(),
+            line,
+        }
+    }
+
+    /// The primary IPv4 address, if any.
+    pub fn primary_ipv4(&self) -> Option<&Ipv4Prefix> {
+        self.ipv4.first()
+    }
+}
+
+/// Equality of configuration, ignoring `line` (provenance).
+impl PartialEq for Interface {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.routed == other.routed
+            && self.shutdown == other.shutdown
+            && self.description == other.description
+            && self.ipv4 == other.ipv4
+            && self.ipv6 == other.ipv6
+            && self.mtu == other.mtu
+            && self.mac == other.mac
+            && self.speed_mbps == other.speed_mbps
+            && self.bind == other.bind
+            && self.arp == other.arp
+            && self.nd == other.nd
+    }
+}
+
+impl Eq for Interface {}
+
+/// Which backend carries an interface's frames (`bind KIND TARGET`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Bind {
+    /// `bind af-packet IFNAME`: a Linux interface through a packet socket.
+    AfPacket(String),
+    /// `bind tap IFNAME`: a TAP device railyard creates or opens.
+    Tap(String),
+    /// `bind pcap FILE`: replay a capture file as the port's input.
+    Pcap(PathBuf),
+    /// `bind ring NAME`: an in-process ring, for tests and benchmarks.
+    Ring(String),
+    /// `bind dpdk PORT`: a DPDK port id or vdev string.
+    Dpdk(String),
+    /// `bind af-xdp IFNAME`: a Linux interface through an AF_XDP socket.
+    AfXdp(String),
+}
+
+impl Bind {
+    /// Every keyword `bind` accepts, in the order they are documented.
+    pub const KINDS: [&'static str; 6] = ["af-packet", "tap", "pcap", "ring", "dpdk", "af-xdp"];
+
+    /// The keyword that selects this backend.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Bind::AfPacket(_) => "af-packet",
+            Bind::Tap(_) => "tap",
+            Bind::Pcap(_) => "pcap",
+            Bind::Ring(_) => "ring",
+            Bind::Dpdk(_) => "dpdk",
+            Bind::AfXdp(_) => "af-xdp",
+        }
+    }
+
+    /// The backend's target as written (interface name, file, ring or port).
+    pub fn target(&self) -> String {
+        match self {
+            Bind::AfPacket(s) | Bind::Tap(s) | Bind::Ring(s) | Bind::Dpdk(s) | Bind::AfXdp(s) => {
+                s.clone()
+            }
+            Bind::Pcap(p) => p.display().to_string(),
+        }
+    }
+
+    /// Build a binding from its keyword and target; `None` for an unknown keyword.
+    pub fn from_parts(kind: &str, target: &str) -> Option<Bind> {
+        let t = target.to_owned();
+        Some(match kind.to_ascii_lowercase().as_str() {
+            "af-packet" => Bind::AfPacket(t),
+            "tap" => Bind::Tap(t),
+            "pcap" => Bind::Pcap(PathBuf::from(t)),
+            "ring" => Bind::Ring(t),
+            "dpdk" => Bind::Dpdk(t),
+            "af-xdp" => Bind::AfXdp(t),
+            _ => return None,
+        })
+    }
+
+    /// The resource two bindings must not share: (what it is, its name).
+    ///
+    /// `af-packet`, `af-xdp` and `tap` all claim a kernel interface name.
+    pub fn resource(&self) -> (&'static str, String) {
+        let what = match self {
+            Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_) => "kernel interface",
+            Bind::Pcap(_) => "pcap file",
+            Bind::Ring(_) => "ring",
+            Bind::Dpdk(_) => "DPDK port",
+        };
+        (what, self.target())
+    }
+}
+
+impl fmt::Display for Bind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind(), self.target())
+    }
+}
+
+/// Mask of `len` leading one bits in 32 bits (`len` saturates at 32).
+fn mask_v4(len: u8) -> u32 {
+    u32::MAX
+        .checked_shl(32 - u32::from(len.min(32)))
+        .unwrap_or(0)
+}
+
+/// Mask of `len` leading one bits in 128 bits (`len` saturates at 128).
+fn mask_v6(len: u8) -> u128 {
+    u128::MAX
+        .checked_shl(128 - u32::from(len.min(128)))
+        .unwrap_or(0)
+}
+
+/// An IPv4 address with a prefix length: an interface address or a route's destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ipv4Prefix {
+    /// The address as written (host bits may be set for interface addresses).
+    pub addr: Ipv4Addr,
+    /// Prefix length, 0-32.
+    pub len: u8,
+}
+
+impl Ipv4Prefix {
+    /// Build a prefix; `None` if `len` exceeds 32.
+    pub fn new(addr: Ipv4Addr, len: u8) -> Option<Self> {
+        (len <= 32).then_some(Ipv4Prefix { addr, len })
+    }
+
+    /// The netmask, e.g. 255.255.255.0 for /24.
+    pub fn netmask(&self) -> Ipv4Addr {
+        Ipv4Addr::from(mask_v4(self.len))
+    }
+
+    /// The prefix with host bits cleared.
+    pub fn network(&self) -> Ipv4Prefix {
+        Ipv4Prefix {
+            addr: Ipv4Addr::from(u32::from(self.addr) & mask_v4(self.len)),
+            len: self.len,
+        }
+    }
+
+    /// The directed-broadcast address of the subnet.
+    pub fn broadcast(&self) -> Ipv4Addr {
+        Ipv4Addr::from(u32::from(self.addr) | !mask_v4(self.len))
+    }
+
+    /// Whether `addr` lies in this prefix's subnet.
+    pub fn contains(&self, addr: Ipv4Addr) -> bool {
+        let m = mask_v4(self.len);
+        u32::from(addr) & m == u32::from(self.addr) & m
+    }
+
+    /// Whether the two subnets share any address.
+    pub fn overlaps(&self, other: &Ipv4Prefix) -> bool {
+        self.contains(other.addr) || other.contains(self.addr)
+    }
+}
+
+impl fmt::Display for Ipv4Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+impl FromStr for Ipv4Prefix {
+    type Err = ValueError;
+
+    /// Parse `A.B.C.D/LEN`; host bits may be set.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (addr, len) = split_prefix(s, "IPv4", "10.0.0.1/24")?;
+        let addr = addr.parse::<Ipv4Addr>().map_err(|_| {
+            ValueError::new(
+                format!("invalid IPv4 address `{addr}`"),
+                Some("expected a dotted quad such as 10.0.0.1".into()),
+            )
+        })?;
+        let len = parse_len(len, 32, "IPv4")?;
+        Ok(Ipv4Prefix { addr, len })
+    }
+}
+
+/// An IPv6 address with a prefix length: an interface address or a route's destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ipv6Prefix {
+    /// The address as written (host bits may be set for interface addresses).
+    pub addr: Ipv6Addr,
+    /// Prefix length, 0-128.
+    pub len: u8,
+}
+
+impl Ipv6Prefix {
+    /// Build a prefix; `None` if `len` exceeds 128.
+    pub fn new(addr: Ipv6Addr, len: u8) -> Option<Self> {
+        (len <= 128).then_some(Ipv6Prefix { addr, len })
+    }
+
+    /// The prefix with host bits cleared.
+    pub fn network(&self) -> Ipv6Prefix {
+        Ipv6Prefix {
+            addr: Ipv6Addr::from(u128::from(self.addr) & mask_v6(self.len)),
+            len: self.len,
+        }
+    }
+
+    /// Whether `addr` lies in this prefix.
+    pub fn contains(&self, addr: Ipv6Addr) -> bool {
+        let m = mask_v6(self.len);
+        u128::from(addr) & m == u128::from(self.addr) & m
+    }
+
+    /// Whether the two prefixes share any address.
+    pub fn overlaps(&self, other: &Ipv6Prefix) -> bool {
+        self.contains(other.addr) || other.contains(self.addr)
+    }
+}
+
+impl fmt::Display for Ipv6Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+impl FromStr for Ipv6Prefix {
+    type Err = ValueError;
+
+    /// Parse `X::Y/LEN`; host bits may be set.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (addr, len) = split_prefix(s, "IPv6", "2001:db8::1/64")?;
+        let addr = addr.parse::<Ipv6Addr>().map_err(|_| {
+            ValueError::new(
+                format!("invalid IPv6 address `{addr}`"),
+                Some("expected an address such as 2001:db8::1".into()),
+            )
+        })?;
+        let len = parse_len(len, 128, "IPv6")?;
+        Ok(Ipv6Prefix { addr, len })
+    }
+}
+
+/// Split `ADDR/LEN`, explaining a missing length.
+fn split_prefix<'s>(
+    s: &'s str,
+    family: &str,
+    example: &str,
+) -> Result<(&'s str, &'s str), ValueError> {
+    s.split_once('/').ok_or_else(|| {
+        ValueError::new(
+            format!("`{s}` has no prefix length"),
+            Some(format!(
+                "write an {family} prefix as ADDRESS/LEN, e.g. {example}"
+            )),
+        )
+    })
+}
+
+/// Parse a prefix length no greater than `max`.
+fn parse_len(text: &str, max: u8, family: &str) -> Result<u8, ValueError> {
+    let hint = Some(format!("prefix length must be 0-{max}"));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ValueError::new(
+            format!("invalid {family} prefix length `{text}`"),
+            hint,
+        ));
+    }
+    match text.parse::<u32>() {
+        Ok(n) if n <= u32::from(max) => Ok(n as u8),
+        Ok(n) => Err(ValueError::new(
+            format!("invalid {family} prefix length {n}"),
+            hint,
+        )),
+        Err(_) => Err(ValueError::new(
+            format!("invalid {family} prefix length {text}"),
+            hint,
+        )),
+    }
+}
+
+/// A route destination of either family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IpPrefix {
+    /// An IPv4 destination.
+    V4(Ipv4Prefix),
+    /// An IPv6 destination.
+    V6(Ipv6Prefix),
+}
+
+impl IpPrefix {
+    /// The prefix with host bits cleared.
+    pub fn network(&self) -> IpPrefix {
+        match self {
+            IpPrefix::V4(p) => IpPrefix::V4(p.network()),
+            IpPrefix::V6(p) => IpPrefix::V6(p.network()),
+        }
+    }
+
+    /// Whether `addr` lies in this prefix (always `false` across families).
+    pub fn contains(&self, addr: IpAddr) -> bool {
+        match (self, addr) {
+            (IpPrefix::V4(p), IpAddr::V4(a)) => p.contains(a),
+            (IpPrefix::V6(p), IpAddr::V6(a)) => p.contains(a),
+            _ => false,
+        }
+    }
+
+    /// The prefix length.
+    pub fn prefix_len(&self) -> u8 {
+        match self {
+            IpPrefix::V4(p) => p.len,
+            IpPrefix::V6(p) => p.len,
+        }
+    }
+
+    /// Whether this is a default route (length 0).
+    pub fn is_default(&self) -> bool {
+        self.prefix_len() == 0
+    }
+
+    /// Whether this is an IPv4 prefix.
+    pub fn is_ipv4(&self) -> bool {
+        matches!(self, IpPrefix::V4(_))
+    }
+}
+
+impl fmt::Display for IpPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IpPrefix::V4(p) => p.fmt(f),
+            IpPrefix::V6(p) => p.fmt(f),
+        }
+    }
+}
+
+impl FromStr for IpPrefix {
+    type Err = ValueError;
+
+    /// Parse either family; a colon selects IPv6.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.contains(':') {
+            s.parse().map(IpPrefix::V6)
+        } else {
+            s.parse().map(IpPrefix::V4)
+        }
+    }
+}
+
+/// Where a static route sends matching packets.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RouteTarget {
+    /// Forward to a next-hop router, optionally pinned to an outgoing interface.
+    NextHop {
+        /// The next hop's address (same family as the prefix).
+        addr: IpAddr,
+        /// `ip route P IFNAME NEXTHOP`: the interface to reach it through.
+        interface: Option<InterfaceName>,
+    },
+    /// `ip route P IFNAME`: the destination is directly on this interface.
+    Interface(InterfaceName),
+    /// `ip route P Null0`: discard.
+    Null0,
+}
+
+impl fmt::Display for RouteTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteTarget::NextHop {
+                addr,
+                interface: None,
+            } => write!(f, "{addr}"),
+            RouteTarget::NextHop {
+                addr,
+                interface: Some(i),
+            } => write!(f, "{i} {addr}"),
+            RouteTarget::Interface(i) => write!(f, "{i}"),
+            RouteTarget::Null0 => f.write_str("Null0"),
+        }
+    }
+}
+
+/// One `ip route` / `ipv6 route` line.
+#[derive(Debug, Clone)]
+pub struct StaticRoute {
+    /// Destination, host bits clear.
+    pub prefix: IpPrefix,
+    /// Where matching packets go.
+    pub target: RouteTarget,
+    /// Line the route was configured on (0 if built in code).
+    pub line: usize,
+}
+
+/// Equality of configuration, ignoring `line` (provenance).
+impl PartialEq for StaticRoute {
+    fn eq(&self, other: &Self) -> bool {
+        self.prefix == other.prefix && self.target == other.target
+    }
+}
+
+impl Eq for StaticRoute {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> Result<InterfaceName, ValueError> {
+        s.parse()
+    }
+
+    #[test]
+    fn interface_aliases_resolve_to_one_name() {
+        let want = InterfaceName::new(1, 1);
+        for s in [
+            "Ethernet1/1",
+            "ethernet1/1",
+            "eth1/1",
+            "e1/1",
+            "Eth1/1",
+            "ETHERNET 1/1",
+            "Ether1/1",
+        ] {
+            assert_eq!(name(s), Ok(want), "{s}");
+        }
+        assert_eq!(name("Ethernet1/1/3"), Ok(InterfaceName::breakout(1, 1, 3)));
+        assert_eq!(want.to_string(), "Ethernet1/1");
+        assert_eq!(
+            InterfaceName::breakout(2, 49, 4).to_string(),
+            "Ethernet2/49/4"
+        );
+    }
+
+    #[test]
+    fn interface_names_order_by_numbers() {
+        let mut v = [
+            InterfaceName::new(1, 10),
+            InterfaceName::breakout(1, 2, 1),
+            InterfaceName::new(2, 1),
+            InterfaceName::new(1, 2),
+            InterfaceName::new(1, 9),
+        ];
+        v.sort();
+        let s: Vec<String> = v.iter().map(|n| n.to_string()).collect();
+        assert_eq!(
+            s,
+            [
+                "Ethernet1/2",
+                "Ethernet1/2/1",
+                "Ethernet1/9",
+                "Ethernet1/10",
+                "Ethernet2/1"
+            ]
+        );
+    }
+
+    #[test]
+    fn interface_name_errors() {
+        assert!(name("Ethernet1/1-4")
+            .unwrap_err()
+            .message()
+            .contains("range"));
+        assert!(name("loopback0")
+            .unwrap_err()
+            .message()
+            .contains("loopback"));
+        assert!(name("Ethernet1/0")
+            .unwrap_err()
+            .message()
+            .contains("start at 1"));
+        assert!(name("Ethernet1/300")
+            .unwrap_err()
+            .message()
+            .contains("out of range"));
+        assert!(name("Ethernet1").is_err());
+        assert!(name("Ethernet1/1/1/1").is_err());
+        assert!(name("Ethernet")
+            .unwrap_err()
+            .message()
+            .contains("missing module/port"));
+        assert!(name("foo1/1")
+            .unwrap_err()
+            .message()
+            .contains("unknown interface type `foo`"));
+        assert!(name("1/1")
+            .unwrap_err()
+            .message()
+            .contains("missing interface type"));
+    }
+
+    #[test]
+    fn interface_specs_expand_ranges_and_recognise_other_types() {
+        let names = |s| match parse_interface_spec(s) {
+            Ok(IfSpec::Ethernet(v)) => v.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            names("e1/1-3"),
+            ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
+        );
+        assert_eq!(
+            names("Ethernet1/49/1-2"),
+            ["Ethernet1/49/1", "Ethernet1/49/2"]
+        );
+        assert_eq!(names("e1/5-5"), ["Ethernet1/5"]);
+        assert!(parse_interface_spec("e1/4-2")
+            .unwrap_err()
+            .message()
+            .contains("ends (2) before it starts (4)"));
+        for (s, kind) in [
+            ("loopback0", "loopback"),
+            ("lo0", "loopback"),
+            ("mgmt0", "mgmt"),
+            ("Vlan10", "Vlan"),
+            ("po10", "port-channel"),
+            ("port-channel10", "port-channel"),
+            ("nve1", "nve"),
+            ("Ethernet1/1.100", "Ethernet subinterface"),
+        ] {
+            assert_eq!(parse_interface_spec(s), Ok(IfSpec::Other(kind)), "{s}");
+        }
+        assert!(parse_interface_spec("loopback").is_err());
+    }
+
+    #[test]
+    fn config_finds_interfaces_by_any_alias() {
+        let mut c = Config::default();
+        c.interfaces
+            .push(Interface::new(InterfaceName::new(1, 2), 3));
+        assert!(c.interface("e1/2").is_some());
+        assert!(c.interface("Ethernet1/2").is_some());
+        assert!(c.interface("e1/3").is_none());
+        assert!(c.interface("bogus").is_none());
+    }
+
+    #[test]
+    fn ipv4_prefix_arithmetic() {
+        let p: Ipv4Prefix = "10.1.2.3/24".parse().unwrap();
+        assert_eq!(p.network().to_string(), "10.1.2.0/24");
+        assert_eq!(p.netmask(), Ipv4Addr::new(255, 255, 255, 0));
+        assert_eq!(p.broadcast(), Ipv4Addr::new(10, 1, 2, 255));
+        assert!(p.contains(Ipv4Addr::new(10, 1, 2, 200)));
+        assert!(!p.contains(Ipv4Addr::new(10, 1, 3, 1)));
+        let all: Ipv4Prefix = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains(Ipv4Addr::new(192, 0, 2, 1)));
+        assert_eq!(all.netmask(), Ipv4Addr::UNSPECIFIED);
+        let host: Ipv4Prefix = "10.0.0.1/32".parse().unwrap();
+        assert!(host.contains(Ipv4Addr::new(10, 0, 0, 1)));
+        assert!(!host.contains(Ipv4Addr::new(10, 0, 0, 2)));
+        assert!(p.overlaps(&"10.0.0.0/8".parse().unwrap()));
+        assert!(!p.overlaps(&"10.1.3.0/24".parse().unwrap()));
+        // Out-of-range lengths built by hand saturate instead of panicking.
+        let wild = Ipv4Prefix {
+            addr: Ipv4Addr::new(10, 0, 0, 1),
+            len: 99,
+        };
+        assert!(wild.contains(Ipv4Addr::new(10, 0, 0, 1)));
+        assert_eq!(Ipv4Prefix::new(Ipv4Addr::LOCALHOST, 33), None);
+    }
+
+    #[test]
+    fn ipv6_prefix_arithmetic() {
+        let p: Ipv6Prefix = "2001:db8:0:1::5/64".parse().unwrap();
+        assert_eq!(p.network().to_string(), "2001:db8:0:1::/64");
+        assert!(p.contains("2001:db8:0:1::99".parse().unwrap()));
+        assert!(!p.contains("2001:db8:0:2::1".parse().unwrap()));
+        assert!("::/0"
+            .parse::<Ipv6Prefix>()
+            .unwrap()
+            .contains(Ipv6Addr::LOCALHOST));
+        assert_eq!(Ipv6Prefix::new(Ipv6Addr::LOCALHOST, 129), None);
+    }
+
+    #[test]
+    fn prefix_errors_explain_themselves() {
+        let e = "10.0.0.1/33".parse::<Ipv4Prefix>().unwrap_err();
+        assert_eq!(e.message(), "invalid IPv4 prefix length 33");
+        assert_eq!(e.hint(), Some("prefix length must be 0-32"));
+        let e = "10.0.0.1".parse::<Ipv4Prefix>().unwrap_err();
+        assert_eq!(e.message(), "`10.0.0.1` has no prefix length");
+        let e = "10.0.0/8".parse::<Ipv4Prefix>().unwrap_err();
+        assert_eq!(e.message(), "invalid IPv4 address `10.0.0`");
+        let e = "10.0.0.0/x".parse::<Ipv4Prefix>().unwrap_err();
+        assert_eq!(e.message(), "invalid IPv4 prefix length `x`");
+        let e = "10.0.0.0/99999999999".parse::<Ipv4Prefix>().unwrap_err();
+        assert_eq!(e.message(), "invalid IPv4 prefix length 99999999999");
+        let e = "2001:db8::/129".parse::<Ipv6Prefix>().unwrap_err();
+        assert_eq!(e.hint(), Some("prefix length must be 0-128"));
+        assert!(
+            "2001:db8::/64".parse::<IpPrefix>().unwrap()
+                != "10.0.0.0/8".parse::<IpPrefix>().unwrap()
+        );
+    }
+
+    #[test]
+    fn equality_ignores_provenance() {
+        let a = Interface::new(InterfaceName::new(1, 1), 3);
+        let mut b = Interface::new(InterfaceName::new(1, 1), 30);
+        assert_eq!(a, b);
+        b.mtu = 9216;
+        assert_ne!(a, b);
+        let r = |line| StaticRoute {
+            prefix: "0.0.0.0/0".parse().unwrap(),
+            target: RouteTarget::Null0,
+            line,
+        };
+        assert_eq!(r(1), r(2));
+    }
+
+    #[test]
+    fn bind_parts_round_trip() {
+        for kind in Bind::KINDS {
+            let b = Bind::from_parts(kind, "x0").unwrap();
+            assert_eq!(b.kind(), kind);
+            assert_eq!(b.to_string(), format!("{kind} x0"));
+        }
+        assert_eq!(
+            Bind::from_parts("AF-PACKET", "eth0"),
+            Some(Bind::AfPacket("eth0".into()))
+        );
+        assert_eq!(Bind::from_parts("serial", "x"), None);
+        assert_eq!(
+            Bind::Tap("v0".into()).resource(),
+            Bind::AfXdp("v0".into()).resource()
+        );
+        assert_ne!(
+            Bind::Ring("v0".into()).resource(),
+            Bind::Tap("v0".into()).resource()
+        );
+    }
+}

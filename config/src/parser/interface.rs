@@ -1,0 +1,608 @@
+//! Commands under `interface`: addressing, MTU, state, MAC, speed, static
+//! neighbours, railyard's `bind`, their `no` forms, and the known-but-unmodelled
+//! interface commands that are skipped with a warning.
+//!
+//! A section may configure several interfaces at once (`interface
+//! Ethernet1/1-4`); every command applies to each of them.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::table::Spec;
+use super::{value, Args, Builder, Fail};
+use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
+
+/// Speeds (Mb/s) `speed` accepts.
+const SPEEDS: &[u32] = &[
+    10, 100, 1000, 2500, 5000, 10000, 25000, 40000, 50000, 100000, 200000, 400000, 800000,
+];
+
+/// NX-OS's limit on description length.
+const MAX_DESCRIPTION: usize = 254;
+
+/// Commands accepted under `interface`.
+pub(super) static TABLE: &[Spec] = &[
+    Spec::run(&["switchport"], "switchport", switchport),
+    Spec::run(&["no", "switchport"], "no switchport", no_switchport),
+    Spec::run(&["shutdown"], "shutdown", shutdown),
+    Spec::run(&["no", "shutdown"], "no shutdown", no_shutdown),
+    Spec::run(&["description"], "description TEXT", description),
+    Spec::run(&["no", "description"], "no description", no_description),
+    Spec::run(
+        &["ip", "address"],
+        "ip address A.B.C.D/LEN | A.B.C.D M.M.M.M [secondary]",
+        ip_address,
+    ),
+    Spec::run(
+        &["no", "ip", "address"],
+        "no ip address [A.B.C.D/LEN | A.B.C.D M.M.M.M [secondary]]",
+        no_ip_address,
+    ),
+    Spec::run(
+        &["ipv6", "address"],
+        "ipv6 address X:X::X/LEN",
+        ipv6_address,
+    ),
+    Spec::run(
+        &["no", "ipv6", "address"],
+        "no ipv6 address [X:X::X/LEN]",
+        no_ipv6_address,
+    ),
+    Spec::run(&["mtu"], "mtu 576-9216", mtu),
+    Spec::run(&["no", "mtu"], "no mtu", no_mtu),
+    Spec::run(&["mac-address"], "mac-address XXXX.XXXX.XXXX", mac_address),
+    Spec::run(&["no", "mac-address"], "no mac-address", no_mac_address),
+    Spec::run(&["speed"], "speed MBPS | auto", speed),
+    Spec::run(&["no", "speed"], "no speed", no_speed),
+    Spec::run(&["ip", "arp"], "ip arp A.B.C.D XXXX.XXXX.XXXX", ip_arp),
+    Spec::run(
+        &["no", "ip", "arp"],
+        "no ip arp A.B.C.D [XXXX.XXXX.XXXX]",
+        no_ip_arp,
+    ),
+    Spec::run(
+        &["ipv6", "neighbor"],
+        "ipv6 neighbor X:X::X XXXX.XXXX.XXXX",
+        ipv6_neighbor,
+    ),
+    Spec::run(
+        &["no", "ipv6", "neighbor"],
+        "no ipv6 neighbor X:X::X [XXXX.XXXX.XXXX]",
+        no_ipv6_neighbor,
+    ),
+    Spec::run(
+        &["bind"],
+        "bind af-packet IFNAME | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
+        bind,
+    ),
+    Spec::run(&["no", "bind"], "no bind", no_bind),
+    // Known NX-OS interface commands that are not modelled (yet).
+    Spec::skip(&["bandwidth"]),
+    Spec::skip(&["beacon"]),
+    Spec::skip(&["bfd"]),
+    Spec::skip(&["carrier-delay"]),
+    Spec::skip(&["cdp"]),
+    Spec::skip(&["channel-group"]),
+    Spec::skip(&["delay"]),
+    Spec::skip(&["duplex"]),
+    Spec::skip(&["encapsulation"]),
+    Spec::skip(&["evpn"]),
+    Spec::skip(&["fec"]),
+    Spec::skip(&["flowcontrol"]),
+    Spec::skip(&["hardware"]),
+    Spec::skip(&["inherit"]),
+    Spec::skip(&["ip", "access-group"]),
+    Spec::skip(&["ip", "dhcp"]),
+    Spec::skip(&["ip", "directed-broadcast"]),
+    Spec::skip(&["ip", "flow"]),
+    Spec::skip(&["ip", "igmp"]),
+    Spec::skip(&["ip", "local-proxy-arp"]),
+    Spec::skip(&["ip", "ospf"]),
+    Spec::skip(&["ip", "pim"]),
+    Spec::skip(&["ip", "policy"]),
+    Spec::skip(&["ip", "port"]),
+    Spec::skip(&["ip", "proxy-arp"]),
+    Spec::skip(&["ip", "redirects"]),
+    Spec::skip(&["ip", "router"]),
+    Spec::skip(&["ip", "unreachables"]),
+    Spec::skip(&["ip", "verify"]),
+    Spec::skip(&["ipv6", "dhcp"]),
+    Spec::skip(&["ipv6", "link-local"]),
+    Spec::skip(&["ipv6", "nd"]),
+    Spec::skip(&["ipv6", "policy"]),
+    Spec::skip(&["ipv6", "redirects"]),
+    Spec::skip(&["ipv6", "router"]),
+    Spec::skip(&["ipv6", "traffic-filter"]),
+    Spec::skip(&["lacp"]),
+    Spec::skip(&["link"]),
+    Spec::skip(&["lldp"]),
+    Spec::skip(&["load-interval"]),
+    Spec::skip(&["logging"]),
+    Spec::skip(&["mdix"]),
+    Spec::skip(&["medium"]),
+    Spec::skip(&["mpls"]),
+    Spec::skip(&["negotiate"]),
+    Spec::skip(&["priority-flow-control"]),
+    Spec::skip(&["ptp"]),
+    Spec::skip(&["rate-mode"]),
+    Spec::skip(&["service-policy"]),
+    Spec::skip(&["snmp"]),
+    Spec::skip(&["spanning-tree"]),
+    Spec::skip(&["storm-control"]),
+    Spec::skip(&["switchport", "access"]),
+    Spec::skip(&["switchport", "autostate"]),
+    Spec::skip(&["switchport", "host"]),
+    Spec::skip(&["switchport", "mode"]),
+    Spec::skip(&["switchport", "monitor"]),
+    Spec::skip(&["switchport", "trunk"]),
+    Spec::skip(&["udld"]),
+    Spec::skip(&["vpc"]),
+    Spec::skip(&["vrf", "member"]),
+];
+
+/// Apply an infallible change to every interface of the current section.
+fn set(b: &mut Builder<'_>, mut f: impl FnMut(&mut Interface)) {
+    for index in b.members() {
+        f(&mut b.config.interfaces[index]);
+    }
+}
+
+/// `switchport`: make the port Layer 2.
+fn switchport(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.routed = false);
+    Ok(())
+}
+
+/// `no switchport`: make the port routed.
+fn no_switchport(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.routed = true);
+    Ok(())
+}
+
+/// `shutdown`.
+fn shutdown(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.shutdown = true);
+    Ok(())
+}
+
+/// `no shutdown`.
+fn no_shutdown(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.shutdown = false);
+    Ok(())
+}
+
+/// `description TEXT...`: the rest of the line, verbatim.
+fn description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let Some((text, col)) = a.rest() else {
+        return Err(a.missing("description text"));
+    };
+    let len = text.chars().count();
+    if len > MAX_DESCRIPTION {
+        return Err(Fail::new(
+            col,
+            format!("description is {len} characters long"),
+            Some(format!("NX-OS allows at most {MAX_DESCRIPTION}")),
+        ));
+    }
+    set(b, |i| i.description = Some(text.to_owned()));
+    Ok(())
+}
+
+/// `no description [TEXT]`.
+fn no_description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.description = None);
+    Ok(())
+}
+
+/// Read `A.B.C.D/LEN` or `A.B.C.D M.M.M.M`.
+fn ipv4_prefix_arg(a: &mut Args<'_>) -> Result<(Ipv4Prefix, usize), Fail> {
+    let tok = a.expect("IPv4 address")?;
+    let at = tok.col;
+    if !tok.text.contains('/') {
+        if let Ok(addr) = tok.text.parse::<Ipv4Addr>() {
+            let mask = a.peek().filter(|m| m.text.parse::<Ipv4Addr>().is_ok());
+            return match mask {
+                Some(m) => {
+                    a.next_token();
+                    let len = value::netmask(m)?;
+                    Ok((Ipv4Prefix { addr, len }, at))
+                }
+                None => Err(Fail::new(
+                    tok.col,
+                    format!("`{}` has no prefix length", tok.text),
+                    Some(format!(
+                        "write {0}/LEN or {0} M.M.M.M, e.g. {0}/24",
+                        tok.text
+                    )),
+                )),
+            };
+        }
+    }
+    let prefix = tok
+        .text
+        .parse::<Ipv4Prefix>()
+        .map_err(|e| Fail::value(tok, e))?;
+    Ok((prefix, at))
+}
+
+/// Reject interface IPv4 addresses that cannot identify this host on its subnet.
+fn check_ipv4_host(p: Ipv4Prefix, col: usize) -> Result<(), Fail> {
+    let a = p.addr;
+    if p.len == 0 {
+        return Err(Fail::new(
+            col,
+            format!("prefix length 0 is not valid for an interface address ({p})"),
+            Some("use a length of 1-32".into()),
+        ));
+    }
+    if a.is_unspecified() || a.is_multicast() || a.is_broadcast() || a.is_loopback() {
+        return Err(Fail::new(
+            col,
+            format!("{a} is not a unicast host address"),
+            Some("an interface address must be a unicast address".into()),
+        ));
+    }
+    if p.len <= 30 {
+        let network = p.network().addr;
+        let first_host = Ipv4Addr::from(u32::from(network) + 1);
+        let hint = Some(format!("use a host address such as {first_host}/{}", p.len));
+        if a == network {
+            return Err(Fail::new(
+                col,
+                format!("{p} is the network address of its subnet"),
+                hint,
+            ));
+        }
+        if a == p.broadcast() {
+            return Err(Fail::new(
+                col,
+                format!("{p} is the broadcast address of its subnet"),
+                hint,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `ip address A.B.C.D/LEN [secondary]`: set the primary address or add a secondary.
+fn ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (prefix, at) = ipv4_prefix_arg(a)?;
+    let secondary = a.eat("secondary");
+    a.finish()?;
+    check_ipv4_host(prefix, at)?;
+    let pos = b.pos(at);
+    for index in b.members() {
+        let iface = &mut b.config.interfaces[index];
+        let existing = iface.ipv4.iter().position(|p| p.addr == prefix.addr);
+        match (secondary, existing) {
+            (Some(tok), _) if iface.ipv4.is_empty() => {
+                return Err(Fail::new(
+                    tok.col,
+                    format!(
+                        "{} has no primary address to add a secondary to",
+                        iface.name
+                    ),
+                    Some(format!(
+                        "configure `ip address {prefix}` without `secondary` first"
+                    )),
+                ))
+            }
+            (Some(_), Some(0)) | (None, Some(1..)) => {
+                let role = if secondary.is_some() {
+                    "primary"
+                } else {
+                    "secondary"
+                };
+                return Err(Fail::new(
+                    at,
+                    format!(
+                        "{} is already the {role} address of {}",
+                        prefix.addr, iface.name
+                    ),
+                    Some(format!(
+                        "remove it first with `no ip address {}`",
+                        iface.ipv4[existing.unwrap_or(0)]
+                    )),
+                ));
+            }
+            (Some(_), Some(i)) => iface.ipv4[i] = prefix,
+            (Some(_), None) => iface.ipv4.push(prefix),
+            (None, _) if iface.ipv4.is_empty() => iface.ipv4.push(prefix),
+            (None, _) => iface.ipv4[0] = prefix,
+        }
+        b.map.ipv4.insert((index, prefix.addr), pos);
+    }
+    Ok(())
+}
+
+/// `no ip address [A.B.C.D/LEN [secondary]]`: remove one address or all of them.
+fn no_ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    if a.peek().is_none() {
+        set(b, |i| i.ipv4.clear());
+        return Ok(());
+    }
+    let (prefix, _) = ipv4_prefix_arg(a)?;
+    a.eat("secondary");
+    a.finish()?;
+    set(b, |i| i.ipv4.retain(|p| p.addr != prefix.addr));
+    Ok(())
+}
+
+/// `ipv6 address X:X::X/LEN`: add an address (replacing the length of one already there).
+fn ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("IPv6 address")?;
+    a.finish()?;
+    let prefix = tok
+        .text
+        .parse::<Ipv6Prefix>()
+        .map_err(|e| Fail::value(tok, e))?;
+    if prefix.len == 0 {
+        return Err(Fail::new(
+            tok.col,
+            format!("prefix length 0 is not valid for an interface address ({prefix})"),
+            Some("use a length of 1-128".into()),
+        ));
+    }
+    let addr = prefix.addr;
+    if addr.is_unspecified() || addr.is_multicast() || addr.is_loopback() {
+        return Err(Fail::new(
+            tok.col,
+            format!("{addr} is not a unicast host address"),
+            Some("an interface address must be a unicast address".into()),
+        ));
+    }
+    let pos = b.pos(tok.col);
+    for index in b.members() {
+        let iface = &mut b.config.interfaces[index];
+        match iface.ipv6.iter().position(|p| p.addr == addr) {
+            Some(i) => iface.ipv6[i] = prefix,
+            None => iface.ipv6.push(prefix),
+        }
+        b.map.ipv6.insert((index, addr), pos);
+    }
+    Ok(())
+}
+
+/// `no ipv6 address [X:X::X/LEN]`.
+fn no_ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let Some(tok) = a.next_token() else {
+        set(b, |i| i.ipv6.clear());
+        return Ok(());
+    };
+    a.finish()?;
+    let prefix = tok
+        .text
+        .parse::<Ipv6Prefix>()
+        .map_err(|e| Fail::value(tok, e))?;
+    set(b, |i| i.ipv6.retain(|p| p.addr != prefix.addr));
+    Ok(())
+}
+
+/// `mtu N`. The 576-9216 range is checked by validation.
+fn mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("MTU")?;
+    a.finish()?;
+    let hint = format!("MTU must be {MIN_MTU}-{MAX_MTU}");
+    let n = value::number(tok, "MTU", &hint)?;
+    let mtu = u16::try_from(n)
+        .map_err(|_| Fail::new(tok.col, format!("MTU {n} is out of range"), Some(hint)))?;
+    let pos = b.pos(tok.col);
+    for index in b.members() {
+        b.config.interfaces[index].mtu = mtu;
+        b.map.mtu.insert(index, pos);
+    }
+    Ok(())
+}
+
+/// `no mtu [N]`.
+fn no_mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.mtu = DEFAULT_MTU);
+    Ok(())
+}
+
+/// Read a MAC argument.
+fn mac_arg(a: &mut Args<'_>) -> Result<([u8; 6], usize), Fail> {
+    let tok = a.expect("MAC address")?;
+    let mac = value::mac(tok.text).map_err(|e| Fail::value(tok, e))?;
+    if mac == [0; 6] || mac == [0xff; 6] {
+        return Err(Fail::new(
+            tok.col,
+            format!("{} is not a usable MAC address", tok.text),
+            Some("a MAC address must not be all zeros or broadcast".into()),
+        ));
+    }
+    Ok((mac, tok.col))
+}
+
+/// `mac-address MAC`.
+fn mac_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (mac, col) = mac_arg(a)?;
+    a.finish()?;
+    if mac[0] & 1 == 1 {
+        return Err(Fail::new(
+            col,
+            "an interface MAC address must be unicast",
+            Some("the least significant bit of the first octet must be 0".into()),
+        ));
+    }
+    set(b, |i| i.mac = Some(mac));
+    Ok(())
+}
+
+/// `no mac-address [MAC]`.
+fn no_mac_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.mac = None);
+    Ok(())
+}
+
+/// `speed MBPS | auto`.
+fn speed(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("speed")?;
+    a.finish()?;
+    let list: Vec<String> = SPEEDS.iter().map(u32::to_string).collect();
+    let hint = format!("speed in Mb/s: {}, or auto", list.join(", "));
+    let speed = if tok.text.eq_ignore_ascii_case("auto") {
+        None
+    } else {
+        let n = value::number(tok, "speed", &hint)?;
+        match SPEEDS.iter().find(|s| u64::from(**s) == n) {
+            Some(s) => Some(*s),
+            None => {
+                return Err(Fail::new(
+                    tok.col,
+                    format!("unsupported speed {n}"),
+                    Some(hint),
+                ))
+            }
+        }
+    };
+    set(b, |i| i.speed_mbps = speed);
+    Ok(())
+}
+
+/// `no speed [MBPS]`.
+fn no_speed(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.speed_mbps = None);
+    Ok(())
+}
+
+/// Read a neighbour's IPv4 address.
+fn arp_addr(a: &mut Args<'_>) -> Result<(Ipv4Addr, usize), Fail> {
+    let tok = a.expect("IPv4 address")?;
+    let addr = tok.text.parse::<Ipv4Addr>().map_err(|_| {
+        Fail::new(
+            tok.col,
+            format!("invalid IPv4 address `{}`", tok.text),
+            Some("expected a dotted quad such as 10.0.0.2".into()),
+        )
+    })?;
+    if addr.is_unspecified() || addr.is_multicast() || addr.is_broadcast() {
+        return Err(Fail::new(
+            tok.col,
+            format!("{addr} cannot be a neighbour's address"),
+            Some("a static ARP entry maps a unicast address".into()),
+        ));
+    }
+    Ok((addr, tok.col))
+}
+
+/// `ip arp A.B.C.D MAC`: a static ARP entry (replaces one for the same address).
+fn ip_arp(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (addr, at) = arp_addr(a)?;
+    let (mac, _) = mac_arg(a)?;
+    a.finish()?;
+    let pos = b.pos(at);
+    for index in b.members() {
+        let iface = &mut b.config.interfaces[index];
+        match iface.arp.iter().position(|(ip, _)| *ip == addr) {
+            Some(i) => iface.arp[i].1 = mac,
+            None => iface.arp.push((addr, mac)),
+        }
+        b.map.arp.insert((index, addr), pos);
+    }
+    Ok(())
+}
+
+/// `no ip arp A.B.C.D [MAC]`.
+fn no_ip_arp(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (addr, _) = arp_addr(a)?;
+    if a.peek().is_some() {
+        mac_arg(a)?;
+    }
+    a.finish()?;
+    set(b, |i| i.arp.retain(|(ip, _)| *ip != addr));
+    Ok(())
+}
+
+/// Read a neighbour's IPv6 address.
+fn nd_addr(a: &mut Args<'_>) -> Result<(Ipv6Addr, usize), Fail> {
+    let tok = a.expect("IPv6 address")?;
+    let addr = tok.text.parse::<Ipv6Addr>().map_err(|_| {
+        Fail::new(
+            tok.col,
+            format!("invalid IPv6 address `{}`", tok.text),
+            Some("expected an address such as 2001:db8::2".into()),
+        )
+    })?;
+    if addr.is_unspecified() || addr.is_multicast() {
+        return Err(Fail::new(
+            tok.col,
+            format!("{addr} cannot be a neighbour's address"),
+            Some("a static neighbour entry maps a unicast address".into()),
+        ));
+    }
+    Ok((addr, tok.col))
+}
+
+/// `ipv6 neighbor X:X::X MAC`: a static neighbour entry (replaces one for the same address).
+fn ipv6_neighbor(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (addr, at) = nd_addr(a)?;
+    let (mac, _) = mac_arg(a)?;
+    a.finish()?;
+    let pos = b.pos(at);
+    for index in b.members() {
+        let iface = &mut b.config.interfaces[index];
+        match iface.nd.iter().position(|(ip, _)| *ip == addr) {
+            Some(i) => iface.nd[i].1 = mac,
+            None => iface.nd.push((addr, mac)),
+        }
+        b.map.nd.insert((index, addr), pos);
+    }
+    Ok(())
+}
+
+/// `no ipv6 neighbor X:X::X [MAC]`.
+fn no_ipv6_neighbor(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (addr, _) = nd_addr(a)?;
+    if a.peek().is_some() {
+        mac_arg(a)?;
+    }
+    a.finish()?;
+    set(b, |i| i.nd.retain(|(ip, _)| *ip != addr));
+    Ok(())
+}
+
+/// `bind KIND TARGET`: attach the port to a backend.
+fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let kind = a.expect("bind kind")?;
+    let hint = format!("bind kinds are {}", Bind::KINDS.join(", "));
+    let Some(probe) = Bind::from_parts(kind.text, "") else {
+        return Err(Fail::new(
+            kind.col,
+            format!("unknown bind kind `{}`", kind.text),
+            Some(hint),
+        ));
+    };
+    let target = a.expect(match probe {
+        Bind::Pcap(_) => "pcap file",
+        Bind::Ring(_) => "ring name",
+        Bind::Dpdk(_) => "DPDK port id or vdev",
+        _ => "Linux interface name",
+    })?;
+    a.finish()?;
+    let bind = Bind::from_parts(kind.text, target.text)
+        .ok_or_else(|| Fail::new(kind.col, format!("unknown bind kind `{}`", kind.text), None))?;
+    if matches!(bind, Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_)) {
+        value::linux_ifname(target.text).map_err(|e| Fail::value(target, e))?;
+    }
+    let pos = b.pos(kind.col);
+    for index in b.members() {
+        b.config.interfaces[index].bind = Some(bind.clone());
+        b.map.bind.insert(index, pos);
+    }
+    Ok(())
+}
+
+/// `no bind [KIND TARGET]`.
+fn no_bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.bind = None);
+    Ok(())
+}

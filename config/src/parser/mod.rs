@@ -1,0 +1,541 @@
+//! The context-sensitive parser: significant lines in, model and diagnostics out.
+//!
+//! The parser keeps a stack of open sections (frames). Each section kind has
+//! a table of commands ([`table::Spec`]). A line is resolved against the
+//! innermost section first and then outwards; the first section whose table
+//! knows the command takes it, and the sections inside it are closed. So
+//! membership comes from context, not indentation: under `interface`, a valid
+//! interface sub-command belongs to the interface and a top-level command
+//! starts something new.
+//!
+//! Indentation is used only as a hint, in three places:
+//! * the body of a skipped section (unknown or unmodelled, e.g. `router bgp`)
+//!   is every following line indented deeper than its header;
+//! * under a modelled section, a line no table knows is an error (a typo in
+//!   the section) when it is indented deeper than the header, or when the
+//!   section's body has not been indented and its first word begins one of
+//!   the section's commands (`ip adress`); otherwise it is an unknown
+//!   top-level command, skipped with a warning;
+//! * `exit` and `end` inside a skipped section's indented body belong to it.
+//!
+//! `exit` closes the innermost section, `end` closes all of them.
+
+mod interface;
+mod table;
+mod top;
+mod value;
+
+use table::{Action, Lookup, Spec};
+
+use crate::diag::{Diagnostic, Severity, Sources, ValueError};
+use crate::lexer::{Line, Token};
+use crate::model::{Config, Interface, InterfaceName};
+use crate::validate::{self, Pos, SourceMap};
+use crate::{ParseOptions, Parsed};
+
+/// A command's failure: where on the line, what, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fail {
+    /// 1-based column of the offending token.
+    pub col: usize,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl Fail {
+    /// A failure at `col`.
+    pub fn new(col: usize, message: impl Into<String>, hint: Option<String>) -> Self {
+        Fail {
+            col,
+            message: message.into(),
+            hint,
+        }
+    }
+
+    /// A value that did not parse, at its token.
+    pub fn value(tok: Token<'_>, e: ValueError) -> Self {
+        Fail::new(tok.col, e.message(), e.hint().map(str::to_owned))
+    }
+}
+
+/// The arguments of one command: the tokens after its keywords.
+pub(crate) struct Args<'t> {
+    line: &'t Line<'t>,
+    pos: usize,
+    usage: &'static str,
+}
+
+impl<'t> Args<'t> {
+    /// Arguments of `line` starting at token `pos`, for a command with this usage.
+    fn new(line: &'t Line<'t>, pos: usize, usage: &'static str) -> Self {
+        Args { line, pos, usage }
+    }
+
+    /// The next argument, without consuming it.
+    pub fn peek(&self) -> Option<Token<'t>> {
+        self.line.tokens.get(self.pos).copied()
+    }
+
+    /// Consume the next argument.
+    pub fn next_token(&mut self) -> Option<Token<'t>> {
+        let tok = self.peek();
+        if tok.is_some() {
+            self.pos += 1;
+        }
+        tok
+    }
+
+    /// Consume the next argument, which must be there.
+    pub fn expect(&mut self, what: &str) -> Result<Token<'t>, Fail> {
+        self.next_token().ok_or_else(|| self.missing(what))
+    }
+
+    /// A missing-argument failure, pointing just past the end of the line.
+    pub fn missing(&self, what: &str) -> Fail {
+        Fail::new(
+            self.line.end_col(),
+            format!("missing {what}"),
+            Some(format!("usage: {}", self.usage)),
+        )
+    }
+
+    /// Succeed only if every argument has been consumed.
+    pub fn finish(&self) -> Result<(), Fail> {
+        match self.peek() {
+            None => Ok(()),
+            Some(tok) => Err(Fail::new(
+                tok.col,
+                format!("unexpected `{}`", tok.text),
+                Some(format!("usage: {}", self.usage)),
+            )),
+        }
+    }
+
+    /// Consume the rest of the line as raw text, with the column it starts at.
+    pub fn rest(&mut self) -> Option<(&'t str, usize)> {
+        let tok = self.peek()?;
+        let text = self.line.rest_from(self.pos)?;
+        self.pos = self.line.tokens.len();
+        Some((text, tok.col))
+    }
+
+    /// Consume the next argument if it is `keyword` (or an abbreviation of it).
+    pub fn eat(&mut self, keyword: &str) -> Option<Token<'t>> {
+        let tok = self.peek()?;
+        if is_keyword(tok.text, keyword) {
+            self.pos += 1;
+            Some(tok)
+        } else {
+            None
+        }
+    }
+
+    /// Consume every remaining argument.
+    pub fn skip_rest(&mut self) {
+        self.pos = self.line.tokens.len();
+    }
+}
+
+/// Whether `word` is `keyword` or an abbreviation of it (case-insensitive).
+pub(crate) fn is_keyword(word: &str, keyword: &str) -> bool {
+    !word.is_empty()
+        && word.len() <= keyword.len()
+        && keyword.as_bytes()[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// An open section.
+#[derive(Debug)]
+struct Frame {
+    kind: FrameKind,
+    /// Indentation of the section's header line.
+    indent: usize,
+    /// Whether a sub-command has been seen indented deeper than the header.
+    body_indented: bool,
+}
+
+/// The kinds of section.
+#[derive(Debug)]
+enum FrameKind {
+    /// The top level; always at the bottom of the stack.
+    Top,
+    /// `interface ...` naming modelled Ethernet ports (indices into `Config::interfaces`).
+    Interface(Vec<usize>),
+    /// `interface ...` naming unmodelled interfaces: interface sub-commands are swallowed.
+    SkipInterface,
+    /// An unknown or unmodelled top-level command: its deeper-indented body is swallowed.
+    Skip,
+}
+
+impl FrameKind {
+    /// The commands this section accepts.
+    fn table(&self) -> &'static [Spec] {
+        match self {
+            FrameKind::Top => top::TABLE,
+            FrameKind::Interface(_) | FrameKind::SkipInterface => interface::TABLE,
+            FrameKind::Skip => &[],
+        }
+    }
+
+    /// The section's name in messages ("" for the top level).
+    fn context(&self) -> &'static str {
+        match self {
+            FrameKind::Top | FrameKind::Skip => "",
+            FrameKind::Interface(_) | FrameKind::SkipInterface => "interface",
+        }
+    }
+
+    /// Whether the section's content is discarded.
+    fn is_skipped(&self) -> bool {
+        matches!(self, FrameKind::Skip | FrameKind::SkipInterface)
+    }
+}
+
+/// Count of skipped commands of one kind, for the summary warning.
+struct Skipped {
+    context: &'static str,
+    kind: String,
+    count: usize,
+}
+
+/// Parser state: the model being built, open sections and collected diagnostics.
+pub(crate) struct Builder<'a> {
+    sources: Sources<'a>,
+    strict: bool,
+    config: Config,
+    map: SourceMap,
+    frames: Vec<Frame>,
+    errors: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+    skipped: Vec<Skipped>,
+    /// Number of the line being processed.
+    line: usize,
+    /// Indentation of the line being processed.
+    indent: usize,
+}
+
+impl<'a> Builder<'a> {
+    /// A parser for one file.
+    fn new(sources: Sources<'a>, opts: &ParseOptions) -> Self {
+        Builder {
+            sources,
+            strict: opts.strict,
+            config: Config::default(),
+            map: SourceMap::default(),
+            frames: vec![Frame {
+                kind: FrameKind::Top,
+                indent: 0,
+                body_indented: false,
+            }],
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            skipped: Vec::new(),
+            line: 0,
+            indent: 0,
+        }
+    }
+
+    /// Process one significant line.
+    fn process(&mut self, line: &Line<'_>) {
+        self.line = line.number;
+        self.indent = line.indent;
+        let inner = self.innermost();
+        if inner.kind.is_skipped() && line.indent > inner.indent {
+            return;
+        }
+        let first = line.tokens[0].text;
+        if line.tokens.len() == 1 && first.eq_ignore_ascii_case("exit") {
+            if self.frames.len() > 1 {
+                self.frames.pop();
+            }
+            return;
+        }
+        if line.tokens.len() == 1 && first.eq_ignore_ascii_case("end") {
+            self.frames.truncate(1);
+            return;
+        }
+        // Innermost section first. A command spelled out in full in any
+        // section beats an abbreviation in an inner one.
+        let results: Vec<(usize, Lookup)> = (0..self.frames.len())
+            .rev()
+            .filter(|&depth| !self.frames[depth].kind.table().is_empty())
+            .map(|depth| {
+                (
+                    depth,
+                    table::resolve(self.frames[depth].kind.table(), &line.tokens),
+                )
+            })
+            .collect();
+        let spelled = results.iter().find_map(|(depth, r)| match r {
+            Lookup::Found { spec, consumed }
+                if table::spelled_out(spec, *consumed, &line.tokens) =>
+            {
+                Some((*depth, *spec, *consumed))
+            }
+            _ => None,
+        });
+        if let Some((depth, spec, consumed)) = spelled {
+            self.frames.truncate(depth + 1);
+            self.dispatch(spec, consumed, line);
+            return;
+        }
+        let mut miss_at = None;
+        for (depth, result) in results {
+            match result {
+                Lookup::Found { spec, consumed } => {
+                    self.frames.truncate(depth + 1);
+                    self.dispatch(spec, consumed, line);
+                    return;
+                }
+                Lookup::Ambiguous { at, candidates } => {
+                    if !self.frames[depth].kind.is_skipped() {
+                        let tok = line.tokens[at];
+                        self.error(Fail::new(
+                            tok.col,
+                            format!("ambiguous command word `{}`", tok.text),
+                            Some(format!("it could mean {}", candidates.join(", "))),
+                        ));
+                    }
+                    return;
+                }
+                Lookup::NotFound { at } => {
+                    miss_at.get_or_insert(at);
+                }
+            }
+        }
+        self.unknown(line, miss_at.unwrap_or(0));
+    }
+
+    /// The innermost open section.
+    fn innermost(&self) -> &Frame {
+        // The top-level frame is never popped.
+        &self.frames[self.frames.len() - 1]
+    }
+
+    /// Run a matched command in the (now innermost) section that knows it.
+    fn dispatch(&mut self, spec: &'static Spec, consumed: usize, line: &Line<'_>) {
+        let at_top = self.frames.len() == 1;
+        let frame = self.frames.len() - 1;
+        if self.frames[frame].kind.is_skipped() {
+            return;
+        }
+        if !at_top && line.indent > self.frames[frame].indent {
+            self.frames[frame].body_indented = true;
+        }
+        match spec.action {
+            Action::Run(handler) => {
+                let mut args = Args::new(line, consumed, spec.usage);
+                if let Err(fail) = handler(self, &mut args) {
+                    self.error(fail);
+                }
+            }
+            Action::Skip => {
+                let context = self.frames[frame].kind.context();
+                self.skip(context, spec.kind(), line.tokens[0].col, true);
+                if at_top {
+                    self.enter(FrameKind::Skip);
+                }
+            }
+            Action::Accept => {}
+        }
+    }
+
+    /// Handle a line no open section knows.
+    fn unknown(&mut self, line: &Line<'_>, at: usize) {
+        let inner = self.innermost();
+        let table = inner.kind.table();
+        let deeper = line.indent > inner.indent;
+        match inner.kind {
+            FrameKind::Interface(_)
+                if deeper || (!inner.body_indented && table::looks_like(table, &line.tokens)) =>
+            {
+                let upto = at.min(line.tokens.len() - 1);
+                let written: Vec<&str> = line.tokens[..=upto].iter().map(|t| t.text).collect();
+                let hint = match table::suggest(table, &line.tokens) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "interface commands are: {}",
+                        table::modelled_commands(table)
+                    ),
+                };
+                self.error(Fail::new(
+                    line.tokens[upto].col,
+                    format!("unknown interface command `{}`", written.join(" ")),
+                    Some(hint),
+                ));
+                return;
+            }
+            FrameKind::SkipInterface if table::looks_like(table, &line.tokens) => return,
+            _ => {}
+        }
+        self.frames.truncate(1);
+        let first = line.tokens[0].text.to_ascii_lowercase();
+        let kind = match line.tokens.get(1) {
+            Some(second) if first == "no" => format!("no {}", second.text.to_ascii_lowercase()),
+            _ => first,
+        };
+        self.skip("", kind, line.tokens[0].col, false);
+        self.enter(FrameKind::Skip);
+    }
+
+    /// Open a section whose header is the current line.
+    fn enter(&mut self, kind: FrameKind) {
+        self.frames.push(Frame {
+            kind,
+            indent: self.indent,
+            body_indented: false,
+        });
+    }
+
+    /// Record a skipped command: a warning the first time its kind is seen, an error when strict.
+    fn skip(&mut self, context: &'static str, kind: String, col: usize, known: bool) {
+        let what = if context.is_empty() {
+            format!("`{kind}`")
+        } else {
+            format!("{context} command `{kind}`")
+        };
+        if self.strict {
+            let message = if known {
+                format!("{what} is not supported")
+            } else {
+                format!("unknown command {what}")
+            };
+            let hint =
+                Some("remove it, or parse without strict mode to skip it with a warning".into());
+            self.diag(Severity::Error, col, message, hint);
+        }
+        let entry = self
+            .skipped
+            .iter_mut()
+            .find(|s| s.context == context && s.kind == kind);
+        match entry {
+            Some(s) => s.count += 1,
+            None => {
+                self.skipped.push(Skipped {
+                    context,
+                    kind: kind.clone(),
+                    count: 1,
+                });
+                if !self.strict {
+                    let message = if known {
+                        format!("{what} is not modelled; skipped")
+                    } else {
+                        format!("unknown command {what}; skipped")
+                    };
+                    let hint = Some(format!(
+                        "later `{kind}` lines are skipped without another warning"
+                    ));
+                    self.diag(Severity::Warning, col, message, hint);
+                }
+            }
+        }
+    }
+
+    /// Record an error on the current line.
+    fn error(&mut self, fail: Fail) {
+        self.diag(Severity::Error, fail.col, fail.message, fail.hint);
+    }
+
+    /// Record a warning on the current line.
+    fn warn(&mut self, col: usize, message: impl Into<String>, hint: Option<String>) {
+        self.diag(Severity::Warning, col, message.into(), hint);
+    }
+
+    /// Record a diagnostic on the current line.
+    fn diag(&mut self, severity: Severity, col: usize, message: String, hint: Option<String>) {
+        let d = self
+            .sources
+            .diag(severity, Pos::new(self.line, col), message, hint);
+        match severity {
+            Severity::Error => self.errors.push(d),
+            Severity::Warning => self.warnings.push(d),
+        }
+    }
+
+    /// A position on the current line.
+    fn pos(&self, col: usize) -> Pos {
+        Pos::new(self.line, col)
+    }
+
+    /// Indices of the interfaces the innermost (interface) section configures.
+    fn members(&self) -> Vec<usize> {
+        match &self.innermost().kind {
+            FrameKind::Interface(members) => members.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Index of an interface, created with defaults on first mention.
+    fn interface_index(&mut self, name: InterfaceName) -> usize {
+        match self.config.interfaces.iter().position(|i| i.name == name) {
+            Some(i) => i,
+            None => {
+                self.config.interfaces.push(Interface::new(name, self.line));
+                self.config.interfaces.len() - 1
+            }
+        }
+    }
+
+    /// Validate the model and hand back the result.
+    fn finish(mut self) -> Result<Parsed, Vec<Diagnostic>> {
+        for d in validate::validate(&self.config, &self.map, &self.sources) {
+            match d.severity {
+                Severity::Error => self.errors.push(d),
+                Severity::Warning => self.warnings.push(d),
+            }
+        }
+        let order = |d: &Diagnostic| (d.line, d.col);
+        self.errors.sort_by_key(order);
+        self.errors.dedup();
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        self.warnings.sort_by_key(order);
+        self.warnings.dedup();
+        if !self.skipped.is_empty() {
+            let total: usize = self.skipped.iter().map(|s| s.count).sum();
+            let kinds: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|s| match s.context {
+                    "" => format!("{} ({})", s.kind, s.count),
+                    c => format!("{c}: {} ({})", s.kind, s.count),
+                })
+                .collect();
+            let plural = if total == 1 { "" } else { "s" };
+            self.warnings.push(Diagnostic::whole_file(
+                Severity::Warning,
+                self.sources.file,
+                format!(
+                    "skipped {total} unmodelled command{plural}: {}",
+                    kinds.join(", ")
+                ),
+            ));
+        }
+        Ok(Parsed {
+            config: self.config,
+            warnings: self.warnings,
+        })
+    }
+}
+
+/// Parse a whole configuration text.
+pub(crate) fn parse(
+    text: &str,
+    file: &str,
+    opts: &ParseOptions,
+) -> Result<Parsed, Vec<Diagnostic>> {
+    let lines = crate::lexer::source_lines(text);
+    let mut builder = Builder::new(
+        Sources {
+            file,
+            lines: &lines,
+        },
+        opts,
+    );
+    for line in crate::lexer::lex(&lines) {
+        builder.process(&line);
+    }
+    builder.finish()
+}

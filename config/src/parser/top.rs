@@ -1,0 +1,511 @@
+//! Top-level commands: `hostname`, `feature`, `version`, `interface`, static routes,
+//! and the known-but-unmodelled commands that are skipped with a warning.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use super::table::Spec;
+use super::{value, Args, Builder, Fail, FrameKind};
+use crate::model::{
+    parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
+    StaticRoute,
+};
+use crate::validate::Pos;
+
+/// Usage of `ip route`, shown in hints.
+const IP_ROUTE: &str =
+    "ip route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [name NAME] [tag N] [PREFERENCE]";
+/// Usage of `ipv6 route`, shown in hints.
+const IPV6_ROUTE: &str = "ipv6 route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [name NAME] [tag N] [PREFERENCE]";
+
+/// Commands accepted at the top level.
+pub(super) static TABLE: &[Spec] = &[
+    Spec::run(&["hostname"], "hostname NAME", hostname),
+    Spec::run(&["switchname"], "switchname NAME", hostname),
+    Spec::run(&["no", "hostname"], "no hostname", no_hostname),
+    Spec::run(&["no", "switchname"], "no switchname", no_hostname),
+    Spec::run(&["feature"], "feature NAME", feature),
+    Spec::run(&["no", "feature"], "no feature NAME", no_feature),
+    Spec::accept(&["version"]),
+    Spec::run(&["interface"], "interface NAME[, NAME ...]", interface),
+    Spec::run(&["ip", "route"], IP_ROUTE, ip_route),
+    Spec::run(&["no", "ip", "route"], IP_ROUTE, no_ip_route),
+    Spec::run(&["ipv6", "route"], IPV6_ROUTE, ipv6_route),
+    Spec::run(&["no", "ipv6", "route"], IPV6_ROUTE, no_ipv6_route),
+    // Known NX-OS commands and sections that are not modelled (yet).
+    Spec::skip(&["aaa"]),
+    Spec::skip(&["banner"]),
+    Spec::skip(&["bfd"]),
+    Spec::skip(&["boot"]),
+    Spec::skip(&["callhome"]),
+    Spec::skip(&["cfs"]),
+    Spec::skip(&["class-map"]),
+    Spec::skip(&["cli"]),
+    Spec::skip(&["clock"]),
+    Spec::skip(&["control-plane"]),
+    Spec::skip(&["copp"]),
+    Spec::skip(&["crypto"]),
+    Spec::skip(&["errdisable"]),
+    Spec::skip(&["evpn"]),
+    Spec::skip(&["fabric"]),
+    Spec::skip(&["feature-set"]),
+    Spec::skip(&["hardware"]),
+    Spec::skip(&["install"]),
+    Spec::skip(&["ip", "access-list"]),
+    Spec::skip(&["ip", "as-path"]),
+    Spec::skip(&["ip", "community-list"]),
+    Spec::skip(&["ip", "dhcp"]),
+    Spec::skip(&["ip", "domain-list"]),
+    Spec::skip(&["ip", "domain-lookup"]),
+    Spec::skip(&["ip", "domain-name"]),
+    Spec::skip(&["ip", "host"]),
+    Spec::skip(&["ip", "igmp"]),
+    Spec::skip(&["ip", "load-sharing"]),
+    Spec::skip(&["ip", "name-server"]),
+    Spec::skip(&["ip", "pim"]),
+    Spec::skip(&["ip", "prefix-list"]),
+    Spec::skip(&["ip", "sla"]),
+    Spec::skip(&["ipv6", "access-list"]),
+    Spec::skip(&["ipv6", "prefix-list"]),
+    Spec::skip(&["key"]),
+    Spec::skip(&["license"]),
+    Spec::skip(&["line"]),
+    Spec::skip(&["lldp"]),
+    Spec::skip(&["logging"]),
+    Spec::skip(&["mac"]),
+    Spec::skip(&["monitor"]),
+    Spec::skip(&["ntp"]),
+    Spec::skip(&["nv"]),
+    Spec::skip(&["nxapi"]),
+    Spec::skip(&["object-group"]),
+    Spec::skip(&["password"]),
+    Spec::skip(&["policy-map"]),
+    Spec::skip(&["port-channel"]),
+    Spec::skip(&["power"]),
+    Spec::skip(&["priority-flow-control"]),
+    Spec::skip(&["ptp"]),
+    Spec::skip(&["qos"]),
+    Spec::skip(&["radius-server"]),
+    Spec::skip(&["rmon"]),
+    Spec::skip(&["role"]),
+    Spec::skip(&["route-map"]),
+    Spec::skip(&["router", "bgp"]),
+    Spec::skip(&["router", "eigrp"]),
+    Spec::skip(&["router", "isis"]),
+    Spec::skip(&["router", "ospf"]),
+    Spec::skip(&["router", "ospfv3"]),
+    Spec::skip(&["router"]),
+    Spec::skip(&["service"]),
+    Spec::skip(&["sflow"]),
+    Spec::skip(&["snmp-server"]),
+    Spec::skip(&["spanning-tree"]),
+    Spec::skip(&["ssh"]),
+    Spec::skip(&["system", "qos"]),
+    Spec::skip(&["system"]),
+    Spec::skip(&["tacacs-server"]),
+    Spec::skip(&["telnet"]),
+    Spec::skip(&["track"]),
+    Spec::skip(&["udld"]),
+    Spec::skip(&["username"]),
+    Spec::skip(&["vdc"]),
+    Spec::skip(&["vlan"]),
+    Spec::skip(&["vpc"]),
+    Spec::skip(&["vrf", "context"]),
+    Spec::skip(&["vrf"]),
+];
+
+/// `hostname NAME` / `switchname NAME`.
+fn hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("host name")?;
+    a.finish()?;
+    value::hostname(tok.text).map_err(|e| Fail::value(tok, e))?;
+    b.config.hostname = Some(tok.text.to_owned());
+    Ok(())
+}
+
+/// `no hostname [NAME]`.
+fn no_hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.hostname = None;
+    Ok(())
+}
+
+/// Read a feature name: letters, digits and `-`, recorded in lower case.
+fn feature_name(a: &mut Args<'_>) -> Result<String, Fail> {
+    let tok = a.expect("feature name")?;
+    a.finish()?;
+    let ok = tok
+        .text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok {
+        return Err(Fail::new(
+            tok.col,
+            format!("invalid feature name `{}`", tok.text),
+            Some("feature names are words such as lldp, bgp or interface-vlan".into()),
+        ));
+    }
+    Ok(tok.text.to_ascii_lowercase())
+}
+
+/// `feature NAME`.
+fn feature(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let name = feature_name(a)?;
+    b.config.features.insert(name);
+    Ok(())
+}
+
+/// `no feature NAME`.
+fn no_feature(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let name = feature_name(a)?;
+    b.config.features.remove(&name);
+    Ok(())
+}
+
+/// `interface NAME[, NAME ...]`: open an interface section for one or more ports.
+///
+/// A name may be any alias (`e1/1`), a range (`Ethernet1/1-4`, `e1/1 - 4`)
+/// or a comma-separated list of both. Unmodelled interface types open a
+/// section whose sub-commands are skipped.
+fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let Some((rest, col)) = a.rest() else {
+        b.enter(FrameKind::SkipInterface);
+        return Err(a.missing("interface name"));
+    };
+    let items = match interface_list(rest, col) {
+        Ok(items) => items,
+        Err(fail) => {
+            b.enter(FrameKind::SkipInterface);
+            return Err(fail);
+        }
+    };
+    let mut names = Vec::new();
+    let mut others: Vec<(&'static str, usize)> = Vec::new();
+    for (spec, col) in items {
+        match spec {
+            IfSpec::Ethernet(list) => names.extend(list),
+            IfSpec::Other(kind) => others.push((kind, col)),
+        }
+    }
+    if let Some(&(kind, col)) = others.first() {
+        b.enter(FrameKind::SkipInterface);
+        if !names.is_empty() {
+            return Err(Fail::new(
+                col,
+                format!(
+                    "cannot configure Ethernet and {kind} interfaces in one `interface` command"
+                ),
+                Some(format!("configure the {kind} interface in its own section")),
+            ));
+        }
+        let mut seen: Vec<&'static str> = Vec::new();
+        for (kind, col) in others {
+            if !seen.contains(&kind) {
+                seen.push(kind);
+                b.skip("", format!("interface {kind}"), col, true);
+            }
+        }
+        return Ok(());
+    }
+    let mut members = Vec::new();
+    for name in names {
+        let index = b.interface_index(name);
+        if !members.contains(&index) {
+            members.push(index);
+        }
+    }
+    b.enter(FrameKind::Interface(members));
+    Ok(())
+}
+
+/// Split an interface list into items, each with the column it starts at.
+fn interface_list(rest: &str, col: usize) -> Result<Vec<(IfSpec, usize)>, Fail> {
+    let mut items = Vec::new();
+    let mut offset = 0;
+    for piece in rest.split(',') {
+        let lead = piece.len() - piece.trim_start().len();
+        let item_col = col + rest[..offset + lead].chars().count();
+        offset += piece.len() + 1;
+        let item = piece.trim();
+        if item.is_empty() {
+            return Err(Fail::new(
+                item_col,
+                "empty name in interface list",
+                Some("separate names with single commas, e.g. Ethernet1/1-4, Ethernet1/8".into()),
+            ));
+        }
+        let compact: String = item.chars().filter(|c| !c.is_whitespace()).collect();
+        let spec = parse_interface_spec(&compact)
+            .map_err(|e| Fail::new(item_col, e.message(), e.hint().map(str::to_owned)))?;
+        items.push((spec, item_col));
+    }
+    Ok(items)
+}
+
+/// `ip route ...`.
+fn ip_route(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    add_route(b, a, false)
+}
+
+/// `ipv6 route ...`.
+fn ipv6_route(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    add_route(b, a, true)
+}
+
+/// `no ip route ...`.
+fn no_ip_route(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    remove_route(b, a, false)
+}
+
+/// `no ipv6 route ...`.
+fn no_ipv6_route(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    remove_route(b, a, true)
+}
+
+/// Add a static route; an exact duplicate is a warning and is not added again.
+fn add_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail> {
+    let Some((prefix, target, col)) = route_args(b, a, v6)? else {
+        return Ok(());
+    };
+    let family = if v6 { "ipv6" } else { "ip" };
+    let existing = b
+        .config
+        .routes
+        .iter()
+        .find(|r| r.prefix == prefix && r.target == target);
+    if let Some(first) = existing {
+        let message = format!(
+            "duplicate route `{family} route {prefix} {target}` (first on line {})",
+            first.line
+        );
+        b.warn(col, message, Some("the repeated line is ignored".into()));
+        return Ok(());
+    }
+    b.map
+        .routes
+        .insert((prefix, target.clone()), Pos::new(b.line, col));
+    b.config.routes.push(StaticRoute {
+        prefix,
+        target,
+        line: b.line,
+    });
+    Ok(())
+}
+
+/// Remove a static route; removing one that is not configured is a warning.
+fn remove_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail> {
+    let Some((prefix, target, col)) = route_args(b, a, v6)? else {
+        return Ok(());
+    };
+    match b
+        .config
+        .routes
+        .iter()
+        .position(|r| r.prefix == prefix && r.target == target)
+    {
+        Some(i) => {
+            b.config.routes.remove(i);
+        }
+        None => {
+            let family = if v6 { "ipv6" } else { "ip" };
+            b.warn(
+                col,
+                format!("no route `{family} route {prefix} {target}` to remove"),
+                None,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Read a route's prefix, target and options.
+///
+/// Returns the column of the target token with them, or `None` when the
+/// route goes through an unmodelled interface and was skipped.
+fn route_args(
+    b: &mut Builder<'_>,
+    a: &mut Args<'_>,
+    v6: bool,
+) -> Result<Option<(IpPrefix, RouteTarget, usize)>, Fail> {
+    let (family, other) = if v6 { ("IPv6", "ip") } else { ("IPv4", "ipv6") };
+    let ptok = a.expect(&format!("{family} prefix"))?;
+    let prefix = if v6 {
+        if !ptok.text.contains(':') {
+            return Err(Fail::new(
+                ptok.col,
+                format!("`{}` is not an IPv6 prefix", ptok.text),
+                Some("IPv4 routes are configured with `ip route`".into()),
+            ));
+        }
+        IpPrefix::V6(
+            ptok.text
+                .parse::<Ipv6Prefix>()
+                .map_err(|e| Fail::value(ptok, e))?,
+        )
+    } else if ptok.text.contains(':') {
+        return Err(Fail::new(
+            ptok.col,
+            format!("`{}` is not an IPv4 prefix", ptok.text),
+            Some(format!("IPv6 routes are configured with `{other} route`")),
+        ));
+    } else {
+        let mask_form = !ptok.text.contains('/')
+            && ptok.text.parse::<Ipv4Addr>().is_ok()
+            && a.peek().is_some_and(|t| t.text.parse::<Ipv4Addr>().is_ok())
+            && a.line.tokens.len() > a.pos + 1;
+        if mask_form {
+            let addr = ptok
+                .text
+                .parse::<Ipv4Addr>()
+                .map_err(|e| Fail::new(ptok.col, e.to_string(), None))?;
+            let mtok = a.expect("netmask")?;
+            let len = value::netmask(mtok)?;
+            IpPrefix::V4(Ipv4Prefix { addr, len })
+        } else {
+            IpPrefix::V4(
+                ptok.text
+                    .parse::<Ipv4Prefix>()
+                    .map_err(|e| Fail::value(ptok, e))?,
+            )
+        }
+    };
+    if prefix.network() != prefix {
+        return Err(Fail::new(
+            ptok.col,
+            format!("host bits set in prefix {prefix}"),
+            Some(format!("the network address is {}", prefix.network())),
+        ));
+    }
+    let ttok = a.expect("next hop, interface or Null0")?;
+    let target = if ttok.text.eq_ignore_ascii_case("null0") {
+        RouteTarget::Null0
+    } else if let Ok(addr) = ttok.text.parse::<IpAddr>() {
+        check_next_hop(prefix, addr, None, ttok.col)?;
+        RouteTarget::NextHop {
+            addr,
+            interface: None,
+        }
+    } else if ttok.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        let name = match parse_interface_spec(ttok.text).map_err(|e| Fail::value(ttok, e))? {
+            IfSpec::Ethernet(names) if names.len() == 1 => names[0],
+            IfSpec::Ethernet(_) => {
+                return Err(Fail::new(
+                    ttok.col,
+                    format!(
+                        "a route goes through one interface, not the range `{}`",
+                        ttok.text
+                    ),
+                    Some("write one route per interface".into()),
+                ))
+            }
+            IfSpec::Other(kind) => {
+                a.skip_rest();
+                let kw = if v6 { "ipv6 route" } else { "ip route" };
+                b.skip("", format!("{kw} via {kind}"), ttok.col, true);
+                return Ok(None);
+            }
+        };
+        match a.peek().map(|t| (t, t.text.parse::<IpAddr>())) {
+            Some((htok, Ok(addr))) => {
+                a.next_token();
+                check_next_hop(prefix, addr, Some(name), htok.col)?;
+                RouteTarget::NextHop {
+                    addr,
+                    interface: Some(name),
+                }
+            }
+            _ => RouteTarget::Interface(name),
+        }
+    } else {
+        return Err(Fail::new(
+            ttok.col,
+            format!("invalid next hop `{}`", ttok.text),
+            Some(format!(
+                "expected an {family} address, an interface such as Ethernet1/1, or Null0"
+            )),
+        ));
+    };
+    route_options(a)?;
+    Ok(Some((prefix, target, ttok.col)))
+}
+
+/// Check a next-hop address against the route's family and for being a unicast host.
+fn check_next_hop(
+    prefix: IpPrefix,
+    addr: IpAddr,
+    interface: Option<InterfaceName>,
+    col: usize,
+) -> Result<(), Fail> {
+    match (prefix, addr) {
+        (IpPrefix::V4(_), IpAddr::V6(_)) | (IpPrefix::V6(_), IpAddr::V4(_)) => {
+            let (nh, p) = if prefix.is_ipv4() {
+                ("IPv6", "IPv4")
+            } else {
+                ("IPv4", "IPv6")
+            };
+            return Err(Fail::new(
+                col,
+                format!("next hop {addr} is {nh} but the prefix is {p}"),
+                Some("a route's next hop must be of the prefix's address family".into()),
+            ));
+        }
+        _ => {}
+    }
+    let unicast = match addr {
+        IpAddr::V4(a) => {
+            !(a.is_unspecified() || a.is_multicast() || a.is_broadcast() || a.is_loopback())
+        }
+        IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast() || a.is_loopback()),
+    };
+    if !unicast {
+        return Err(Fail::new(
+            col,
+            format!("next hop {addr} is not a unicast address"),
+            Some("a next hop is the address of a neighbouring router".into()),
+        ));
+    }
+    if let IpAddr::V6(a) = addr {
+        let link_local = a.segments()[0] & 0xffc0 == 0xfe80;
+        if link_local && interface.is_none() {
+            return Err(Fail::new(
+                col,
+                format!("link-local next hop {addr} needs an outgoing interface"),
+                Some(format!(
+                    "write it as `ipv6 route {prefix} Ethernet1/1 {addr}`"
+                )),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Accept (and discard) `name NAME`, `tag N` and a numeric preference, in any order.
+fn route_options(a: &mut Args<'_>) -> Result<(), Fail> {
+    while let Some(tok) = a.peek() {
+        if a.eat("name").is_some() {
+            a.expect("route name")?;
+        } else if a.eat("tag").is_some() {
+            let t = a.expect("tag value")?;
+            let n = value::number(t, "tag", "a tag is a number 0-4294967295")?;
+            if n > u64::from(u32::MAX) {
+                return Err(Fail::new(
+                    t.col,
+                    format!("tag {n} is out of range"),
+                    Some("a tag is a number 0-4294967295".into()),
+                ));
+            }
+        } else if tok.text.bytes().all(|c| c.is_ascii_digit()) {
+            a.next_token();
+            let n = value::number(tok, "preference", "preference is 1-255")?;
+            if !(1..=255).contains(&n) {
+                return Err(Fail::new(
+                    tok.col,
+                    format!("route preference {n} is out of range"),
+                    Some("preference (administrative distance) is 1-255".into()),
+                ));
+            }
+        } else {
+            return a.finish();
+        }
+    }
+    Ok(())
+}

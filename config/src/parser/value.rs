@@ -1,0 +1,202 @@
+//! Parsers for the small values commands take: MAC addresses, netmasks, names, numbers.
+
+use std::net::Ipv4Addr;
+
+use crate::diag::ValueError;
+use crate::lexer::Token;
+
+use super::Fail;
+
+/// Hint for malformed MAC addresses.
+const MAC_FORMS: &str = "write a MAC as 0011.2233.4455 or 00:11:22:33:44:55";
+
+/// Parse a MAC in NX-OS dotted form (`0011.2233.4455`) or with `:` or `-` between octets.
+pub(crate) fn mac(text: &str) -> Result<[u8; 6], ValueError> {
+    let bad = || {
+        ValueError::new(
+            format!("invalid MAC address `{text}`"),
+            Some(MAC_FORMS.into()),
+        )
+    };
+    let hex: String = if text.contains('.') {
+        let groups: Vec<&str> = text.split('.').collect();
+        if groups.len() != 3 || groups.iter().any(|g| g.len() != 4) {
+            return Err(bad());
+        }
+        groups.concat()
+    } else {
+        let sep = if text.contains(':') { ':' } else { '-' };
+        let octets: Vec<&str> = text.split(sep).collect();
+        if octets.len() != 6 || octets.iter().any(|o| o.len() != 2) {
+            return Err(bad());
+        }
+        octets.concat()
+    };
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let mut out = [0u8; 6];
+    for (i, byte) in out.iter_mut().enumerate() {
+        let pair = hex.get(2 * i..2 * i + 2).ok_or_else(bad)?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+    }
+    Ok(out)
+}
+
+/// Prefix length of a contiguous netmask (`255.255.255.0` → 24).
+pub(crate) fn netmask(tok: Token<'_>) -> Result<u8, Fail> {
+    let bad = || {
+        Fail::new(
+            tok.col,
+            format!("invalid netmask `{}`", tok.text),
+            Some("a netmask's one bits must be contiguous, e.g. 255.255.255.0".into()),
+        )
+    };
+    let mask = u32::from(tok.text.parse::<Ipv4Addr>().map_err(|_| bad())?);
+    let len = mask.leading_ones();
+    if mask.checked_shl(len).unwrap_or(0) != 0 {
+        return Err(bad());
+    }
+    // leading_ones of a u32 is at most 32.
+    Ok(len as u8)
+}
+
+/// Parse an unsigned decimal number, reporting `what` when it is not one.
+pub(crate) fn number(tok: Token<'_>, what: &str, hint: &str) -> Result<u64, Fail> {
+    let fail = || {
+        Fail::new(
+            tok.col,
+            format!("invalid {what} `{}`", tok.text),
+            Some(hint.into()),
+        )
+    };
+    if tok.text.is_empty() || !tok.text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(fail());
+    }
+    // Longer than u64 is out of every range we check.
+    Ok(tok.text.parse::<u64>().unwrap_or(u64::MAX))
+}
+
+/// Check a host name: 1-63 letters, digits, `-`, `_` or `.`, starting with a letter or digit.
+pub(crate) fn hostname(text: &str) -> Result<(), ValueError> {
+    let hint = Some(
+        "use up to 63 letters, digits, `-`, `_` or `.`, starting with a letter or digit".into(),
+    );
+    if text.chars().count() > 63 {
+        return Err(ValueError::new(
+            format!("host name is {} characters long", text.chars().count()),
+            hint,
+        ));
+    }
+    let first_ok = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !first_ok || !rest_ok {
+        return Err(ValueError::new(format!("invalid host name `{text}`"), hint));
+    }
+    Ok(())
+}
+
+/// Check a Linux network interface name (what `af-packet`, `af-xdp` and `tap` bind to).
+pub(crate) fn linux_ifname(text: &str) -> Result<(), ValueError> {
+    if text.len() > 15 {
+        return Err(ValueError::new(
+            format!("Linux interface name `{text}` is {} bytes long", text.len()),
+            Some("Linux interface names are at most 15 bytes".into()),
+        ));
+    }
+    if text == "." || text == ".." || text.contains('/') {
+        return Err(ValueError::new(
+            format!("invalid Linux interface name `{text}`"),
+            Some("Linux interface names cannot contain `/` or be `.` or `..`".into()),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tok(text: &str) -> Token<'_> {
+        Token {
+            text,
+            col: 5,
+            offset: 4,
+        }
+    }
+
+    #[test]
+    fn mac_forms() {
+        let want = [0x00, 0x11, 0x22, 0x33, 0x44, 0x55];
+        assert_eq!(mac("0011.2233.4455"), Ok(want));
+        assert_eq!(mac("00:11:22:33:44:55"), Ok(want));
+        assert_eq!(mac("00-11-22-33-44-55"), Ok(want));
+        assert_eq!(
+            mac("AA:bb:CC:dd:EE:ff"),
+            Ok([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff])
+        );
+        for bad in [
+            "0011.2233",
+            "00:11:22:33:44",
+            "0:11:22:33:44:55",
+            "gg11.2233.4455",
+            "001122334455",
+            "+0:11:22:33:44:55",
+        ] {
+            let e = mac(bad).unwrap_err();
+            assert_eq!(e.message(), format!("invalid MAC address `{bad}`"));
+            assert_eq!(e.hint(), Some(MAC_FORMS));
+        }
+    }
+
+    #[test]
+    fn netmasks() {
+        assert_eq!(netmask(tok("255.255.255.0")), Ok(24));
+        assert_eq!(netmask(tok("255.255.255.255")), Ok(32));
+        assert_eq!(netmask(tok("0.0.0.0")), Ok(0));
+        assert_eq!(netmask(tok("255.255.254.0")), Ok(23));
+        let e = netmask(tok("255.0.255.0")).unwrap_err();
+        assert_eq!(
+            (e.col, e.message.as_str()),
+            (5, "invalid netmask `255.0.255.0`")
+        );
+        assert!(netmask(tok("255.255.255")).is_err());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(number(tok("9216"), "MTU", "h"), Ok(9216));
+        assert_eq!(
+            number(tok("99999999999999999999999"), "MTU", "h"),
+            Ok(u64::MAX)
+        );
+        assert_eq!(
+            number(tok("-1"), "MTU", "h").unwrap_err().message,
+            "invalid MTU `-1`"
+        );
+    }
+
+    #[test]
+    fn hostnames() {
+        assert!(hostname("leaf-1.lab_a").is_ok());
+        assert!(hostname("-leaf").is_err());
+        assert!(hostname("leaf 1").is_err());
+        assert!(hostname(&"a".repeat(63)).is_ok());
+        assert!(hostname(&"a".repeat(64))
+            .unwrap_err()
+            .message()
+            .contains("64 characters"));
+    }
+
+    #[test]
+    fn linux_ifnames() {
+        assert!(linux_ifname("veth-leaf1-e1").is_ok());
+        assert!(linux_ifname("a-very-long-name0").is_err());
+        assert!(linux_ifname("a/b").is_err());
+    }
+}

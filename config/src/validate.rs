@@ -1,0 +1,352 @@
+//! Checks that need the whole model: conflicts between interfaces, values out
+//! of range, neighbours and next hops that no connected subnet covers.
+//!
+//! Errors: the same address on two interfaces, an MTU outside 576-9216, two
+//! interfaces bound to one backend target. Warnings: overlapping subnets on
+//! different interfaces, addresses on a Layer 2 port, static neighbours
+//! outside the interface's subnets, next hops no interface subnet covers,
+//! routes through interfaces that are not configured.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::diag::{Diagnostic, Severity, Sources};
+use crate::model::{Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
+
+/// A 1-based line and column in the file being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pos {
+    /// 1-based line (0: unknown).
+    pub line: usize,
+    /// 1-based column (0: the whole line).
+    pub col: usize,
+}
+
+impl Pos {
+    /// A position.
+    pub fn new(line: usize, col: usize) -> Self {
+        Pos { line, col }
+    }
+}
+
+/// Where the parser saw each item, so validation can point at the right token.
+///
+/// Interfaces are keyed by their index in [`Config::interfaces`].
+#[derive(Debug, Default)]
+pub(crate) struct SourceMap {
+    /// `ip address` tokens.
+    pub ipv4: HashMap<(usize, Ipv4Addr), Pos>,
+    /// `ipv6 address` tokens.
+    pub ipv6: HashMap<(usize, Ipv6Addr), Pos>,
+    /// `ip arp` address tokens.
+    pub arp: HashMap<(usize, Ipv4Addr), Pos>,
+    /// `ipv6 neighbor` address tokens.
+    pub nd: HashMap<(usize, Ipv6Addr), Pos>,
+    /// `mtu` value tokens.
+    pub mtu: HashMap<usize, Pos>,
+    /// `bind` kind tokens.
+    pub bind: HashMap<usize, Pos>,
+    /// Route target tokens.
+    pub routes: HashMap<(IpPrefix, RouteTarget), Pos>,
+}
+
+/// Everything validation needs to report.
+struct Checker<'a> {
+    config: &'a Config,
+    map: &'a SourceMap,
+    sources: &'a Sources<'a>,
+    out: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    /// Record a diagnostic.
+    fn report(&mut self, severity: Severity, pos: Pos, message: String, hint: Option<String>) {
+        self.out
+            .push(self.sources.diag(severity, pos, message, hint));
+    }
+
+    /// `pos`, or the interface's header line when the parser recorded none.
+    fn or_header(&self, pos: Option<&Pos>, index: usize) -> Pos {
+        pos.copied()
+            .unwrap_or_else(|| Pos::new(self.config.interfaces[index].line, 0))
+    }
+
+    /// MTU within 576-9216.
+    fn mtu(&mut self) {
+        for (i, iface) in self.config.interfaces.iter().enumerate() {
+            if !(MIN_MTU..=MAX_MTU).contains(&iface.mtu) {
+                let pos = self.or_header(self.map.mtu.get(&i), i);
+                self.report(
+                    Severity::Error,
+                    pos,
+                    format!("MTU {} is out of range", iface.mtu),
+                    Some(format!("MTU must be {MIN_MTU}-{MAX_MTU}")),
+                );
+            }
+        }
+    }
+
+    /// No address on two interfaces; overlapping subnets are suspicious.
+    fn addresses(&mut self) {
+        let ifaces = &self.config.interfaces;
+        for (j, iface) in ifaces.iter().enumerate() {
+            for p in &iface.ipv4 {
+                let pos = self.or_header(self.map.ipv4.get(&(j, p.addr)), j);
+                let dup = ifaces[..j]
+                    .iter()
+                    .enumerate()
+                    .find(|(_, o)| o.ipv4.iter().any(|q| q.addr == p.addr));
+                if let Some((i, other)) = dup {
+                    let first = self.or_header(self.map.ipv4.get(&(i, p.addr)), i);
+                    self.report(
+                        Severity::Error,
+                        pos,
+                        format!("{} is already assigned to {}", p.addr, other.name),
+                        Some(format!(
+                            "an address belongs to one interface (first configured on line {})",
+                            first.line
+                        )),
+                    );
+                    continue;
+                }
+                let overlap = ifaces[..j]
+                    .iter()
+                    .find_map(|o| o.ipv4.iter().find(|q| q.overlaps(p)).map(|q| (o, q)));
+                if let Some((other, q)) = overlap {
+                    self.report(
+                        Severity::Warning,
+                        pos,
+                        format!(
+                            "{} on {} overlaps {} on {}",
+                            p.network(),
+                            iface.name,
+                            q.network(),
+                            other.name
+                        ),
+                        Some("traffic to the overlap may leave through either interface".into()),
+                    );
+                }
+            }
+            for p in iface.ipv6.iter().filter(|p| !is_link_local(p.addr)) {
+                let pos = self.or_header(self.map.ipv6.get(&(j, p.addr)), j);
+                let dup = ifaces[..j]
+                    .iter()
+                    .enumerate()
+                    .find(|(_, o)| o.ipv6.iter().any(|q| q.addr == p.addr));
+                if let Some((i, other)) = dup {
+                    let first = self.or_header(self.map.ipv6.get(&(i, p.addr)), i);
+                    self.report(
+                        Severity::Error,
+                        pos,
+                        format!("{} is already assigned to {}", p.addr, other.name),
+                        Some(format!(
+                            "an address belongs to one interface (first configured on line {})",
+                            first.line
+                        )),
+                    );
+                    continue;
+                }
+                let overlap = ifaces[..j].iter().find_map(|o| {
+                    o.ipv6
+                        .iter()
+                        .find(|q| !is_link_local(q.addr) && q.overlaps(p))
+                        .map(|q| (o, q))
+                });
+                if let Some((other, q)) = overlap {
+                    self.report(
+                        Severity::Warning,
+                        pos,
+                        format!(
+                            "{} on {} overlaps {} on {}",
+                            p.network(),
+                            iface.name,
+                            q.network(),
+                            other.name
+                        ),
+                        Some("traffic to the overlap may leave through either interface".into()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Addresses on a Layer 2 port are almost certainly a missing `no switchport`.
+    fn switchport(&mut self) {
+        for (i, iface) in self.config.interfaces.iter().enumerate() {
+            if iface.routed {
+                continue;
+            }
+            let pos = if let Some(p) = iface.ipv4.first() {
+                self.map.ipv4.get(&(i, p.addr))
+            } else if let Some(p) = iface.ipv6.first() {
+                self.map.ipv6.get(&(i, p.addr))
+            } else {
+                continue;
+            };
+            let pos = self.or_header(pos, i);
+            self.report(
+                Severity::Warning,
+                pos,
+                format!(
+                    "{} has IP addresses but is a Layer 2 port (switchport)",
+                    iface.name
+                ),
+                Some("add `no switchport` to make it a routed port".into()),
+            );
+        }
+    }
+
+    /// Static neighbours should be on one of the interface's subnets.
+    fn neighbours(&mut self) {
+        for (i, iface) in self.config.interfaces.iter().enumerate() {
+            for (addr, _) in &iface.arp {
+                if iface.ipv4.iter().any(|p| p.contains(*addr)) {
+                    continue;
+                }
+                let pos = self.or_header(self.map.arp.get(&(i, *addr)), i);
+                self.report(
+                    Severity::Warning,
+                    pos,
+                    format!(
+                        "static ARP entry {addr} is outside every subnet of {}",
+                        iface.name
+                    ),
+                    Some(subnets_hint(iface, true)),
+                );
+            }
+            for (addr, _) in &iface.nd {
+                if is_link_local(*addr) || iface.ipv6.iter().any(|p| p.contains(*addr)) {
+                    continue;
+                }
+                let pos = self.or_header(self.map.nd.get(&(i, *addr)), i);
+                self.report(
+                    Severity::Warning,
+                    pos,
+                    format!(
+                        "static neighbour {addr} is outside every subnet of {}",
+                        iface.name
+                    ),
+                    Some(subnets_hint(iface, false)),
+                );
+            }
+        }
+    }
+
+    /// Next hops should be reachable, and named interfaces configured.
+    fn routes(&mut self) {
+        for r in &self.config.routes {
+            let pos = self
+                .map
+                .routes
+                .get(&(r.prefix, r.target.clone()))
+                .copied()
+                .unwrap_or(Pos::new(r.line, 0));
+            match &r.target {
+                RouteTarget::NextHop {
+                    addr,
+                    interface: None,
+                } => {
+                    if !self.connected(*addr) {
+                        self.report(
+                            Severity::Warning,
+                            pos,
+                            format!("next hop {addr} of {} is not in any connected subnet", r.prefix),
+                            Some(format!("the route is unresolvable until an interface address covers {addr}")),
+                        );
+                    }
+                }
+                RouteTarget::NextHop {
+                    interface: Some(name),
+                    ..
+                }
+                | RouteTarget::Interface(name) => {
+                    if self.config.interface_by_name(name).is_none() {
+                        self.report(
+                            Severity::Warning,
+                            pos,
+                            format!(
+                                "route {} goes through {name}, which is not configured",
+                                r.prefix
+                            ),
+                            Some(format!("add an `interface {name}` section")),
+                        );
+                    }
+                }
+                RouteTarget::Null0 => {}
+            }
+        }
+    }
+
+    /// Whether some interface's subnet covers `addr`.
+    fn connected(&self, addr: IpAddr) -> bool {
+        self.config.interfaces.iter().any(|i| match addr {
+            IpAddr::V4(a) => i.ipv4.iter().any(|p| p.contains(a)),
+            IpAddr::V6(a) => i.ipv6.iter().any(|p| p.contains(a)),
+        })
+    }
+
+    /// One backend target feeds one interface.
+    fn binds(&mut self) {
+        let mut owners: HashMap<(&'static str, String), usize> = HashMap::new();
+        for (i, iface) in self.config.interfaces.iter().enumerate() {
+            let Some(bind) = &iface.bind else { continue };
+            let key = bind.resource();
+            match owners.get(&key) {
+                Some(&first) => {
+                    let owner = &self.config.interfaces[first];
+                    let first_pos = self.or_header(self.map.bind.get(&first), first);
+                    let pos = self.or_header(self.map.bind.get(&i), i);
+                    self.report(
+                        Severity::Error,
+                        pos,
+                        format!("{} {} is already bound to {}", key.0, key.1, owner.name),
+                        Some(format!(
+                            "a backend target feeds one interface ({} bound it on line {})",
+                            owner.name, first_pos.line
+                        )),
+                    );
+                }
+                None => {
+                    owners.insert(key, i);
+                }
+            }
+        }
+    }
+}
+
+/// Whether an IPv6 address is link-local (fe80::/10).
+fn is_link_local(addr: Ipv6Addr) -> bool {
+    addr.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// "connected subnets: ..." for a neighbour warning.
+fn subnets_hint(iface: &Interface, v4: bool) -> String {
+    let subnets: Vec<String> = if v4 {
+        iface.ipv4.iter().map(|p| p.network().to_string()).collect()
+    } else {
+        iface.ipv6.iter().map(|p| p.network().to_string()).collect()
+    };
+    if subnets.is_empty() {
+        let family = if v4 { "IPv4" } else { "IPv6" };
+        format!("{} has no {family} address", iface.name)
+    } else {
+        format!("subnets of {}: {}", iface.name, subnets.join(", "))
+    }
+}
+
+/// Check a parsed model; returns errors and warnings in no particular order.
+pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) -> Vec<Diagnostic> {
+    let mut c = Checker {
+        config,
+        map,
+        sources,
+        out: Vec::new(),
+    };
+    c.mtu();
+    c.addresses();
+    c.switchport();
+    c.neighbours();
+    c.routes();
+    c.binds();
+    c.out
+}

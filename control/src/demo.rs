@@ -1,0 +1,177 @@
+//! `railyard demo`: the main job on an embedded rail switch and a synthetic
+//! trace, in virtual time — no root, no files.
+//!
+//! Four GPU hosts hang off a rail switch with two spine uplinks. Hosts 1–3
+//! send RoCEv2 (DSCP 24) to host 4 (an incast), host 4 answers with CNPs
+//! (DSCP 48), and best-effort TCP/UDP runs beside them, some of it over the
+//! ECMP uplinks; a ping and an ARP request for the switch, a frame with an
+//! expired TTL and a few malformed frames show the switch's own handling and
+//! its drop counters.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use railyard_config::{parse_str, ParseOptions};
+use railyard_dataplane::clock::Nanos;
+use railyard_dataplane::port::trace::TracePort;
+use railyard_dataplane::port::Port;
+use railyard_dataplane::wire::MacAddr;
+
+use crate::compile::{compile, Compiled};
+use crate::replay::{run_virtual, ReplayReport};
+use crate::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
+
+/// The embedded configuration: a rail switch in NX-OS syntax.
+pub const DEMO_CONFIG: &str = include_str!("demo.conf");
+
+/// MAC of GPU host `n` (1-based) as the demo configures it.
+pub fn host_mac(n: u8) -> MacAddr {
+    MacAddr([0x02, 0x00, 0x00, 0x00, 0x00, n])
+}
+
+/// IPv4 address of GPU host `n`.
+pub fn host_ip(n: u8) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, n, 2)
+}
+
+/// Compiles the embedded configuration.
+///
+/// # Errors
+/// Never in a released build; the message says which line broke.
+pub fn demo_switch() -> Result<Compiled, String> {
+    let parsed = parse_str(DEMO_CONFIG, "demo.conf", &ParseOptions::default()).map_err(|d| {
+        d.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    compile(&parsed.config).map_err(|e| e.join("\n"))
+}
+
+/// The synthetic trace, per host port (index = host number − 1); each entry
+/// is (time in ns, frame).
+pub fn demo_trace(sw: &Compiled, packets_per_sender: u64) -> Vec<Vec<(Nanos, Vec<u8>)>> {
+    let port_mac = |i: usize| sw.model.interfaces[i].mac;
+    let mut trace: Vec<Vec<(Nanos, Vec<u8>)>> = vec![Vec::new(); 4];
+    let gap: Nanos = 100; // 10 Mpps per sender
+    for n in 1..=3u8 {
+        let i = usize::from(n - 1);
+        let mut roce = FrameSpec::udp(
+            host_mac(n),
+            port_mac(i),
+            IpAddr::V4(host_ip(n)),
+            IpAddr::V4(host_ip(4)),
+        );
+        roce.dscp = 24;
+        roce.ecn = 2;
+        roce.frame_len = 1086;
+        roce.src_port = 49152 + u16::from(n);
+        for k in 0..packets_per_sender {
+            roce.transport = Transport::Roce {
+                opcode: BTH_RC_WRITE_ONLY,
+                dest_qp: 0x100 + u32::from(n),
+                psn: k as u32,
+            };
+            trace[i].push((k * gap + u64::from(n) * 7, build(&roce, k)));
+        }
+        // Best effort toward the spines (ECMP) and to host 4.
+        let mut be = FrameSpec::udp(
+            host_mac(n),
+            port_mac(i),
+            IpAddr::V4(host_ip(n)),
+            IpAddr::V4(Ipv4Addr::new(10, 100, n, 10)),
+        );
+        be.frame_len = 512;
+        for k in 0..packets_per_sender / 4 {
+            be.src_port = 1024 + (k % 64) as u16;
+            trace[i].push((k * gap * 4 + 50, build(&be, k)));
+        }
+        let mut tcp = FrameSpec::udp(
+            host_mac(n),
+            port_mac(i),
+            IpAddr::V4(host_ip(n)),
+            IpAddr::V4(host_ip(4)),
+        );
+        tcp.transport = Transport::Tcp;
+        tcp.frame_len = 1500;
+        tcp.dst_port = 5201;
+        for k in 0..packets_per_sender / 8 {
+            trace[i].push((k * gap * 8 + 30, build(&tcp, k)));
+        }
+    }
+    // Host 4 answers each sender with CNPs (DSCP 48).
+    for n in 1..=3u8 {
+        let mut cnp = FrameSpec::udp(
+            host_mac(4),
+            port_mac(3),
+            IpAddr::V4(host_ip(4)),
+            IpAddr::V4(host_ip(n)),
+        );
+        cnp.dscp = 48;
+        cnp.src_port = 49152 + u16::from(n);
+        cnp.transport = Transport::Roce {
+            opcode: BTH_CNP,
+            dest_qp: 0x100 + u32::from(n),
+            psn: 0,
+        };
+        for k in 0..packets_per_sender / 50 {
+            trace[3].push((k * gap * 50 + 1_000 + u64::from(n), build(&cnp, k)));
+        }
+    }
+    // The switch's own handling: ARP for its address, a ping, an expired TTL,
+    // and malformed frames.
+    trace[0].push((
+        5,
+        crate::traffic::arp_request(host_mac(1), host_ip(1), Ipv4Addr::new(10, 0, 1, 1)),
+    ));
+    let mut ping = FrameSpec::udp(
+        host_mac(1),
+        port_mac(0),
+        IpAddr::V4(host_ip(1)),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 1, 1)),
+    );
+    ping.ttl = 64;
+    trace[0].push((10, crate::traffic::icmp_echo(&ping, 1, 1)));
+    let mut expired = FrameSpec::udp(
+        host_mac(2),
+        port_mac(1),
+        IpAddr::V4(host_ip(2)),
+        IpAddr::V4(host_ip(4)),
+    );
+    expired.ttl = 1;
+    trace[1].push((20, build(&expired, 0)));
+    let good = build(
+        &FrameSpec::udp(
+            host_mac(3),
+            port_mac(2),
+            IpAddr::V4(host_ip(3)),
+            IpAddr::V4(host_ip(4)),
+        ),
+        0,
+    );
+    trace[2].push((25, good[..30].to_vec()));
+    let mut bad_checksum = good.clone();
+    bad_checksum[24] ^= 0xff;
+    trace[2].push((26, bad_checksum));
+    trace
+}
+
+/// Runs the demo: the embedded switch over the synthetic trace.
+///
+/// # Errors
+/// An I/O or configuration message.
+pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), String> {
+    let sw = demo_switch()?;
+    let trace = demo_trace(&sw, packets_per_sender);
+    let mut trace = trace.into_iter();
+    let backends: Vec<Option<Box<dyn Port>>> = sw
+        .model
+        .interfaces
+        .iter()
+        .map(|ifc| {
+            let frames = trace.next().unwrap_or_default();
+            Some(Box::new(TracePort::new(&ifc.name, frames)) as Box<dyn Port>)
+        })
+        .collect();
+    let report = run_virtual(&sw.model, backends, |_, _| {}).map_err(|e| e.to_string())?;
+    Ok((sw, report))
+}

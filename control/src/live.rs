@@ -1,0 +1,154 @@
+//! `railyard run`: the live switch on real ports.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use railyard_config::Bind;
+use railyard_dataplane::clock::MonotonicClock;
+use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::tap::TapPort;
+use railyard_dataplane::port::Port;
+use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
+use railyard_dataplane::stats::SwitchStats;
+use railyard_dataplane::Pool;
+
+use crate::compile::Compiled;
+use crate::mgmt;
+
+/// Buffers in the pool of a live switch.
+pub const LIVE_POOL: usize = 32 * 1024;
+
+/// Opens the backend a `bind` line names, for a live switch.
+///
+/// # Errors
+/// Why the port could not be opened, naming the interface and the target.
+pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, String> {
+    let fail = |what: &str, e: std::io::Error| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => " (needs root or CAP_NET_RAW/CAP_NET_ADMIN)",
+            std::io::ErrorKind::NotFound => " (does the interface exist in this namespace?)",
+            _ => "",
+        };
+        format!("{interface}: cannot open {what}: {e}{hint}")
+    };
+    match bind {
+        Bind::AfPacket(ifname) => AfPacketPort::open(ifname, AfPacketOptions::default())
+            .map(|p| Box::new(p) as Box<dyn Port>)
+            .map_err(|e| fail(&format!("af-packet {ifname}"), e)),
+        Bind::Tap(ifname) => TapPort::open(ifname)
+            .map(|p| Box::new(p) as Box<dyn Port>)
+            .map_err(|e| fail(&format!("tap {ifname}"), e)),
+        Bind::Pcap(path) => Err(format!(
+            "{interface}: `bind pcap {}` is an input for `railyard replay`, not for a live switch",
+            path.display()
+        )),
+        Bind::Ring(name) => Err(format!(
+            "{interface}: `bind ring {name}` joins switches inside one process (tests, benchmarks); a live switch needs af-packet or tap"
+        )),
+        Bind::Dpdk(port) => Err(format!(
+            "{interface}: `bind dpdk {port}` needs a build with `--features dpdk`"
+        )),
+        Bind::AfXdp(ifname) => Err(format!(
+            "{interface}: `bind af-xdp {ifname}` is not available in this build; use af-packet"
+        )),
+    }
+}
+
+/// Options of `railyard run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Management socket path.
+    pub socket: PathBuf,
+    /// Worker layout and idle behaviour.
+    pub runtime: RuntimeOptions,
+}
+
+/// Runs the switch until SIGINT or SIGTERM, then returns the final counters.
+///
+/// # Errors
+/// A message when a port or the management socket cannot be opened.
+pub fn run(compiled: &Compiled, opts: &RunOptions) -> Result<SwitchStats, String> {
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
+        match bind {
+            Some(b) => backends.push(Some(open_backend(&ifc.name, b)?)),
+            None => {
+                tracing::warn!("{} has no `bind`: it stays down", ifc.name);
+                backends.push(None);
+            }
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| e.to_string())?;
+    }
+    let clock = Arc::new(MonotonicClock::new());
+    let (runtime, warnings) = Runtime::start(
+        &compiled.model,
+        backends,
+        Pool::new(LIVE_POOL),
+        clock,
+        &opts.runtime,
+    );
+    for w in warnings {
+        tracing::warn!("route {}: {}", w.route, w.message);
+    }
+    let runtime = Arc::new(runtime);
+    let rt = Arc::clone(&runtime);
+    let server = mgmt::Server::start(&opts.socket, move || rt.stats())
+        .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+    tracing::info!(
+        "{} running: {} interfaces, {} workers, socket {}",
+        compiled.model.hostname,
+        compiled.model.interfaces.len(),
+        opts.runtime.workers.max(1),
+        opts.socket.display()
+    );
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(server);
+    let runtime = Arc::try_unwrap(runtime)
+        .map_err(|_| "management thread still holds the runtime".to_string())?;
+    Ok(runtime.shutdown())
+}
+
+/// Parses `--cores 0,1` or `--cores 2-3` into a core list.
+///
+/// # Errors
+/// A message naming the part that is not a number or range.
+pub fn parse_cores(s: &str) -> Result<Vec<usize>, String> {
+    let mut cores = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("invalid core list {s:?}: expected e.g. 1,2 or 2-3");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (
+                    a.trim().parse().map_err(|_| bad())?,
+                    b.trim().parse().map_err(|_| bad())?,
+                );
+                if a > b {
+                    return Err(bad());
+                }
+                cores.extend(a..=b);
+            }
+            None => cores.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(cores)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_lists() {
+        assert_eq!(parse_cores("0,1").unwrap(), vec![0, 1]);
+        assert_eq!(parse_cores("2-4").unwrap(), vec![2, 3, 4]);
+        assert!(parse_cores("a").is_err());
+        assert!(parse_cores("3-1").is_err());
+    }
+}

@@ -1,0 +1,483 @@
+//! Live port backends against real kernel devices.
+//!
+//! Every test creates its own network namespace (`ry-bk-<pid>-<n>`), builds
+//! its devices inside it with `ip -n`, runs the port code on a thread that
+//! has `setns`'d into it, and deletes the namespace on the way out, panic or
+//! not. Nothing touches the namespace the tests were started in.
+
+use std::fs::File;
+use std::io;
+use std::net::{Ipv4Addr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::tap::TapPort;
+use railyard_dataplane::port::Port;
+use railyard_dataplane::wire::MacAddr;
+use railyard_dataplane::{Burst, Packet, Pool, BURST_SIZE};
+
+/// A namespace owned by one test, deleted when dropped.
+struct Netns {
+    name: String,
+}
+
+static NEXT_NS: AtomicU32 = AtomicU32::new(0);
+
+impl Netns {
+    fn new() -> Netns {
+        let name = format!(
+            "ry-bk-{}-{}",
+            std::process::id(),
+            NEXT_NS.fetch_add(1, Ordering::SeqCst)
+        );
+        run_ip(&["netns", "add", &name]);
+        Netns { name }
+    }
+
+    /// Runs `ip -n <ns> args...`, failing the test if it fails.
+    fn ip(&self, args: &[&str]) {
+        let mut all = vec!["-n", self.name.as_str()];
+        all.extend_from_slice(args);
+        run_ip(&all);
+    }
+
+    /// Runs `f` on a thread that lives in the namespace, re-raising its panic.
+    fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let path = format!("/var/run/netns/{}", self.name);
+        let worker = thread::spawn(move || {
+            let ns = File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            // SAFETY: `ns` is an open namespace file for the duration of the
+            // call; setns only changes this thread's network namespace.
+            let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(r, 0, "setns {path}: {}", io::Error::last_os_error());
+            f()
+        });
+        match worker.join() {
+            Ok(v) => v,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+fn run_ip(args: &[&str]) {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("ip {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A namespace holding an up veth pair `ryA<pid>`/`ryB<pid>`.
+fn veth_pair() -> (Netns, String, String) {
+    let ns = Netns::new();
+    let pid = std::process::id();
+    let (a, b) = (format!("ryA{pid}"), format!("ryB{pid}"));
+    ns.ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+    ns.ip(&["link", "set", &a, "up"]);
+    ns.ip(&["link", "set", &b, "up"]);
+    (ns, a, b)
+}
+
+/// Waits (bounded) for a port's cached link state to read `want`.
+fn wait_link(port: &dyn Port, want: bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if port.link_up() == want {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    port.link_up() == want
+}
+
+/// EtherType of the test frames (IEEE local experimental).
+const TEST_TYPE: [u8; 2] = [0x88, 0xb5];
+const MAGIC: &[u8; 4] = b"RYBK";
+
+/// The test frame with sequence number `seq`: a length and payload that
+/// both depend on `seq`, so any corruption or mix-up shows.
+fn test_frame(dst: MacAddr, src: MacAddr, seq: u32) -> Vec<u8> {
+    let len = 64 + (seq as usize * 37) % 1450;
+    let mut f = Vec::with_capacity(len);
+    f.extend_from_slice(&dst.0);
+    f.extend_from_slice(&src.0);
+    f.extend_from_slice(&TEST_TYPE);
+    f.extend_from_slice(MAGIC);
+    f.extend_from_slice(&seq.to_be_bytes());
+    while f.len() < len {
+        f.push((f.len() as u32 ^ seq) as u8);
+    }
+    f
+}
+
+/// The sequence number of a test frame, `None` for kernel chatter.
+fn test_seq(data: &[u8]) -> Option<u32> {
+    (data.len() >= 22 && data[12..14] == TEST_TYPE && &data[14..18] == MAGIC)
+        .then(|| u32::from_be_bytes([data[18], data[19], data[20], data[21]]))
+}
+
+fn packet(pool: &Pool, frame: &[u8]) -> Packet {
+    pool.alloc_from(frame).expect("pool has room")
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn veth_carries_ten_thousand_frames_intact() {
+    const N: u32 = 10_000;
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let opts = AfPacketOptions::default();
+        let mut pa = AfPacketPort::open(&a, opts.clone()).unwrap();
+        let mut pb = AfPacketPort::open(&b, opts).unwrap();
+        assert!(
+            wait_link(&pa, true) && wait_link(&pb, true),
+            "veth never came up"
+        );
+        let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
+        assert_ne!(ma, mb);
+        assert_eq!(pa.describe(), format!("af-packet {a}"));
+
+        let pool = Pool::new(1024);
+        let mut seen = vec![false; N as usize];
+        let (mut next, mut received) = (0u32, 0u32);
+        let mut tx = Burst::new();
+        let mut rx = Burst::new();
+        let mut tx_calls = 0u64;
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs(30);
+        while received < N && Instant::now() < deadline {
+            while tx.len() < BURST_SIZE && next < N {
+                tx.push(packet(&pool, &test_frame(mb, ma, next)));
+                next += 1;
+            }
+            if !tx.is_empty() {
+                pa.tx_burst(&mut tx, 0);
+                tx_calls += 1;
+            }
+            pb.rx_burst(&pool, &mut rx, 0);
+            for p in rx.drain(..) {
+                let Some(seq) = test_seq(p.data()) else {
+                    continue;
+                };
+                assert!(seq < N, "bogus sequence {seq}");
+                assert!(!seen[seq as usize], "frame {seq} delivered twice");
+                assert_eq!(
+                    p.data(),
+                    &test_frame(mb, ma, seq)[..],
+                    "frame {seq} corrupted"
+                );
+                seen[seq as usize] = true;
+                received += 1;
+            }
+        }
+        let elapsed = start.elapsed();
+        let missing: Vec<_> = (0..N).filter(|s| !seen[*s as usize]).take(10).collect();
+        assert_eq!(received, N, "missing e.g. {missing:?}");
+        let ca = pa.io_counters();
+        let cb = pb.io_counters();
+        assert_eq!(ca.tx_frames, u64::from(N));
+        assert_eq!(ca.tx_errors, 0);
+        assert!(cb.rx_frames >= u64::from(N));
+        assert_eq!(cb.rx_dropped, 0);
+        println!(
+            "veth af-packet: {N} frames in {:.1} ms = {:.0} frames/s ({tx_calls} tx_burst calls)",
+            elapsed.as_secs_f64() * 1e3,
+            f64::from(N) / elapsed.as_secs_f64()
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn veth_keeps_vlan_tags() {
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let opts = AfPacketOptions::default();
+        let mut pa = AfPacketPort::open(&a, opts.clone()).unwrap();
+        let mut pb = AfPacketPort::open(&b, opts).unwrap();
+        assert!(wait_link(&pa, true) && wait_link(&pb, true));
+        let pool = Pool::new(64);
+        for (i, (tpid, tci)) in [(0x8100u16, 0x6064u16), (0x88a8, 0x0fff), (0x8100, 0x0000)]
+            .into_iter()
+            .enumerate()
+        {
+            let untagged = test_frame(pb.mac().unwrap(), pa.mac().unwrap(), i as u32);
+            let mut tagged = untagged[..12].to_vec();
+            tagged.extend_from_slice(&tpid.to_be_bytes());
+            tagged.extend_from_slice(&tci.to_be_bytes());
+            tagged.extend_from_slice(&untagged[12..]);
+            let mut tx = Burst::new();
+            tx.push(packet(&pool, &tagged));
+            assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+            let deadline = Instant::now() + Duration::from_secs(3);
+            let mut got = None;
+            while got.is_none() && Instant::now() < deadline {
+                let mut rx = Burst::new();
+                pb.rx_burst(&pool, &mut rx, 0);
+                got = rx
+                    .iter()
+                    .find(|p| p.data().len() > 18 && p.data()[16..18] == TEST_TYPE)
+                    .map(|p| p.data().to_vec());
+            }
+            let got = got.unwrap_or_else(|| panic!("tagged frame {tpid:#x}/{tci:#x} not received"));
+            assert_eq!(got, tagged, "tag {tpid:#x}/{tci:#x} did not round-trip");
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn veth_link_state_follows_the_interface() {
+    let (ns, a, b) = veth_pair();
+    let ns_name = ns.name.clone();
+    ns.run(move || {
+        let opts = AfPacketOptions::default();
+        let pa = AfPacketPort::open(&a, opts.clone()).unwrap();
+        let pb = AfPacketPort::open(&b, opts).unwrap();
+        assert!(wait_link(&pb, true), "link never came up");
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &b, "down"]);
+        assert!(
+            wait_link(&pb, false),
+            "{b} still up after `ip link set down`"
+        );
+        // The peer loses carrier with it.
+        assert!(wait_link(&pa, false), "{a} still has carrier");
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &b, "up"]);
+        assert!(wait_link(&pb, true), "{b} did not come back");
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn veth_ring_overflow_is_counted_and_recovers() {
+    const SENT: u32 = 300;
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
+        // Two 16 KiB blocks: room for a few dozen of these frames at most.
+        let small = AfPacketOptions {
+            block_size: 16 * 1024,
+            block_count: 2,
+            ..AfPacketOptions::default()
+        };
+        let mut pb = AfPacketPort::open(&b, small).unwrap();
+        assert!(wait_link(&pa, true) && wait_link(&pb, true));
+        let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
+        let pool = Pool::new(256);
+        let mut next = 0;
+        while next < SENT {
+            let mut tx = Burst::new();
+            while tx.len() < BURST_SIZE && next < SENT {
+                // Fixed-size frames: seq 0 gives the 64-byte minimum, so
+                // use a large one and rewrite the sequence number.
+                let mut f = test_frame(mb, ma, 27);
+                f[18..22].copy_from_slice(&next.to_be_bytes());
+                tx.push(packet(&pool, &f));
+                next += 1;
+            }
+            pa.tx_burst(&mut tx, 0);
+        }
+        thread::sleep(Duration::from_millis(20));
+        let mut received = 0u64;
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < deadline {
+            let mut rx = Burst::new();
+            pb.rx_burst(&pool, &mut rx, 0);
+            received += rx.iter().filter(|p| test_seq(p.data()).is_some()).count() as u64;
+        }
+        let dropped = pb.io_counters().rx_dropped;
+        assert!(
+            received > 0 && dropped > 0,
+            "received {received}, dropped {dropped}"
+        );
+        assert!(
+            received + dropped >= u64::from(SENT),
+            "{received} + {dropped} < {SENT}"
+        );
+        assert_eq!(pb.io_counters().rx_dropped, dropped, "drops counted twice");
+        assert_eq!(pb.kernel_drops(), dropped);
+
+        // Drained, the ring takes frames again.
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(mb, ma, SENT)));
+        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut again = false;
+        while !again && Instant::now() < deadline {
+            let mut rx = Burst::new();
+            pb.rx_burst(&pool, &mut rx, 0);
+            again = rx.iter().any(|p| test_seq(p.data()) == Some(SENT));
+        }
+        assert!(again, "ring did not recover after overflow");
+    });
+}
+
+/// RFC 1071 checksum over `data`.
+fn checksum(data: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    for c in data.chunks(2) {
+        sum += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An Ethernet/IPv4/ICMP echo request.
+fn echo_request(dst: MacAddr, src: MacAddr, sip: Ipv4Addr, dip: Ipv4Addr, id: u16) -> Vec<u8> {
+    let mut icmp = vec![8, 0, 0, 0];
+    icmp.extend_from_slice(&id.to_be_bytes());
+    icmp.extend_from_slice(&1u16.to_be_bytes());
+    icmp.extend_from_slice(b"railyard tap echo payload 0123");
+    let c = checksum(&icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    let total = (20 + icmp.len()) as u16;
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&[0x12, 0x34, 0x40, 0x00, 64, 1, 0, 0]);
+    ip.extend_from_slice(&sip.octets());
+    ip.extend_from_slice(&dip.octets());
+    let c = checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut f = Vec::new();
+    f.extend_from_slice(&dst.0);
+    f.extend_from_slice(&src.0);
+    f.extend_from_slice(&[0x08, 0x00]);
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&icmp);
+    f
+}
+
+/// Polls `port` until `pick` accepts a frame or `limit` passes, calling
+/// `poke` every 300 ms to provoke the frame again.
+fn poll_for<T>(
+    port: &mut dyn Port,
+    pool: &Pool,
+    limit: Duration,
+    mut poke: impl FnMut(&mut dyn Port),
+    mut pick: impl FnMut(&[u8]) -> Option<T>,
+) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    let mut last_poke: Option<Instant> = None;
+    while Instant::now() < deadline {
+        let due = match last_poke {
+            None => true,
+            Some(t) => t.elapsed() > Duration::from_millis(300),
+        };
+        if due {
+            poke(&mut *port);
+            last_poke = Some(Instant::now());
+        }
+        let mut rx = Burst::new();
+        port.rx_burst(pool, &mut rx, 0);
+        if let Some(v) = rx.iter().find_map(|p| pick(p.data())) {
+            return Some(v);
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+    None
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn tap_exchanges_frames_with_the_kernel() {
+    let ns = Netns::new();
+    let ns_name = ns.name.clone();
+    ns.run(move || {
+        let name = format!("rytap{}", std::process::id());
+        let mut tap = TapPort::open(&name).unwrap();
+        assert!(tap.created_device());
+        assert_eq!(tap.ifname(), name);
+        assert_eq!(tap.mac(), None);
+        assert_eq!(tap.describe(), format!("tap {name}"));
+        run_ip(&["-n", &ns_name, "addr", "add", "10.77.0.1/24", "dev", &name]);
+        assert!(wait_link(&tap, true), "tap never came up");
+        let pool = Pool::new(256);
+
+        // The kernel resolving a neighbour sends an ARP request out of the tap.
+        let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let kernel_mac = poll_for(
+            &mut tap,
+            &pool,
+            Duration::from_secs(5),
+            |_| {
+                let _ = udp.send_to(b"hello", "10.77.0.3:9");
+            },
+            |f| {
+                let arp_request = f.len() >= 42
+                    && f[12..14] == [0x08, 0x06]
+                    && f[20..22] == [0, 1]
+                    && f[28..32] == [10, 77, 0, 1]
+                    && f[38..42] == [10, 77, 0, 3];
+                arp_request.then(|| MacAddr::from_bytes(&f[22..28]))
+            },
+        )
+        .expect("no ARP request for 10.77.0.3 from the kernel");
+
+        // An echo request written to the tap is answered by the kernel.
+        let me = MacAddr([0x02, 0, 0, 0x77, 0, 0x02]);
+        run_ip(&[
+            "-n",
+            &ns_name,
+            "neigh",
+            "replace",
+            "10.77.0.2",
+            "lladdr",
+            "02:00:00:77:00:02",
+            "dev",
+            &name,
+            "nud",
+            "permanent",
+        ]);
+        let req = echo_request(
+            kernel_mac,
+            me,
+            Ipv4Addr::new(10, 77, 0, 2),
+            Ipv4Addr::new(10, 77, 0, 1),
+            0x7279,
+        );
+        let reply = poll_for(
+            &mut tap,
+            &pool,
+            Duration::from_secs(5),
+            |port| {
+                let mut tx = Burst::new();
+                tx.push(packet(&pool, &req));
+                assert_eq!(port.tx_burst(&mut tx, 0), 1);
+            },
+            |f| {
+                let is_reply = f.len() >= 42
+                    && f[..6] == me.0
+                    && f[12..14] == [0x08, 0x00]
+                    && f[23] == 1
+                    && f[26..30] == [10, 77, 0, 1]
+                    && f[30..34] == [10, 77, 0, 2]
+                    && f[34] == 0
+                    && f[38..40] == [0x72, 0x79];
+                is_reply.then(|| f.to_vec())
+            },
+        );
+        let reply = reply.expect("no echo reply from the kernel");
+        assert_eq!(&reply[42..], &req[42..], "echo payload changed");
+        let c = tap.io_counters();
+        assert!(c.tx_frames >= 1 && c.rx_frames >= 2, "{c:?}");
+        assert_eq!(c.tx_errors, 0);
+    });
+}
