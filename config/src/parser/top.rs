@@ -71,7 +71,7 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["line"]),
     Spec::skip(&["lldp"]),
     Spec::skip(&["logging"]),
-    Spec::skip(&["mac"]),
+    Spec::skip(&["mac", "address-table"]),
     Spec::skip(&["monitor"]),
     Spec::skip(&["ntp"]),
     Spec::skip(&["nv"]),

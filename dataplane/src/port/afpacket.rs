@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::{IoCounters, Port};
+use crate::wire::checksum;
 use crate::wire::MacAddr;
 
 /// How often link state and kernel drop counters are re-read.
@@ -519,6 +520,70 @@ fn hardware_address(fd: RawFd, ifname: &str) -> io::Result<MacAddr> {
 const SLL_OFFSET: usize = (size_of::<libc::tpacket3_hdr>() + libc::TPACKET_ALIGNMENT - 1)
     & !(libc::TPACKET_ALIGNMENT - 1);
 
+/// The kernel handed over a frame whose transport checksum is still to be
+/// filled in (`CHECKSUM_PARTIAL`: a local stack on the peer veth left it to
+/// "hardware"). Not exported by the libc crate.
+const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
+
+/// Computes the TCP or UDP checksum of an Ethernet frame in software, for
+/// frames a local stack sent with checksum offload: without this, the next
+/// host would drop them. Frames that are not TCP/UDP over IPv4/IPv6, or that
+/// are truncated, are left as they are. Returns whether it wrote a checksum.
+fn complete_transport_checksum(frame: &mut [u8]) -> bool {
+    let mut l3 = 14;
+    let mut ethertype = match frame.get(12..14) {
+        Some(b) => u16::from_be_bytes([b[0], b[1]]),
+        None => return false,
+    };
+    if ethertype == 0x8100 || ethertype == 0x88a8 {
+        match frame.get(16..18) {
+            Some(b) => ethertype = u16::from_be_bytes([b[0], b[1]]),
+            None => return false,
+        }
+        l3 = 18;
+    }
+    let (src, dst, proto, l4, end) = match ethertype {
+        0x0800 => {
+            let Some(h) = frame.get(l3..l3 + 20) else {
+                return false;
+            };
+            let ihl = usize::from(h[0] & 0x0f) * 4;
+            let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+            let src = std::net::IpAddr::from([h[12], h[13], h[14], h[15]]);
+            let dst = std::net::IpAddr::from([h[16], h[17], h[18], h[19]]);
+            (src, dst, h[9], l3 + ihl, l3 + total)
+        }
+        0x86dd => {
+            let Some(h) = frame.get(l3..l3 + 40) else {
+                return false;
+            };
+            let mut s = [0u8; 16];
+            let mut d = [0u8; 16];
+            s.copy_from_slice(&h[8..24]);
+            d.copy_from_slice(&h[24..40]);
+            let payload = usize::from(u16::from_be_bytes([h[4], h[5]]));
+            (s.into(), d.into(), h[6], l3 + 40, l3 + 40 + payload)
+        }
+        _ => return false,
+    };
+    let field = match proto {
+        6 => 16,
+        17 => 6,
+        _ => return false,
+    };
+    if end > frame.len() || l4 + field + 2 > end {
+        return false;
+    }
+    frame[l4 + field..l4 + field + 2].copy_from_slice(&[0, 0]);
+    let pseudo = checksum::pseudo_header(&src, &dst, proto, (end - l4) as u32);
+    let mut sum = !checksum::combine(&[pseudo, checksum::data(&frame[l4..end])]);
+    if sum == 0 && proto == 17 {
+        sum = 0xffff;
+    }
+    frame[l4 + field..l4 + field + 2].copy_from_slice(&sum.to_be_bytes());
+    true
+}
+
 impl Port for AfPacketPort {
     fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
         self.refresh_if_due();
@@ -600,6 +665,9 @@ impl Port for AfPacketPort {
                 match copied {
                     Some(len) => {
                         pkt.set_len(len);
+                        if hdr.tp_status & TP_STATUS_CSUMNOTREADY != 0 {
+                            complete_transport_checksum(pkt.data_mut());
+                        }
                         pkt.timestamp = now;
                         burst.push(pkt);
                         n += 1;
@@ -831,5 +899,39 @@ mod tests {
         let e = AfPacketPort::open("ry-no-such0", AfPacketOptions::default()).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(e.to_string().contains("ry-no-such0"), "{e}");
+    }
+
+    #[test]
+    fn partial_checksums_are_completed_in_software() {
+        // IPv4/UDP 10.0.0.1:1 → 10.0.0.2:2, 4 bytes of payload; checksum
+        // field holding garbage as a CHECKSUM_PARTIAL frame would.
+        let mut f = vec![0u8; 14 + 20 + 12];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[16..18].copy_from_slice(&32u16.to_be_bytes());
+        f[23] = 17;
+        f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+        f[34..36].copy_from_slice(&1u16.to_be_bytes());
+        f[36..38].copy_from_slice(&2u16.to_be_bytes());
+        f[38..40].copy_from_slice(&12u16.to_be_bytes());
+        f[40..42].copy_from_slice(&[0x12, 0x34]);
+        f[42..46].copy_from_slice(b"abcd");
+        assert!(complete_transport_checksum(&mut f));
+        let pseudo = checksum::pseudo_header(
+            &std::net::IpAddr::from([10, 0, 0, 1]),
+            &std::net::IpAddr::from([10, 0, 0, 2]),
+            17,
+            12,
+        );
+        assert_eq!(
+            checksum::combine(&[pseudo, checksum::data(&f[34..46])]),
+            0xffff
+        );
+        // Not TCP/UDP, or truncated: untouched.
+        let mut icmp = f.clone();
+        icmp[23] = 1;
+        assert!(!complete_transport_checksum(&mut icmp));
+        assert!(!complete_transport_checksum(&mut f[..40]));
     }
 }

@@ -172,9 +172,13 @@ impl Port for TapPort {
         let now = Instant::now();
         if now.duration_since(self.refreshed.get()) >= REFRESH {
             self.refreshed.set(now);
-            let up = interface_flags(self.ctl.as_raw_fd(), &self.ifname)
-                .map(flags_up)
-                .unwrap_or(false);
+            // A tap whose kernel side was moved to another namespace (a lab
+            // host) is no longer visible here, yet our descriptor still
+            // carries its frames: count it as up.
+            let up = match interface_flags(self.ctl.as_raw_fd(), &self.ifname) {
+                Ok(flags) => flags_up(flags),
+                Err(e) => e.raw_os_error() == Some(libc::ENODEV),
+            };
             self.link.set(up);
         }
         self.link.get()

@@ -256,10 +256,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 
     /// Sets the header length in bytes; it must be a multiple of 4 up to 60.
+    /// The three reserved bits next to it are cleared.
     #[inline]
     pub fn set_header_len(&mut self, len: u8) {
         let b = &mut self.buffer.as_mut()[field::FLAGS.start];
-        *b = (*b & 0x0f) | ((len / 4) << 4);
+        *b = (*b & 0x01) | ((len / 4) << 4);
     }
 
     /// Sets the nine flag bits, keeping the data offset.
@@ -294,6 +295,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.set_checksum(0);
         let ck = !self.sum(src, dst);
         self.set_checksum(ck);
+    }
+
+    /// Option bytes, writable.
+    #[inline]
+    pub fn options_mut(&mut self) -> &mut [u8] {
+        let hl = usize::from(self.header_len());
+        &mut self.buffer.as_mut()[HEADER_LEN..hl]
     }
 
     /// Everything after the header and options, writable.
@@ -366,12 +374,11 @@ mod tests {
         p.set_dst_port(5201);
         p.set_seq_number(1);
         p.set_ack_number(2);
-        p.buffer.as_mut()[12] = 0;
         p.set_header_len(24);
         p.set_flags(FLAG_ACK | FLAG_PSH | FLAG_ECE);
         p.set_window_len(512);
         p.set_urgent_at(0);
-        p.buffer.as_mut()[20..24].copy_from_slice(&[1, 1, 1, 0]);
+        p.options_mut().copy_from_slice(&[1, 1, 1, 0]);
         p.payload_mut().copy_from_slice(b"abc");
         p.fill_checksum(&s, &d);
         assert_eq!(bytes, segment());
