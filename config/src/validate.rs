@@ -101,7 +101,10 @@ impl Checker<'_> {
                     self.report(
                         Severity::Error,
                         pos,
-                        format!("{} is already assigned to {}", p.addr, other.name),
+                        format!(
+                            "{} on {} is already assigned to {}",
+                            p.addr, iface.name, other.name
+                        ),
                         Some(format!(
                             "an address belongs to one interface (first configured on line {})",
                             first.line
@@ -138,7 +141,10 @@ impl Checker<'_> {
                     self.report(
                         Severity::Error,
                         pos,
-                        format!("{} is already assigned to {}", p.addr, other.name),
+                        format!(
+                            "{} on {} is already assigned to {}",
+                            p.addr, iface.name, other.name
+                        ),
                         Some(format!(
                             "an address belongs to one interface (first configured on line {})",
                             first.line
@@ -299,7 +305,10 @@ impl Checker<'_> {
                     self.report(
                         Severity::Error,
                         pos,
-                        format!("{} {} is already bound to {}", key.0, key.1, owner.name),
+                        format!(
+                            "cannot bind {} to {} {}: already bound to {}",
+                            iface.name, key.0, key.1, owner.name
+                        ),
                         Some(format!(
                             "a backend target feeds one interface ({} bound it on line {})",
                             owner.name, first_pos.line

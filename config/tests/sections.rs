@@ -57,7 +57,7 @@ fn exit_leaves_the_section_and_end_returns_to_top() {
 
 #[test]
 fn keywords_abbreviate_as_on_nxos() {
-    let p = clean("int e1/1\n  no sw\n  ip add 10.0.0.1/24\n  desc uplink\n  shut\n  mac 0011.2233.4455\nhost leaf\nfeat lldp\n");
+    let p = clean("int e1/1\n  no sw\n  ip add 10.0.0.1/24\n  desc uplink\n  shut\n  mac 0011.2233.4455\nhost leaf\nfeature lldp\n");
     let i = &p.config.interfaces[0];
     assert!(i.routed && i.shutdown);
     assert_eq!(i.ipv4.len(), 1);
@@ -65,6 +65,17 @@ fn keywords_abbreviate_as_on_nxos() {
     assert!(i.mac.is_some());
     assert_eq!(p.config.hostname.as_deref(), Some("leaf"));
     assert!(p.config.features.contains("lldp"));
+    // An abbreviation of two keywords is an error naming both.
+    let d = one_error("feat lldp\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            1,
+            "ambiguous command word `feat`",
+            Some("it could mean feature, feature-set")
+        )
+    );
 }
 
 #[test]

@@ -18,7 +18,7 @@ use crate::compile::Compiled;
 use crate::mgmt;
 
 /// Buffers in the pool of a live switch.
-pub const LIVE_POOL: usize = 32 * 1024;
+pub const LIVE_POOL: usize = 16 * 1024;
 
 /// Opens the backend a `bind` line names, for a live switch.
 ///

@@ -6,7 +6,15 @@
 
 use std::io::Write;
 
+use railyard_config::InterfaceName;
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
+
+/// Interfaces in port order (Ethernet1/2 before Ethernet1/10), as NX-OS lists them.
+pub fn in_port_order(stats: &SwitchStats) -> Vec<(&String, &InterfaceStats)> {
+    let mut v: Vec<_> = stats.interfaces.iter().collect();
+    v.sort_by_cached_key(|(name, _)| (name.parse::<InterfaceName>().ok(), (*name).clone()));
+    v
+}
 
 /// `show interface [NAME]`: one NX-OS-style block per interface.
 pub fn render_interfaces(
@@ -14,7 +22,7 @@ pub fn render_interfaces(
     stats: &SwitchStats,
     only: Option<&str>,
 ) -> std::io::Result<()> {
-    for (name, i) in &stats.interfaces {
+    for (name, i) in in_port_order(stats) {
         if only.is_some_and(|o| o != name) {
             continue;
         }
@@ -159,7 +167,7 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
         "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>9} {:>9}",
         "Interface", "State", "RX pkts", "RX bytes", "TX pkts", "TX bytes", "Malformed", "Drops"
     )?;
-    for (name, i) in &stats.interfaces {
+    for (name, i) in in_port_order(stats) {
         writeln!(
             out,
             "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>9} {:>9}",
@@ -173,9 +181,8 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
             i.total_drops()
         )?;
     }
-    let with_drops: Vec<_> = stats
-        .interfaces
-        .iter()
+    let with_drops: Vec<_> = in_port_order(stats)
+        .into_iter()
         .flat_map(|(n, i)| {
             i.drops
                 .iter()
@@ -202,7 +209,7 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
         "Tail drop",
         "Max depth B"
     )?;
-    for (name, i) in &stats.interfaces {
+    for (name, i) in in_port_order(stats) {
         for q in &i.queues {
             if q.tx_packets + q.tail_drops + q.wred_drops + q.depth_bytes == 0 {
                 continue;

@@ -1,12 +1,15 @@
 //! Packet buffers, the pool they come from, and bursts.
 //!
 //! Every buffer is allocated once, when the [`Pool`] is built, and recycled
-//! forever after: taking a packet pops a buffer from a lock-free queue and
-//! dropping the packet pushes it back, so the fast path never touches the
-//! allocator. Buffers may cross workers (cross-core hand-off); the pool's
-//! queue is multi-producer, multi-consumer for that reason.
+//! forever after, so the fast path never touches the allocator. Buffers may
+//! cross workers (cross-core hand-off), so the pool's shared free list is a
+//! lock-free multi-producer, multi-consumer queue. In front of it each thread
+//! keeps a small last-in, first-out cache (as DPDK's per-lcore mempool cache
+//! does): a busy worker keeps reusing the same few hot buffers instead of
+//! cycling through — and faulting in — the whole pool.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrayvec::ArrayVec;
@@ -32,7 +35,98 @@ pub type Burst = ArrayVec<Packet, BURST_SIZE>;
 struct PoolShared {
     free: ArrayQueue<Box<[u8]>>,
     capacity: usize,
+    in_use: AtomicUsize,
     exhausted: AtomicU64,
+    /// Most buffers one thread's cache may hold.
+    cache_max: usize,
+}
+
+/// Largest per-thread cache (DPDK's default mempool cache is 256-512).
+const CACHE_MAX: usize = 256;
+
+/// One thread's cache for one pool; gives its buffers back when the thread ends.
+struct LocalCache {
+    pool: Arc<PoolShared>,
+    bufs: Vec<Box<[u8]>>,
+}
+
+impl Drop for LocalCache {
+    fn drop(&mut self) {
+        for b in self.bufs.drain(..) {
+            // Cannot fail: the shared queue can hold every buffer of the pool.
+            let _ = self.pool.free.push(b);
+        }
+    }
+}
+
+thread_local! {
+    /// Per-thread caches, one per pool the thread has used (usually one).
+    static CACHES: RefCell<Vec<LocalCache>> = const { RefCell::new(Vec::new()) };
+}
+
+impl PoolShared {
+    /// Runs `f` on this thread's cache for this pool, creating it on first use.
+    /// Returns `None` during thread teardown, when the cache is gone.
+    #[inline]
+    fn with_cache<R>(self: &Arc<Self>, f: impl FnOnce(&mut Vec<Box<[u8]>>) -> R) -> Option<R> {
+        CACHES
+            .try_with(|c| {
+                let mut caches = c.try_borrow_mut().ok()?;
+                let i = match caches.iter().position(|lc| Arc::ptr_eq(&lc.pool, self)) {
+                    Some(i) => i,
+                    None => {
+                        caches.push(LocalCache {
+                            pool: Arc::clone(self),
+                            bufs: Vec::with_capacity(self.cache_max),
+                        });
+                        caches.len() - 1
+                    }
+                };
+                Some(f(&mut caches[i].bufs))
+            })
+            .ok()
+            .flatten()
+    }
+
+    #[inline]
+    fn take(self: &Arc<Self>) -> Option<Box<[u8]>> {
+        let cached = self.with_cache(|bufs| {
+            if bufs.is_empty() {
+                // Refill half the cache in one go from the shared queue.
+                for _ in 0..self.cache_max / 2 {
+                    match self.free.pop() {
+                        Some(b) => bufs.push(b),
+                        None => break,
+                    }
+                }
+            }
+            bufs.pop()
+        });
+        match cached {
+            Some(b) => b,
+            None => self.free.pop(),
+        }
+    }
+
+    #[inline]
+    fn give(self: &Arc<Self>, buf: Box<[u8]>) {
+        let mut buf = Some(buf);
+        self.with_cache(|bufs| {
+            if bufs.len() >= self.cache_max {
+                // Spill half back so other threads can have them.
+                for b in bufs.drain(self.cache_max / 2..) {
+                    let _ = self.free.push(b);
+                }
+            }
+            if let Some(b) = buf.take() {
+                bufs.push(b);
+            }
+        });
+        if let Some(b) = buf {
+            // Cannot fail: the shared queue can hold every buffer of the pool.
+            let _ = self.free.push(b);
+        }
+    }
 }
 
 /// A fixed set of preallocated packet buffers.
@@ -56,7 +150,10 @@ impl Pool {
             shared: Arc::new(PoolShared {
                 free,
                 capacity: buffers,
+                in_use: AtomicUsize::new(0),
                 exhausted: AtomicU64::new(0),
+                // Small pools (tests) keep most buffers shared.
+                cache_max: (buffers / 8).clamp(2, CACHE_MAX),
             }),
         }
     }
@@ -65,7 +162,7 @@ impl Pool {
     /// buffer is in use; the miss is counted in [`Pool::exhausted`].
     #[inline]
     pub fn alloc(&self) -> Option<Packet> {
-        match self.shared.free.pop() {
+        match self.shared.take() {
             Some(buf) => Some(Packet {
                 buf: Some(buf),
                 head: HEADROOM as u16,
@@ -74,6 +171,9 @@ impl Pool {
                 meta: Meta::default(),
                 timestamp: 0,
                 in_port: 0,
+            })
+            .inspect(|_| {
+                self.shared.in_use.fetch_add(1, Ordering::Relaxed);
             }),
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
@@ -94,9 +194,11 @@ impl Pool {
         Some(pkt)
     }
 
-    /// Buffers currently free.
+    /// Buffers not held by a packet (in the shared queue or a thread's cache).
     pub fn available(&self) -> usize {
-        self.shared.free.len()
+        self.shared
+            .capacity
+            .saturating_sub(self.shared.in_use.load(Ordering::Relaxed))
     }
 
     /// Buffers the pool was built with.
@@ -221,8 +323,8 @@ impl Packet {
 impl Drop for Packet {
     fn drop(&mut self) {
         if let Some(buf) = self.buf.take() {
-            // Cannot fail: every buffer came from this queue, which holds them all.
-            let _ = self.pool.free.push(buf);
+            self.pool.in_use.fetch_sub(1, Ordering::Relaxed);
+            self.pool.give(buf);
         }
     }
 }
@@ -253,6 +355,30 @@ mod tests {
         drop(a);
         drop(b);
         assert_eq!(pool.available(), 2);
+        assert!(pool.alloc().is_some());
+    }
+
+    #[test]
+    fn buffers_freed_on_another_thread_come_back() {
+        let pool = Pool::new(64);
+        let pkts: Vec<Packet> = (0..64).map(|_| pool.alloc().unwrap()).collect();
+        assert!(pool.alloc().is_none());
+        std::thread::spawn(move || drop(pkts)).join().unwrap();
+        // The other thread's cache returned its buffers when it ended.
+        let again: Vec<Packet> = (0..64).map(|_| pool.alloc().unwrap()).collect();
+        assert_eq!(again.len(), 64);
+        assert_eq!(pool.available(), 0);
+    }
+
+    #[test]
+    fn a_busy_thread_reuses_the_same_hot_buffers() {
+        let pool = Pool::new(1024);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let p = pool.alloc().unwrap();
+            seen.insert(p.data().as_ptr() as usize);
+        }
+        assert_eq!(seen.len(), 1, "the cache cycles {} buffers", seen.len());
     }
 
     #[test]

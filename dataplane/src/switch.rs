@@ -111,7 +111,6 @@ pub struct Switch {
     pool: Pool,
     links: Option<WorkerLinks>,
     punt: Option<Arc<ArrayQueue<Packet>>>,
-    rx: Burst,
     released: Vec<Packet>,
     tick_out: TickOutput,
     last_tick: Nanos,
@@ -190,7 +189,6 @@ impl Switch {
             pool,
             links,
             punt: None,
-            rx: Burst::new(),
             released: Vec::with_capacity(64),
             tick_out: TickOutput::default(),
             last_tick: 0,
@@ -331,7 +329,9 @@ impl Switch {
     // ----- receive side -------------------------------------------------
 
     fn rx_port(&mut self, p: usize, now: Nanos) -> usize {
-        let mut burst = std::mem::take(&mut self.rx);
+        // A fresh ArrayVec costs nothing to make; moving a full one would
+        // copy every packet handle, so the burst lives on this frame.
+        let mut burst = Burst::new();
         let n = match self.ports[p].backend.as_mut() {
             Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
             _ => 0,
@@ -340,7 +340,6 @@ impl Switch {
             pkt.in_port = p as u16;
             self.ingress(pkt, p, now);
         }
-        self.rx = burst;
         n
     }
 
@@ -651,11 +650,9 @@ impl Switch {
             sent += transmit(backend.as_mut(), &mut slot.ctrl_tx, &mut slot.counters, now);
         }
         if !slot.queues.is_empty() {
-            let mut burst = std::mem::take(&mut slot.tx_pending);
             slot.queues
-                .dequeue_burst(&mut burst, BURST_SIZE, &mut slot.counters.queues);
-            sent += transmit(backend.as_mut(), &mut burst, &mut slot.counters, now);
-            slot.tx_pending = burst;
+                .dequeue_burst(&mut slot.tx_pending, BURST_SIZE, &mut slot.counters.queues);
+            sent += transmit(backend.as_mut(), &mut slot.tx_pending, &mut slot.counters, now);
         }
         sent
     }

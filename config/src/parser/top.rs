@@ -348,24 +348,21 @@ fn route_args(
             Some(format!("IPv6 routes are configured with `{other} route`")),
         ));
     } else {
-        let mask_form = !ptok.text.contains('/')
-            && ptok.text.parse::<Ipv4Addr>().is_ok()
-            && a.peek().is_some_and(|t| t.text.parse::<Ipv4Addr>().is_ok())
+        // `A.B.C.D M.M.M.M TARGET`: a mask is only read when a target follows it.
+        let addr = ptok.text.parse::<Ipv4Addr>().ok();
+        let mask_follows = a.peek().is_some_and(|t| t.text.parse::<Ipv4Addr>().is_ok())
             && a.line.tokens.len() > a.pos + 1;
-        if mask_form {
-            let addr = ptok
-                .text
-                .parse::<Ipv4Addr>()
-                .map_err(|e| Fail::new(ptok.col, e.to_string(), None))?;
-            let mtok = a.expect("netmask")?;
-            let len = value::netmask(mtok)?;
-            IpPrefix::V4(Ipv4Prefix { addr, len })
-        } else {
-            IpPrefix::V4(
+        match addr {
+            Some(addr) if mask_follows => {
+                let mtok = a.expect("netmask")?;
+                let len = value::netmask(mtok)?;
+                IpPrefix::V4(Ipv4Prefix { addr, len })
+            }
+            _ => IpPrefix::V4(
                 ptok.text
                     .parse::<Ipv4Prefix>()
                     .map_err(|e| Fail::value(ptok, e))?,
-            )
+            ),
         }
     };
     if prefix.network() != prefix {
