@@ -60,7 +60,7 @@ fn main() {
     }
     let (mut sw, _) = Switch::new(&model, backends, pool.clone());
     let mixes: Vec<Vec<Vec<u8>>> = (0..PORTS).map(|i| roce_mix(i, PORTS, 256)).collect();
-    let mut cursor = vec![0usize; PORTS];
+    let mut cursor = [0usize; PORTS];
 
     let mut timed = Duration::ZERO;
     let mut allocs_in_poll = 0u64;

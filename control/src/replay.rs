@@ -121,7 +121,7 @@ pub fn replay_pcaps(
             Some((_, path)) => Some(PcapSource::open_aligned(path, epoch)?),
             None => None,
         };
-        let sink = PcapSink::create(&output_path(out_dir, &ifc.name), epoch);
+        let sink = PcapSink::create(output_path(out_dir, &ifc.name), epoch);
         backends.push(Some(Box::new(PcapPort::new(source, Some(sink)))));
     }
     run_virtual(model, backends, progress)

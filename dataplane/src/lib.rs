@@ -9,6 +9,8 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Tests state their expectations with unwrap and panic.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod clock;
 pub mod counters;

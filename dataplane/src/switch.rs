@@ -532,12 +532,9 @@ impl Switch {
         if let Some((ip, mac)) = outcome.learned {
             self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
         }
+        self.ports[p].counters.punted += 1;
         if outcome.reply {
             self.send_ctrl(p, pkt);
-        } else if outcome.learned.is_none() {
-            self.ports[p].counters.punted += 1;
-        } else {
-            self.ports[p].counters.punted += 1;
         }
     }
 
@@ -652,7 +649,12 @@ impl Switch {
         if !slot.queues.is_empty() {
             slot.queues
                 .dequeue_burst(&mut slot.tx_pending, BURST_SIZE, &mut slot.counters.queues);
-            sent += transmit(backend.as_mut(), &mut slot.tx_pending, &mut slot.counters, now);
+            sent += transmit(
+                backend.as_mut(),
+                &mut slot.tx_pending,
+                &mut slot.counters,
+                now,
+            );
         }
         sent
     }
