@@ -1,0 +1,196 @@
+//! The `railyard` binary as users run it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+fn railyard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(args)
+        .output()
+        .expect("run railyard")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn demo_runs_and_reports_per_interface_and_queue() {
+    let out = railyard(&["demo", "--packets", "2000"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in [
+        "Ethernet1/1",
+        "Ethernet1/4",
+        "Ethernet1/32",
+        "ttl_expired",
+        "malformed",
+        "Egress queues",
+    ] {
+        assert!(s.contains(needle), "demo output lacks {needle}:\n{s}");
+    }
+}
+
+#[test]
+fn demo_counters_conserve_packets() {
+    let out = railyard(&["demo", "--packets", "2000", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ifs = v["interfaces"].as_object().expect("interfaces");
+    let sum = |f: &dyn Fn(&serde_json::Value) -> u64| ifs.values().map(f).sum::<u64>();
+    let rx = sum(&|i| i["rx_packets"].as_u64().unwrap_or(0));
+    let tx = sum(&|i| i["tx_packets"].as_u64().unwrap_or(0));
+    let drops = sum(&|i| {
+        i["drops"]
+            .as_object()
+            .map_or(0, |d| d.values().filter_map(|n| n.as_u64()).sum())
+    });
+    let queued = sum(&|i| {
+        i["queues"].as_array().map_or(0, |q| {
+            q.iter().filter_map(|q| q["depth_bytes"].as_u64()).sum()
+        })
+    });
+    assert_eq!(queued, 0, "queues drained at the end");
+    // The ARP request and the ping are answered: one frame out for each in.
+    assert_eq!(rx, tx + drops, "rx {rx} = tx {tx} + drops {drops}");
+    assert_eq!(ifs["Ethernet1/3"]["rx_malformed"], 2);
+}
+
+#[test]
+fn a_bad_config_names_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("bad.conf");
+    std::fs::write(
+        &conf,
+        "hostname x\ninterface Ethernet1/1\n  ip address 10.0.0.1/33\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad.conf:3:14: error"), "{err}");
+    assert!(err.contains("ip address 10.0.0.1/33"), "{err}");
+    assert!(err.contains('^'), "{err}");
+}
+
+#[test]
+fn check_summarises_a_good_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ok.conf");
+    std::fs::write(
+        &conf,
+        "hostname leaf\ninterface e1/1-2\n no switchport\ninterface e1/1\n ip address 10.0.0.1/24\nip route 10.9.0.0/16 10.0.0.2\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("leaf: 2 interfaces, 1 static route groups"),
+        "{s}"
+    );
+}
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    use pcap_file::pcap::{PcapPacket, PcapWriter};
+    let mut w = PcapWriter::new(std::fs::File::create(path).unwrap()).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_micros(1_000_000 + i as u64),
+            f.len() as u32,
+            f,
+        ))
+        .unwrap();
+    }
+}
+
+#[test]
+fn replay_writes_per_interface_pcaps_and_stats_json() {
+    use railyard_control::traffic::{build, FrameSpec};
+    use railyard_dataplane::wire::MacAddr;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("sw.conf");
+    std::fs::write(
+        &conf,
+        "hostname sw
+interface Ethernet1/1
+  no switchport
+  mac-address 02:00:00:00:01:01
+  ip address 10.0.1.1/24
+interface Ethernet1/2
+  no switchport
+  ip address 10.0.2.1/24
+  ip arp 10.0.2.2 02:00:00:00:00:02
+",
+    )
+    .unwrap();
+    let spec = FrameSpec::udp(
+        MacAddr([2, 0, 0, 0, 0, 1]),
+        MacAddr([2, 0, 0, 0, 1, 1]),
+        "10.0.1.2".parse().unwrap(),
+        "10.0.2.2".parse().unwrap(),
+    );
+    let input = dir.path().join("in.pcap");
+    write_pcap(
+        &input,
+        &(0..50).map(|k| build(&spec, k)).collect::<Vec<_>>(),
+    );
+    let out_dir = dir.path().join("out");
+    let stats = dir.path().join("stats.json");
+    let out = railyard(&[
+        "replay",
+        "--config",
+        conf.to_str().unwrap(),
+        "--pcap",
+        &format!("eth1/1={}", input.display()),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("replayed 50 frames"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(out_dir.join("Ethernet1_2.pcap").exists());
+    assert!(
+        !out_dir.join("Ethernet1_1.pcap").exists(),
+        "no file for a port that sent nothing"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(v["interfaces"]["Ethernet1/2"]["tx_packets"], 50);
+}
+
+#[test]
+fn usage_errors_are_explained() {
+    let out = railyard(&[
+        "replay",
+        "--config",
+        "/nonexistent.conf",
+        "--pcap",
+        "x",
+        "--out",
+        "/tmp",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("nonexistent.conf"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = railyard(&[
+        "show",
+        "interface",
+        "--socket",
+        "/nonexistent/railyard.sock",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot reach a running railyard"),
+        "{}",
+        text(&out.stderr)
+    );
+}

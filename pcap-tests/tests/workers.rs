@@ -1,0 +1,132 @@
+//! Several poll-mode workers: cross-worker hand-off and neighbour learning
+//! shared between workers, over in-memory ports on the real clock.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use railyard_control::traffic::{arp_request, build, FrameSpec};
+use railyard_dataplane::clock::MonotonicClock;
+use railyard_dataplane::model::{InterfaceModel, SwitchModel};
+use railyard_dataplane::port::ring::{RingLink, RingPort};
+use railyard_dataplane::port::Port;
+use railyard_dataplane::runtime::{PollMode, Runtime, RuntimeOptions};
+use railyard_dataplane::wire::MacAddr;
+use railyard_dataplane::Pool;
+
+fn port_mac(i: u8) -> MacAddr {
+    MacAddr([2, 0xaa, 0, 0, 0, i])
+}
+
+fn host_mac(i: u8) -> MacAddr {
+    MacAddr([2, 0xbb, 0, 0, 0, i])
+}
+
+fn model() -> SwitchModel {
+    let interfaces = (0..4u8)
+        .map(|i| {
+            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
+            m.ipv4.push((Ipv4Addr::new(10, 0, i, 1), 24));
+            m
+        })
+        .collect();
+    SwitchModel {
+        interfaces,
+        ..SwitchModel::default()
+    }
+}
+
+/// Waits until `port` has received `n` frames (or a few seconds pass).
+fn receive(port: &mut RingPort, n: usize) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while got.len() < n && Instant::now() < deadline {
+        match port.recv() {
+            Some(p) => got.push(p.data().to_vec()),
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    got
+}
+
+#[test]
+fn two_workers_hand_off_packets_and_share_what_they_learn() {
+    let pool = Pool::new(4096);
+    let mut hosts = Vec::new();
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    for i in 0..4 {
+        let (sw, host, _) = RingLink::pair(&format!("p{i}"), 1024);
+        backends.push(Some(Box::new(sw)));
+        hosts.push(host);
+    }
+    let opts = RuntimeOptions {
+        workers: 2,
+        cores: Vec::new(),
+        poll: PollMode::Adaptive,
+    };
+    let (rt, warnings) = Runtime::start(
+        &model(),
+        backends,
+        pool.clone(),
+        Arc::new(MonotonicClock::new()),
+        &opts,
+    );
+    assert!(warnings.is_empty());
+
+    // Port 0 belongs to worker 0, port 1 to worker 1: host 0 → host 1 crosses
+    // workers. Nobody knows host 1's MAC yet, so worker 0 parks the packets
+    // and asks through worker 1's port.
+    let h1_ip = Ipv4Addr::new(10, 0, 1, 2);
+    let spec = FrameSpec::udp(
+        host_mac(0),
+        port_mac(0),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        IpAddr::V4(h1_ip),
+    );
+    for k in 0..10 {
+        hosts[0]
+            .send(pool.alloc_from(&build(&spec, k)).unwrap())
+            .unwrap();
+    }
+    let req = receive(&mut hosts[1], 1);
+    assert_eq!(req.len(), 1, "an ARP request for host 1");
+    assert_eq!(&req[0][12..14], &[0x08, 0x06]);
+    assert_eq!(&req[0][38..42], &h1_ip.octets());
+
+    // Host 1 answers on port 1 (worker 1 learns it and tells worker 0).
+    let mut reply = arp_request(host_mac(1), h1_ip, Ipv4Addr::new(10, 0, 1, 1));
+    reply[0..6].copy_from_slice(&port_mac(1).0);
+    reply[21] = 2;
+    reply[32..38].copy_from_slice(&port_mac(1).0);
+    hosts[1].send(pool.alloc_from(&reply).unwrap()).unwrap();
+    let released = receive(&mut hosts[1], 10);
+    assert_eq!(released.len(), 10, "parked packets released across workers");
+    for (k, f) in released.iter().enumerate() {
+        assert_eq!(&f[0..6], &host_mac(1).0);
+        assert_eq!(&f[6..12], &port_mac(1).0);
+        assert_eq!(
+            u64::from_be_bytes(f[42..50].try_into().unwrap()),
+            k as u64,
+            "order kept"
+        );
+    }
+
+    // Now learned everywhere: more traffic flows without another request.
+    for k in 10..1010 {
+        while hosts[0]
+            .send(pool.alloc_from(&build(&spec, k)).unwrap())
+            .is_err()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let more = receive(&mut hosts[1], 1000);
+    assert_eq!(more.len(), 1000);
+    assert!(more.iter().all(|f| f[12..14] == [0x08, 0x00]));
+
+    let stats = rt.shutdown();
+    assert_eq!(stats.interfaces.len(), 4, "every worker's ports reported");
+    assert_eq!(stats.interfaces["Ethernet1/1"].rx_packets, 1010);
+    assert_eq!(stats.interfaces["Ethernet1/2"].tx_packets, 1011);
+    assert_eq!(stats.interfaces["Ethernet1/1"].total_drops(), 0);
+}
