@@ -45,6 +45,40 @@ pub fn interface_mac(base: MacAddr, name: &InterfaceName) -> MacAddr {
     MacAddr(m)
 }
 
+/// Reorders a compiled switch's interfaces to `order` (the running switch's),
+/// renumbering route next hops to match; `None` when the interface sets differ.
+pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
+    if c.model.interfaces.len() != order.len() {
+        return None;
+    }
+    let from: Vec<usize> = order
+        .iter()
+        .map(|n| c.model.interfaces.iter().position(|i| &i.name == n))
+        .collect::<Option<_>>()?;
+    let mut new_index = vec![0u16; from.len()];
+    for (new, old) in from.iter().enumerate() {
+        new_index[*old] = new as u16;
+    }
+    let mut interfaces: Vec<Option<InterfaceModel>> =
+        c.model.interfaces.drain(..).map(Some).collect();
+    let mut binds: Vec<Option<Option<Bind>>> = c.binds.drain(..).map(Some).collect();
+    for old in &from {
+        c.model.interfaces.push(interfaces[*old].take()?);
+        c.binds.push(binds[*old].take()?);
+    }
+    for r in &mut c.model.routes {
+        for nh in &mut r.next_hops {
+            match nh {
+                NextHopModel::Interface(p) | NextHopModel::Gateway { port: Some(p), .. } => {
+                    *p = new_index[usize::from(*p)];
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(c)
+}
+
 /// Compiles a parsed configuration.
 ///
 /// # Errors

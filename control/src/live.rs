@@ -1,8 +1,8 @@
 //! `railyard run`: the live switch on real ports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use railyard_config::Bind;
@@ -14,8 +14,9 @@ use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
 use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::Pool;
 
-use crate::compile::Compiled;
-use crate::mgmt;
+use crate::compile::{reorder, Compiled};
+use crate::load_config;
+use crate::mgmt::{self, ReloadReply};
 
 /// Buffers in the pool of a live switch.
 pub const LIVE_POOL: usize = 16 * 1024;
@@ -59,17 +60,82 @@ pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, Strin
 /// Options of `railyard run`.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
+    /// The configuration file (re-read on reload).
+    pub config: PathBuf,
+    /// Treat unsupported configuration sections as errors.
+    pub strict: bool,
     /// Management socket path.
     pub socket: PathBuf,
     /// Worker layout and idle behaviour.
     pub runtime: RuntimeOptions,
 }
 
+/// Re-reads a configuration and applies it to the running workers, or
+/// explains why not; the old configuration keeps running on any error.
+fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: bool) -> ReloadReply {
+    let reject = |messages: Vec<String>| ReloadReply {
+        applied: false,
+        messages,
+    };
+    let loaded = match load_config(path, strict) {
+        Ok(l) => l,
+        Err(diagnostics) => {
+            return reject(vec![
+                diagnostics,
+                "configuration rejected; the running configuration is unchanged".into(),
+            ])
+        }
+    };
+    let Ok(mut current) = running.lock() else {
+        return reject(vec!["internal error: configuration lock poisoned".into()]);
+    };
+    let order: Vec<String> = current
+        .model
+        .interfaces
+        .iter()
+        .map(|i| i.name.clone())
+        .collect();
+    let Some(new) = reorder(loaded.compiled, &order) else {
+        return reject(vec![format!(
+            "{}: interfaces were added or removed; restart railyard to apply that (running configuration unchanged)",
+            path.display()
+        )]);
+    };
+    if let Some((name, _)) = order
+        .iter()
+        .zip(new.binds.iter().zip(&current.binds))
+        .find(|(_, (a, b))| a != b)
+    {
+        return reject(vec![format!(
+            "{}: the `bind` of {name} changed; restart railyard to move a port (running configuration unchanged)",
+            path.display()
+        )]);
+    }
+    match runtime.apply(new.model.clone()) {
+        Ok(route_warnings) => {
+            let mut messages = loaded.warnings;
+            messages.extend(
+                route_warnings
+                    .into_iter()
+                    .map(|w| format!("warning: route {}: {}", w.route, w.message)),
+            );
+            messages.push(format!("{}: applied", path.display()));
+            *current = new;
+            ReloadReply {
+                applied: true,
+                messages,
+            }
+        }
+        Err(e) => reject(vec![e]),
+    }
+}
+
 /// Runs the switch until SIGINT or SIGTERM, then returns the final counters.
+/// SIGHUP or a `reload` request re-reads the configuration.
 ///
 /// # Errors
 /// A message when a port or the management socket cannot be opened.
-pub fn run(compiled: &Compiled, opts: &RunOptions) -> Result<SwitchStats, String> {
+pub fn run(compiled: Compiled, opts: &RunOptions) -> Result<SwitchStats, String> {
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
         match bind {
@@ -84,6 +150,9 @@ pub fn run(compiled: &Compiled, opts: &RunOptions) -> Result<SwitchStats, String
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| e.to_string())?;
     }
+    let hangup = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hangup))
+        .map_err(|e| e.to_string())?;
     let clock = Arc::new(MonotonicClock::new());
     let (runtime, warnings) = Runtime::start(
         &compiled.model,
@@ -95,24 +164,59 @@ pub fn run(compiled: &Compiled, opts: &RunOptions) -> Result<SwitchStats, String
     for w in warnings {
         tracing::warn!("route {}: {}", w.route, w.message);
     }
+    let hostname = compiled.model.hostname.clone();
+    let interfaces = compiled.model.interfaces.len();
     let runtime = Arc::new(runtime);
-    let rt = Arc::clone(&runtime);
-    let server = mgmt::Server::start(&opts.socket, move || rt.stats())
-        .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+    let running = Arc::new(Mutex::new(compiled));
+    let (rt, cfg, path, strict) = (
+        Arc::clone(&runtime),
+        Arc::clone(&running),
+        opts.config.clone(),
+        opts.strict,
+    );
+    let server = mgmt::Server::start(&opts.socket, move |req| {
+        let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
+        match verb {
+            "stats" => serde_json::to_string(&rt.stats()).unwrap_or_default(),
+            "reload" => {
+                let file = if arg.trim().is_empty() {
+                    path.clone()
+                } else {
+                    PathBuf::from(arg.trim())
+                };
+                let reply = reload(&rt, &cfg, &file, strict);
+                log_reload(&reply);
+                serde_json::to_string(&reply).unwrap_or_default()
+            }
+            _ => mgmt::unknown_request(req),
+        }
+    })
+    .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
     tracing::info!(
-        "{} running: {} interfaces, {} workers, socket {}",
-        compiled.model.hostname,
-        compiled.model.interfaces.len(),
+        "{hostname} running: {interfaces} interfaces, {} workers, socket {}",
         opts.runtime.workers.max(1),
         opts.socket.display()
     );
     while !stop.load(Ordering::Relaxed) {
+        if hangup.swap(false, Ordering::Relaxed) {
+            log_reload(&reload(&runtime, &running, &opts.config, opts.strict));
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(server);
     let runtime = Arc::try_unwrap(runtime)
         .map_err(|_| "management thread still holds the runtime".to_string())?;
     Ok(runtime.shutdown())
+}
+
+fn log_reload(reply: &ReloadReply) {
+    for m in &reply.messages {
+        if reply.applied {
+            tracing::info!("reload: {m}");
+        } else {
+            tracing::error!("reload: {m}");
+        }
+    }
 }
 
 /// Parses `--cores 0,1` or `--cores 2-3` into a core list.

@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use railyard_config::{parse_file, ParseOptions, Parsed};
-use railyard_control::compile::{compile, Compiled};
+use railyard_control::compile::Compiled;
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{demo, format_diagnostics, mgmt, replay, show};
+use railyard_control::{demo, load_config, mgmt, replay, show};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -84,6 +83,16 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Make a running switch re-read its configuration (as SIGHUP does), or
+    /// load FILE instead. A configuration with errors is rejected and the
+    /// running one stays.
+    Reload {
+        /// Configuration to load instead of the one the switch started with.
+        file: Option<PathBuf>,
+        /// Management socket of the switch.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
     /// Show state of a running switch.
     Show {
         #[command(subcommand)]
@@ -125,16 +134,11 @@ fn main() -> ExitCode {
 }
 
 fn load(path: &Path, strict: bool) -> Result<Compiled, String> {
-    let Parsed { config, warnings } =
-        parse_file(path, &ParseOptions { strict }).map_err(|d| format_diagnostics(&d))?;
-    if !warnings.is_empty() {
-        eprintln!("{}", format_diagnostics(&warnings));
+    let loaded = load_config(path, strict)?;
+    for w in &loaded.warnings {
+        eprintln!("{w}");
     }
-    let compiled = compile(&config).map_err(|e| e.join("\n"))?;
-    for w in &compiled.warnings {
-        eprintln!("warning: {w}");
-    }
-    Ok(compiled)
+    Ok(loaded.compiled)
 }
 
 fn dispatch(cmd: Command) -> Result<(), String> {
@@ -156,6 +160,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 .transpose()?
                 .unwrap_or_default();
             let opts = RunOptions {
+                config: std::path::absolute(&config).unwrap_or(config),
+                strict,
                 socket,
                 runtime: RuntimeOptions {
                     workers: cores.len().max(1),
@@ -166,7 +172,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     },
                 },
             };
-            let stats = run(&compiled, &opts)?;
+            let stats = run(compiled, &opts)?;
             writeln!(out, "final counters:").map_err(io)?;
             show::render_summary(&mut out, &stats).map_err(io)
         }
@@ -268,6 +274,23 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 .map_err(io)?;
             }
             writeln!(out, "{} routes installed", fib.routes().len()).map_err(io)
+        }
+        Command::Reload { file, socket } => {
+            // A relative path means relative to where this command runs.
+            let file = file.map(|f| std::path::absolute(&f).unwrap_or(f));
+            let reply = mgmt::reload(&socket, file.as_deref())?;
+            for m in &reply.messages {
+                if reply.applied {
+                    writeln!(out, "{m}").map_err(io)?;
+                } else {
+                    eprintln!("{m}");
+                }
+            }
+            if reply.applied {
+                Ok(())
+            } else {
+                Err("reload rejected".to_string())
+            }
         }
         Command::Show {
             what: ShowWhat::Interface { name, json, socket },

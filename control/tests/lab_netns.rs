@@ -158,6 +158,15 @@ impl Switch {
         std::fs::read_to_string(self.log.with_extension("out")).unwrap_or_default()
     }
 
+    fn signal(&self, sig: libc::c_int) {
+        if let Some(child) = &self.child {
+            // SAFETY: signalling a child process we started and have not reaped.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, sig);
+            }
+        }
+    }
+
     fn terminate(&mut self) {
         if let Some(mut child) = self.child.take() {
             // `ip netns exec` execs railyard, so the child's PID is the switch's.
@@ -296,6 +305,13 @@ fn udp_stream(h1: &str, h2: &str, count: u64, pps: u64) -> u64 {
     got
 }
 
+fn ping_fails(ns: &str, dst: &str) -> bool {
+    run(&[
+        "ip", "netns", "exec", ns, "ping", "-c", "2", "-i", "0.2", "-W", "1", dst,
+    ])
+    .is_err()
+}
+
 fn afpacket_lab() -> (Lab, String, String, Switch) {
     let mut lab = Lab::new();
     let (h1, h2, sw) = (lab.ns("h1"), lab.ns("h2"), lab.ns("sw"));
@@ -394,4 +410,73 @@ fn hosts_ping_each_other_through_railyard_on_tap() {
     );
     let got = udp_stream(&h1, &h2, 20_000, 10_000);
     assert_eq!(got, 20_000);
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn reload_applies_good_configs_and_keeps_running_on_bad_ones() {
+    let (lab, h1, _h2, switch) = afpacket_lab();
+    ping(&h1, "10.91.2.2");
+    let conf = lab.path("sw.conf");
+    let good = std::fs::read_to_string(&conf).expect("config");
+    let rx_before = switch.show().expect("show")["interfaces"]["Ethernet1/1"]["rx_packets"]
+        .as_u64()
+        .unwrap_or(0);
+
+    // A broken file is rejected with its diagnostics; traffic keeps flowing.
+    let bad = lab.path("bad.conf");
+    std::fs::write(&bad, good.replace("10.91.2.1/24", "10.91.2.1/40")).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["reload", bad.to_str().unwrap_or_default(), "--socket"])
+        .arg(&switch.socket)
+        .output()
+        .expect("reload");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.conf:9:"), "{err}");
+    assert!(err.contains("unchanged"), "{err}");
+    ping(&h1, "10.91.2.2");
+
+    // SIGHUP re-reads the file the switch started with: shut Ethernet1/2.
+    std::fs::write(
+        &conf,
+        good.replace("  bind af-packet p2", "  bind af-packet p2\n  shutdown"),
+    )
+    .expect("write");
+    switch.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while switch.show().expect("show")["interfaces"]["Ethernet1/2"]["admin_up"] != false {
+        assert!(Instant::now() < deadline, "SIGHUP reload not applied");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ping_fails(&h1, "10.91.2.2"));
+
+    // `railyard reload` brings it back; counters were never reset.
+    std::fs::write(&conf, &good).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["reload", "--socket"])
+        .arg(&switch.socket)
+        .output()
+        .expect("reload");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ping(&h1, "10.91.2.2");
+    std::thread::sleep(Duration::from_millis(200));
+    let stats = switch.show().expect("show");
+    let rx_after = stats["interfaces"]["Ethernet1/1"]["rx_packets"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        rx_after > rx_before,
+        "counters kept across reloads: {rx_before} -> {rx_after}"
+    );
+    assert!(
+        stats["interfaces"]["Ethernet1/2"]["drops"]["interface_down"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0
+    );
 }

@@ -219,6 +219,24 @@ impl NeighborTable {
         }
     }
 
+    /// Brings the table in line with a new configuration: static entries are
+    /// replaced by `statics`, learned entries survive only where `keep`
+    /// says their address is still on-link. Parked packets stay parked.
+    pub fn reconcile(
+        &mut self,
+        statics: impl IntoIterator<Item = (PortId, IpAddr, MacAddr)>,
+        keep: impl Fn(PortId, IpAddr) -> bool,
+    ) {
+        self.entries.retain(|&(port, addr), state| match state {
+            NeighborState::Static(_) => false,
+            NeighborState::Learned { .. } => keep(port, addr),
+            NeighborState::Incomplete { .. } => true,
+        });
+        for (port, addr, mac) in statics {
+            self.add_static(port, addr, mac);
+        }
+    }
+
     /// True when some address is being resolved (so `tick` has work).
     pub fn resolving(&self) -> bool {
         !self.parked.is_empty()

@@ -91,6 +91,12 @@ impl EgressQueues {
         n
     }
 
+    /// Changes every queue's byte limit; packets already queued stay (a queue
+    /// above its new limit simply admits nothing until it drains).
+    pub fn set_limit(&mut self, limit_bytes: u64) {
+        self.limit_bytes = [limit_bytes; NUM_QUEUES];
+    }
+
     /// Packets queued across all eight queues.
     pub fn len(&self) -> usize {
         self.total_packets

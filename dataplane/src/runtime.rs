@@ -6,10 +6,12 @@
 //! every [`PUBLISH_INTERVAL`] (off the fast path) so the control plane can
 //! answer `show` without touching worker state.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use crossbeam_queue::ArrayQueue;
 
 use crate::clock::{Clock, Nanos};
 use crate::fib::FibWarning;
@@ -46,11 +48,20 @@ pub struct RuntimeOptions {
     pub poll: PollMode,
 }
 
+/// A model waiting to be applied by a worker, with its generation number.
+type Pending = (u64, Arc<SwitchModel>);
+
 /// Running workers.
 pub struct Runtime {
     handles: Vec<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     snapshots: Arc<Vec<Mutex<SwitchStats>>>,
+    /// Per worker: models to apply between bursts.
+    commands: Vec<Arc<ArrayQueue<Pending>>>,
+    /// Per worker: the generation it has applied.
+    applied: Arc<Vec<AtomicU64>>,
+    generation: AtomicU64,
+    interfaces: Vec<String>,
 }
 
 /// Which worker owns port `i` of `ports` when there are `workers` workers.
@@ -85,6 +96,10 @@ impl Runtime {
         );
         let mut warnings = Vec::new();
         let mut handles = Vec::new();
+        let commands: Vec<Arc<ArrayQueue<Pending>>> =
+            (0..workers).map(|_| Arc::new(ArrayQueue::new(4))).collect();
+        let applied: Arc<Vec<AtomicU64>> =
+            Arc::new((0..workers).map(|_| AtomicU64::new(0)).collect());
         for ((w, ports), link) in per_worker.into_iter().enumerate().zip(links) {
             let (mut sw, warn) = Switch::new_worker(model, ports, pool.clone(), link);
             if w == 0 {
@@ -95,6 +110,8 @@ impl Runtime {
             let clock = Arc::clone(&clock);
             let core = opts.cores.get(w).copied();
             let poll = opts.poll;
+            let inbox = Arc::clone(&commands[w]);
+            let applied = Arc::clone(&applied);
             let handle = std::thread::Builder::new()
                 .name(format!("railyard-w{w}"))
                 .spawn(move || {
@@ -103,7 +120,13 @@ impl Runtime {
                             tracing::warn!(core = c, "could not pin worker {w} to core {c}");
                         }
                     }
-                    worker_loop(&mut sw, &*clock, &stop, &snaps[w], poll);
+                    let control = WorkerControl {
+                        stop: &stop,
+                        slot: &snaps[w],
+                        commands: &inbox,
+                        applied: &applied[w],
+                    };
+                    worker_loop(&mut sw, &*clock, &control, poll);
                 });
             match handle {
                 Ok(h) => handles.push(h),
@@ -115,6 +138,10 @@ impl Runtime {
                 handles,
                 stop,
                 snapshots,
+                commands,
+                applied,
+                generation: AtomicU64::new(0),
+                interfaces: model.interfaces.iter().map(|i| i.name.clone()).collect(),
             },
             warnings,
         )
@@ -138,6 +165,49 @@ impl Runtime {
         all
     }
 
+    /// Hands a new model to every worker, which applies it between bursts
+    /// (queued packets, counters and still-valid neighbours are kept), and
+    /// waits until all have. Returns the routes that could not be installed.
+    ///
+    /// # Errors
+    /// When the model's interfaces differ from the running ones (adding or
+    /// removing ports needs a restart), or a worker does not answer.
+    pub fn apply(&self, model: SwitchModel) -> Result<Vec<FibWarning>, String> {
+        let names: Vec<&str> = model.interfaces.iter().map(|i| i.name.as_str()).collect();
+        if names
+            != self
+                .interfaces
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+        {
+            return Err(
+                "the set of interfaces changed; adding or removing interfaces needs a restart"
+                    .to_string(),
+            );
+        }
+        let (_, warnings) = crate::fib::Fib::build(&model);
+        let gen = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let model = Arc::new(model);
+        for q in &self.commands {
+            let mut item = (gen, Arc::clone(&model));
+            // Replace anything not yet applied: only the newest model matters.
+            while let Err(back) = q.push(item) {
+                item = back;
+                let _ = q.pop();
+            }
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while self.applied.iter().any(|a| a.load(Ordering::Acquire) < gen) {
+            if std::time::Instant::now() > deadline || self.handles.iter().any(|h| h.is_finished())
+            {
+                return Err("a worker did not apply the new configuration in time".to_string());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(warnings)
+    }
+
     /// Asks every worker to stop, waits for them, and returns the final counters.
     pub fn shutdown(mut self) -> SwitchStats {
         self.stop.store(true, Ordering::Relaxed);
@@ -158,17 +228,25 @@ fn publish(sw: &Switch, slot: &Mutex<SwitchStats>) {
     }
 }
 
-fn worker_loop(
-    sw: &mut Switch,
-    clock: &dyn Clock,
-    stop: &AtomicBool,
-    slot: &Mutex<SwitchStats>,
-    poll: PollMode,
-) {
+/// What a worker shares with the runtime.
+struct WorkerControl<'a> {
+    stop: &'a AtomicBool,
+    slot: &'a Mutex<SwitchStats>,
+    commands: &'a ArrayQueue<Pending>,
+    applied: &'a AtomicU64,
+}
+
+fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll: PollMode) {
+    let slot = ctl.slot;
     let mut last_publish = 0;
     let mut idle_rounds: u32 = 0;
     publish(sw, slot);
-    while !stop.load(Ordering::Relaxed) {
+    while !ctl.stop.load(Ordering::Relaxed) {
+        if let Some((gen, model)) = ctl.commands.pop() {
+            sw.apply(&model);
+            publish(sw, slot);
+            ctl.applied.store(gen, Ordering::Release);
+        }
         let now = clock.now();
         let work = sw.poll(now);
         if now.saturating_sub(last_publish) >= PUBLISH_INTERVAL {

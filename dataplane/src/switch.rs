@@ -196,6 +196,45 @@ impl Switch {
         (sw, warnings)
     }
 
+    /// Applies a new model between bursts, keeping queued packets, counters
+    /// and learned neighbours that are still on-link. The model must have the
+    /// same interfaces, in the same order (the runtime checks); returns the
+    /// routes that could not be installed.
+    pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
+        let (fib, warnings) = Fib::build(model);
+        for (slot, m) in self.ports.iter_mut().zip(&model.interfaces) {
+            if slot.model.queue_limit_bytes != m.queue_limit_bytes {
+                slot.queues.set_limit(u64::from(m.queue_limit_bytes));
+            }
+            slot.model = m.clone();
+        }
+        let statics: Vec<(PortId, IpAddr, MacAddr)> = model
+            .interfaces
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                let p = i as PortId;
+                m.static_arp
+                    .iter()
+                    .map(move |(a, mac)| (p, IpAddr::V4(*a), *mac))
+                    .chain(
+                        m.static_nd
+                            .iter()
+                            .map(move |(a, mac)| (p, IpAddr::V6(*a), *mac)),
+                    )
+            })
+            .collect();
+        self.neighbors.reconcile(statics, |port, addr| {
+            matches!(
+                fib.lookup(addr),
+                Some(RouteAction::Connected(p)) if *p == port
+            ) || matches!(addr, IpAddr::V6(a) if a.segments()[0] & 0xffc0 == 0xfe80)
+        });
+        self.fib = fib;
+        self.hostname = model.hostname.clone();
+        warnings
+    }
+
     /// Sends LLDP frames to `ring` for the control plane's agent instead of
     /// dropping them.
     pub fn set_punt_ring(&mut self, ring: Arc<ArrayQueue<Packet>>) {

@@ -130,3 +130,59 @@ fn two_workers_hand_off_packets_and_share_what_they_learn() {
     assert_eq!(stats.interfaces["Ethernet1/2"].tx_packets, 1011);
     assert_eq!(stats.interfaces["Ethernet1/1"].total_drops(), 0);
 }
+
+#[test]
+fn a_new_model_applies_live_and_keeps_counters() {
+    let pool = Pool::new(1024);
+    let (sw0, mut h0, _) = RingLink::pair("a", 256);
+    let (sw1, mut h1, _) = RingLink::pair("b", 256);
+    let mut m = model();
+    m.interfaces.truncate(2);
+    m.interfaces[1]
+        .static_arp
+        .push((Ipv4Addr::new(10, 0, 1, 2), host_mac(1)));
+    let backends: Vec<Option<Box<dyn Port>>> = vec![Some(Box::new(sw0)), Some(Box::new(sw1))];
+    let opts = RuntimeOptions {
+        workers: 2,
+        cores: Vec::new(),
+        poll: PollMode::Adaptive,
+    };
+    let (rt, _) = Runtime::start(
+        &m,
+        backends,
+        pool.clone(),
+        Arc::new(MonotonicClock::new()),
+        &opts,
+    );
+    let spec = FrameSpec::udp(
+        host_mac(0),
+        port_mac(0),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 1, 2)),
+    );
+    h0.send(pool.alloc_from(&build(&spec, 0)).unwrap()).unwrap();
+    assert_eq!(&receive(&mut h1, 1)[0][0..6], &host_mac(1).0);
+
+    // The host behind Ethernet1/2 moved to a new MAC, and Ethernet1/1 got a new one.
+    let mut next = m.clone();
+    next.interfaces[1].static_arp = vec![(Ipv4Addr::new(10, 0, 1, 2), host_mac(9))];
+    next.interfaces[1].mac = port_mac(7);
+    assert!(rt.apply(next.clone()).is_ok());
+    h0.send(pool.alloc_from(&build(&spec, 1)).unwrap()).unwrap();
+    let f = &receive(&mut h1, 1)[0];
+    assert_eq!(&f[0..6], &host_mac(9).0, "new static neighbour used");
+    assert_eq!(&f[6..12], &port_mac(7).0, "new interface MAC used");
+
+    // Removing an interface is refused and the running model stays.
+    let mut fewer = next.clone();
+    fewer.interfaces.pop();
+    assert!(rt.apply(fewer).unwrap_err().contains("restart"));
+    h0.send(pool.alloc_from(&build(&spec, 2)).unwrap()).unwrap();
+    assert_eq!(receive(&mut h1, 1).len(), 1);
+
+    // Wait for a counter snapshot, then check nothing was reset.
+    std::thread::sleep(Duration::from_millis(250));
+    let stats = rt.shutdown();
+    assert_eq!(stats.interfaces["Ethernet1/1"].rx_packets, 3);
+    assert_eq!(stats.interfaces["Ethernet1/2"].tx_packets, 3);
+}
