@@ -14,9 +14,9 @@ use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
 use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::Pool;
 
-use crate::compile::{reorder, Compiled};
-use crate::load_config;
+use crate::compile::reorder;
 use crate::mgmt::{self, ReloadReply};
+use crate::{load_config, Loaded};
 
 /// Buffers in the pool of a live switch.
 pub const LIVE_POOL: usize = 16 * 1024;
@@ -72,7 +72,7 @@ pub struct RunOptions {
 
 /// Re-reads a configuration and applies it to the running workers, or
 /// explains why not; the old configuration keeps running on any error.
-fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: bool) -> ReloadReply {
+fn reload(runtime: &Runtime, running: &Mutex<Loaded>, path: &Path, strict: bool) -> ReloadReply {
     let reject = |messages: Vec<String>| ReloadReply {
         applied: false,
         messages,
@@ -90,6 +90,7 @@ fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: boo
         return reject(vec!["internal error: configuration lock poisoned".into()]);
     };
     let order: Vec<String> = current
+        .compiled
         .model
         .interfaces
         .iter()
@@ -103,7 +104,7 @@ fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: boo
     };
     if let Some((name, _)) = order
         .iter()
-        .zip(new.binds.iter().zip(&current.binds))
+        .zip(new.binds.iter().zip(&current.compiled.binds))
         .find(|(_, (a, b))| a != b)
     {
         return reject(vec![format!(
@@ -113,14 +114,18 @@ fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: boo
     }
     match runtime.apply(new.model.clone()) {
         Ok(route_warnings) => {
-            let mut messages = loaded.warnings;
+            let mut messages = loaded.warnings.clone();
             messages.extend(
                 route_warnings
                     .into_iter()
                     .map(|w| format!("warning: route {}: {}", w.route, w.message)),
             );
             messages.push(format!("{}: applied", path.display()));
-            *current = new;
+            *current = Loaded {
+                config: loaded.config,
+                compiled: new,
+                warnings: Vec::new(),
+            };
             ReloadReply {
                 applied: true,
                 messages,
@@ -135,7 +140,8 @@ fn reload(runtime: &Runtime, running: &Mutex<Compiled>, path: &Path, strict: boo
 ///
 /// # Errors
 /// A message when a port or the management socket cannot be opened.
-pub fn run(compiled: Compiled, opts: &RunOptions) -> Result<SwitchStats, String> {
+pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
+    let compiled = &loaded.compiled;
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
         match bind {
@@ -167,7 +173,7 @@ pub fn run(compiled: Compiled, opts: &RunOptions) -> Result<SwitchStats, String>
     let hostname = compiled.model.hostname.clone();
     let interfaces = compiled.model.interfaces.len();
     let runtime = Arc::new(runtime);
-    let running = Arc::new(Mutex::new(compiled));
+    let running = Arc::new(Mutex::new(loaded));
     let (rt, cfg, path, strict) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
@@ -178,6 +184,10 @@ pub fn run(compiled: Compiled, opts: &RunOptions) -> Result<SwitchStats, String>
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
         match verb {
             "stats" => serde_json::to_string(&rt.stats()).unwrap_or_default(),
+            "config" => match cfg.lock() {
+                Ok(l) => serde_json::json!({ "text": l.config.to_string() }).to_string(),
+                Err(_) => mgmt::unknown_request(req),
+            },
             "reload" => {
                 let file = if arg.trim().is_empty() {
                     path.clone()

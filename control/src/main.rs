@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use railyard_control::compile::Compiled;
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{demo, load_config, mgmt, replay, show};
+use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -100,8 +99,45 @@ enum Command {
     },
 }
 
+/// Where show commands read the configuration from.
+#[derive(clap::Args)]
+struct ConfigSource {
+    /// Read this configuration file instead of asking a running switch.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Management socket of the running switch to ask.
+    #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+    socket: PathBuf,
+}
+
+impl ConfigSource {
+    /// The configuration, from the file or the running switch.
+    fn load(&self) -> Result<railyard_config::Config, String> {
+        match &self.config {
+            Some(path) => Ok(load_config(path, false)?.config),
+            None => {
+                let text = mgmt::fetch_config(&self.socket)?;
+                let parsed = railyard_config::parse_str(
+                    &text,
+                    "running-config",
+                    &railyard_config::ParseOptions::default(),
+                )
+                .map_err(|d| railyard_control::format_diagnostics(&d))?;
+                Ok(parsed.config)
+            }
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum ShowWhat {
+    /// The canonical NX-OS text of what railyard understood; feeding it back
+    /// in gives the same configuration.
+    #[command(name = "running-config")]
+    RunningConfig {
+        #[command(flatten)]
+        source: ConfigSource,
+    },
     /// Interfaces with their counters, drops and queues.
     Interface {
         /// One interface, e.g. Ethernet1/1 (also eth1/1, e1/1).
@@ -133,12 +169,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &Path, strict: bool) -> Result<Compiled, String> {
+fn load(path: &Path, strict: bool) -> Result<Loaded, String> {
     let loaded = load_config(path, strict)?;
     for w in &loaded.warnings {
         eprintln!("{w}");
     }
-    Ok(loaded.compiled)
+    Ok(loaded)
 }
 
 fn dispatch(cmd: Command) -> Result<(), String> {
@@ -153,7 +189,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             poll,
             strict,
         } => {
-            let compiled = load(&config, strict)?;
+            let loaded = load(&config, strict)?;
             let cores = cores
                 .as_deref()
                 .map(parse_cores)
@@ -172,7 +208,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     },
                 },
             };
-            let stats = run(compiled, &opts)?;
+            let stats = run(loaded, &opts)?;
             writeln!(out, "final counters:").map_err(io)?;
             show::render_summary(&mut out, &stats).map_err(io)
         }
@@ -183,7 +219,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             stats_json,
             strict,
         } => {
-            let compiled = load(&config, strict)?;
+            let compiled = load(&config, strict)?.compiled;
             let mut inputs = Vec::new();
             for spec in &pcaps {
                 let (ifname, file) = spec.split_once('=').ok_or_else(|| {
@@ -248,7 +284,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             replay::print_summary(&mut out, &report).map_err(io)
         }
         Command::Check { config, strict } => {
-            let compiled = load(&config, strict)?;
+            let compiled = load(&config, strict)?.compiled;
             let m = &compiled.model;
             writeln!(
                 out,
@@ -291,6 +327,12 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             } else {
                 Err("reload rejected".to_string())
             }
+        }
+        Command::Show {
+            what: ShowWhat::RunningConfig { source },
+        } => {
+            let config = source.load()?;
+            write!(out, "{config}").map_err(io)
         }
         Command::Show {
             what: ShowWhat::Interface { name, json, socket },

@@ -1,7 +1,8 @@
 //! The management socket: how `railyard show …` talks to a running switch.
 //!
 //! A Unix stream socket; the client writes one request line and reads one JSON
-//! document back. Requests: `stats` (every counter, as in `--stats-json`) and
+//! document back. Requests: `stats` (every counter, as in `--stats-json`),
+//! `config` (the running configuration as canonical text) and
 //! `reload [FILE]` (re-read the configuration; see [`ReloadReply`]). JSON
 //! keeps the protocol stable while the text renderers evolve.
 
@@ -146,6 +147,18 @@ pub fn request<T: serde::de::DeserializeOwned>(path: &Path, line: &str) -> Resul
 /// A message that says whether the switch is not running or answered badly.
 pub fn fetch_stats(path: &Path) -> Result<SwitchStats, String> {
     request(path, "stats")
+}
+
+/// Asks the switch at `path` for its running configuration, as canonical text.
+///
+/// # Errors
+/// A message when the switch cannot be reached or answered badly.
+pub fn fetch_config(path: &Path) -> Result<String, String> {
+    let v: serde_json::Value = request(path, "config")?;
+    v["text"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("bad answer from {}: no configuration text", path.display()))
 }
 
 /// Asks the switch at `path` to re-read its configuration (or `file`).

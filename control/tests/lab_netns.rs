@@ -104,7 +104,7 @@ struct Switch {
 }
 
 impl Switch {
-    fn start(ns: &str, config: &Path, socket: &Path, log: &Path) -> Switch {
+    fn start(ns: &str, config: &Path, socket: &Path, log: &Path, extra: &[&str]) -> Switch {
         let child = Command::new("ip")
             .args([
                 "netns",
@@ -117,6 +117,7 @@ impl Switch {
             .arg(config)
             .arg("--socket")
             .arg(socket)
+            .args(extra)
             .stdout(Stdio::from(
                 std::fs::File::create(log.with_extension("out")).expect("log"),
             ))
@@ -312,7 +313,7 @@ fn ping_fails(ns: &str, dst: &str) -> bool {
     .is_err()
 }
 
-fn afpacket_lab() -> (Lab, String, String, Switch) {
+fn afpacket_lab(extra: &[&str]) -> (Lab, String, String, Switch) {
     let mut lab = Lab::new();
     let (h1, h2, sw) = (lab.ns("h1"), lab.ns("h2"), lab.ns("sw"));
     lab.veth(&h1, "eth0", &sw, "p1");
@@ -335,14 +336,15 @@ fn afpacket_lab() -> (Lab, String, String, Switch) {
     );
     let conf = lab.path("sw.conf");
     std::fs::write(&conf, two_host_config("af-packet", "p1", "p2")).expect("write config");
-    let switch = Switch::start(&sw, &conf, &lab.path("sw.sock"), &lab.path("sw.log"));
+    let switch = Switch::start(&sw, &conf, &lab.path("sw.sock"), &lab.path("sw.log"), extra);
     (lab, h1, h2, switch)
 }
 
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn hosts_ping_each_other_through_railyard_on_af_packet() {
-    let (_lab, h1, h2, switch) = afpacket_lab();
+    // Two workers: each port has its own, so every packet crosses workers.
+    let (_lab, h1, h2, switch) = afpacket_lab(&["--cores", "0,1", "--poll", "adaptive"]);
     ping(&h1, "10.91.1.1");
     ping(&h1, "10.91.2.2");
     ping(&h2, "10.91.1.2");
@@ -361,7 +363,7 @@ fn hosts_ping_each_other_through_railyard_on_af_packet() {
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn a_udp_stream_crosses_af_packet_without_loss() {
-    let (_lab, h1, h2, switch) = afpacket_lab();
+    let (_lab, h1, h2, switch) = afpacket_lab(&[]);
     // Resolve neighbours first so the stream measures forwarding only.
     ping(&h1, "10.91.2.2");
     let count = 100_000;
@@ -377,7 +379,7 @@ fn hosts_ping_each_other_through_railyard_on_tap() {
     let (h1, h2, sw) = (lab.ns("h1"), lab.ns("h2"), lab.ns("sw"));
     let conf = lab.path("sw.conf");
     std::fs::write(&conf, two_host_config("tap", "ryt1", "ryt2")).expect("write config");
-    let switch = Switch::start(&sw, &conf, &lab.path("sw.sock"), &lab.path("sw.log"));
+    let switch = Switch::start(&sw, &conf, &lab.path("sw.sock"), &lab.path("sw.log"), &[]);
     // railyard created the taps in its namespace; hand their kernel side to the hosts.
     for (dev, host) in [("ryt1", &h1), ("ryt2", &h2)] {
         ok(&["ip", "-n", &sw, "link", "set", dev, "netns", host]);
@@ -415,7 +417,7 @@ fn hosts_ping_each_other_through_railyard_on_tap() {
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn reload_applies_good_configs_and_keeps_running_on_bad_ones() {
-    let (lab, h1, _h2, switch) = afpacket_lab();
+    let (lab, h1, _h2, switch) = afpacket_lab(&[]);
     ping(&h1, "10.91.2.2");
     let conf = lab.path("sw.conf");
     let good = std::fs::read_to_string(&conf).expect("config");
