@@ -19,35 +19,76 @@
 //! assert!(parsed.warnings.is_empty());
 //! ```
 //!
-//! Modelled now: `hostname`/`switchname`, `feature`, `version`, `interface`
+//! Modelled: `hostname`/`switchname`, `feature`, `version`, `interface`
 //! (Ethernet aliases, ranges and lists) with `[no] switchport`, `ip address`
 //! (mask form, `secondary`), `ipv6 address`, `mtu`, `[no] shutdown`,
-//! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor` and
-//! railyard's `bind`, each with its `no` form; `ip route` and `ipv6 route`.
-//! Other NX-OS commands and sections are skipped with one warning per kind
-//! (errors with [`ParseOptions::strict`]); an unknown command inside a
-//! modelled section is an error. Keywords may be abbreviated as on NX-OS.
+//! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor`,
+//! `service-policy`, `priority-flow-control mode|watch-dog-interval`,
+//! `[no] lldp transmit|receive` and railyard's `bind`; `ip route` and
+//! `ipv6 route`; and the QoS language of a Nexus 9000: `ip access-list`,
+//! `class-map type qos`, `policy-map type qos|queuing|network-qos` with
+//! their classes, `system qos`, the global PFC watchdog, `hardware profile
+//! dlb`, `ip load-sharing` and the LLDP globals. Every command has its `no`
+//! form. Other NX-OS commands and sections are skipped with one warning per
+//! kind and a closing summary (errors with [`ParseOptions::strict`]); an
+//! unknown command inside a modelled section is an error with a "did you
+//! mean" hint. Keywords may be abbreviated as on NX-OS.
 //!
-//! One deliberate difference from NX-OS: interfaces default to up
-//! (`shutdown == false`), because a lab user expects a configured port to
-//! pass traffic.
+//! The model keeps what the file says ([`Config`]);
+//! [`Config::effective_qos`] resolves what applies to one interface, with
+//! the NX-OS defaults filled in and the classification lowered to tables
+//! ([`EffectiveQos`]). Both serialize with serde.
+//!
+//! ```
+//! use railyard_config::{parse_str, InterfaceName, ParseOptions};
+//!
+//! let text = "class-map type qos match-any ROCEv2\n  match dscp 24\n\
+//!             policy-map type qos CLASSIFY\n  class ROCEv2\n    set qos-group 3\n\
+//!             interface e1/1\n  service-policy type qos input CLASSIFY\n";
+//! let config = parse_str(text, "lab.conf", &ParseOptions::default()).unwrap().config;
+//! let qos = config.effective_qos(&InterfaceName::new(1, 1));
+//! assert_eq!(qos.classifier.dscp_table[24], 3);
+//! assert_eq!(qos.egress[7].priority_level, Some(1)); // the default output policy
+//! ```
+//!
+//! What railyard reads that a Nexus would not (`bind`, `buffer-size`) and
+//! where it reads NX-OS differently are listed in one place: [`extensions`].
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod diag;
+mod effective;
 mod lexer;
 mod model;
 mod parser;
 mod print;
+mod qos;
 mod validate;
+
+#[doc = include_str!("../EXTENSIONS.md")]
+pub mod extensions {}
 
 use std::path::Path;
 
 pub use diag::{Diagnostic, Severity, ValueError};
+pub use effective::{
+    AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
+    QueueConfig, RuleTerm, WatchdogConfig,
+};
 pub use model::{
     Bind, Config, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
+};
+pub use qos::{
+    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, Dlb, DlbInterfaces,
+    DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy,
+    NqClass, PauseThresholds, PfcMode, PfcWatchdogTimers, PortMatch, QosPolicy, QosPolicyClass,
+    QueueLimit, QueuingClass, QueuingPolicy, Shape, SystemQos, Threshold, Wred, WredPreset,
+    CLASS_DEFAULT, DEFAULT_DLB_MAC, DEFAULT_DROP_PROBABILITY, DEFAULT_FLOWLET_AGING_US,
+    DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
+    DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER, DEFAULT_WATCHDOG_INTERVAL_MS,
+    DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MBYTE, QOS_GROUPS,
 };
 
 /// Knobs for how forgiving parsing is.

@@ -13,7 +13,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use serde::{Serialize, Serializer};
+
 use crate::diag::ValueError;
+use crate::qos::{
+    AccessList, ClassMap, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode, PfcWatchdogTimers,
+    QosPolicy, QueuingPolicy, SystemQos,
+};
 
 /// MTU of an interface that has no `mtu` command.
 pub const DEFAULT_MTU: u16 = 1500;
@@ -23,7 +29,7 @@ pub const MIN_MTU: u16 = 576;
 pub const MAX_MTU: u16 = 9216;
 
 /// A whole switch configuration: what the dataplane is built from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Config {
     /// `hostname` / `switchname`, if given.
     pub hostname: Option<String>,
@@ -33,6 +39,30 @@ pub struct Config {
     pub interfaces: Vec<Interface>,
     /// Static routes in file order; several with one prefix form an ECMP group.
     pub routes: Vec<StaticRoute>,
+    /// `ip access-list` sections, in order of first appearance.
+    pub access_lists: Vec<AccessList>,
+    /// `class-map type qos` sections, in order of first appearance.
+    pub class_maps: Vec<ClassMap>,
+    /// `policy-map type qos` sections, in order of first appearance.
+    pub qos_policies: Vec<QosPolicy>,
+    /// `policy-map type queuing` sections, in order of first appearance.
+    pub queuing_policies: Vec<QueuingPolicy>,
+    /// `policy-map type network-qos` sections, in order of first appearance.
+    pub network_qos_policies: Vec<NetworkQosPolicy>,
+    /// The `system qos` section.
+    pub system_qos: SystemQos,
+    /// Global `priority-flow-control watch-dog-interval on|off`; `None` when not written (off).
+    pub pfc_watchdog_interval: Option<bool>,
+    /// Global PFC watchdog timers (`priority-flow-control watch-dog interval …` and multipliers).
+    pub pfc_watchdog: PfcWatchdogTimers,
+    /// `hardware profile dlb`, when present.
+    pub dlb: Option<Dlb>,
+    /// `ip load-sharing …` (the NX-OS default when absent).
+    pub load_sharing: LoadSharing,
+    /// `lldp timer|holdtime|reinit|tlv-select` and whether `feature lldp` is on.
+    pub lldp: Lldp,
+    /// railyard's `buffer-size N UNIT` extension: the shared packet buffer, in bytes.
+    pub buffer_bytes: Option<u64>,
 }
 
 impl Config {
@@ -45,6 +75,31 @@ impl Config {
     /// Find an interface by its parsed name.
     pub fn interface_by_name(&self, name: &InterfaceName) -> Option<&Interface> {
         self.interfaces.iter().find(|i| i.name == *name)
+    }
+
+    /// The class-map named `name`.
+    pub fn class_map(&self, name: &str) -> Option<&ClassMap> {
+        self.class_maps.iter().find(|c| c.name == name)
+    }
+
+    /// The access list named `name`.
+    pub fn access_list(&self, name: &str) -> Option<&AccessList> {
+        self.access_lists.iter().find(|a| a.name == name)
+    }
+
+    /// The `policy-map type qos` named `name`.
+    pub fn qos_policy(&self, name: &str) -> Option<&QosPolicy> {
+        self.qos_policies.iter().find(|p| p.name == name)
+    }
+
+    /// The `policy-map type queuing` named `name`.
+    pub fn queuing_policy(&self, name: &str) -> Option<&QueuingPolicy> {
+        self.queuing_policies.iter().find(|p| p.name == name)
+    }
+
+    /// The `policy-map type network-qos` named `name`.
+    pub fn network_qos_policy(&self, name: &str) -> Option<&NetworkQosPolicy> {
+        self.network_qos_policies.iter().find(|p| p.name == name)
     }
 
     /// Routes for one prefix, in file order: the members of its ECMP group.
@@ -95,6 +150,13 @@ impl fmt::Display for InterfaceName {
             write!(f, "/{sub}")?;
         }
         Ok(())
+    }
+}
+
+/// Serialized as its canonical name, e.g. `"Ethernet1/1"`.
+impl Serialize for InterfaceName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -257,7 +319,7 @@ fn number_1_255(text: &str, item: &str) -> Result<u8, ValueError> {
 }
 
 /// One Ethernet interface and everything configured under it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Interface {
     /// Canonical name.
     pub name: InterfaceName,
@@ -284,6 +346,22 @@ pub struct Interface {
     pub arp: Vec<(Ipv4Addr, [u8; 6])>,
     /// Static IPv6 neighbours (`ipv6 neighbor ADDR MAC`), in order of configuration.
     pub nd: Vec<(Ipv6Addr, [u8; 6])>,
+    /// `service-policy type qos input NAME`: overrides the `system qos` classifier.
+    pub service_policy_qos_input: Option<String>,
+    /// `service-policy type queuing output NAME`: overrides the `system qos` egress policy.
+    pub service_policy_queuing_output: Option<String>,
+    /// `service-policy type queuing input NAME`: overrides the `system qos` ingress policy.
+    pub service_policy_queuing_input: Option<String>,
+    /// `priority-flow-control mode auto|on|off` (default auto).
+    pub pfc_mode: PfcMode,
+    /// `send-tlv` after the PFC mode: advertise the PFC TLV even when the mode is forced.
+    pub pfc_send_tlv: bool,
+    /// `priority-flow-control watch-dog-interval on|off`; `None` follows the global setting.
+    pub pfc_watchdog: Option<bool>,
+    /// `[no] lldp transmit` (default true).
+    pub lldp_transmit: bool,
+    /// `[no] lldp receive` (default true).
+    pub lldp_receive: bool,
     /// Line of the first `interface` command naming this interface (0 if built in code).
     pub line: usize,
 }
@@ -304,6 +382,14 @@ impl Interface {
             bind: None,
             arp: Vec::new(),
             nd: Vec::new(),
+            service_policy_qos_input: None,
+            service_policy_queuing_output: None,
+            service_policy_queuing_input: None,
+            pfc_mode: PfcMode::Auto,
+            pfc_send_tlv: false,
+            pfc_watchdog: None,
+            lldp_transmit: true,
+            lldp_receive: true,
             line,
         }
     }
@@ -329,13 +415,21 @@ impl PartialEq for Interface {
             && self.bind == other.bind
             && self.arp == other.arp
             && self.nd == other.nd
+            && self.service_policy_qos_input == other.service_policy_qos_input
+            && self.service_policy_queuing_output == other.service_policy_queuing_output
+            && self.service_policy_queuing_input == other.service_policy_queuing_input
+            && self.pfc_mode == other.pfc_mode
+            && self.pfc_send_tlv == other.pfc_send_tlv
+            && self.pfc_watchdog == other.pfc_watchdog
+            && self.lldp_transmit == other.lldp_transmit
+            && self.lldp_receive == other.lldp_receive
     }
 }
 
 impl Eq for Interface {}
 
 /// Which backend carries an interface's frames (`bind KIND TARGET`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum Bind {
     /// `bind af-packet IFNAME`: a Linux interface through a packet socket.
     AfPacket(String),
@@ -470,6 +564,13 @@ impl Ipv4Prefix {
     }
 }
 
+/// Serialized as text, e.g. `"10.0.0.1/24"`.
+impl Serialize for Ipv4Prefix {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for Ipv4Prefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.addr, self.len)
@@ -525,6 +626,13 @@ impl Ipv6Prefix {
     /// Whether the two prefixes share any address.
     pub fn overlaps(&self, other: &Ipv6Prefix) -> bool {
         self.contains(other.addr) || other.contains(self.addr)
+    }
+}
+
+/// Serialized as text, e.g. `"10.0.0.1/24"`.
+impl Serialize for Ipv6Prefix {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -635,6 +743,13 @@ impl IpPrefix {
     }
 }
 
+/// Serialized as text, e.g. `"10.0.0.1/24"`.
+impl Serialize for IpPrefix {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for IpPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -658,7 +773,7 @@ impl FromStr for IpPrefix {
 }
 
 /// Where a static route sends matching packets.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum RouteTarget {
     /// Forward to a next-hop router, optionally pinned to an outgoing interface.
     NextHop {
@@ -691,7 +806,7 @@ impl fmt::Display for RouteTarget {
 }
 
 /// One `ip route` / `ipv6 route` line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StaticRoute {
     /// Destination, host bits clear.
     pub prefix: IpPrefix,

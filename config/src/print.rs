@@ -1,12 +1,23 @@
 //! The printer: canonical NX-OS-like text for a model, which parses back to an equal model.
 //!
-//! Layout: `hostname`, `feature` lines, one block per interface (sub-commands
-//! indented two spaces, in a fixed order, `no shutdown` spelled out), then
-//! static routes in their original order. MACs print in NX-OS dotted form.
+//! Layout, blocks separated by blank lines: `hostname`; `feature` lines;
+//! railyard's `buffer-size`; access lists; class-maps; `policy-map type
+//! qos`, `queuing` and `network-qos`; `system qos`; the global PFC watchdog;
+//! `hardware profile dlb`; `ip load-sharing`; LLDP globals; one block per
+//! interface (sub-commands indented two spaces, in a fixed order, `no
+//! shutdown` spelled out); static routes in their original order. Settings
+//! at their default are left out. MACs print in NX-OS dotted form (DLB's in
+//! colon form, as NX-OS writes it); DSCP and CoS sets as sorted lists of
+//! values and ranges; byte counts in the largest unit that divides them.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
+use crate::qos::{
+    AccessList, AclEntry, Bandwidth, ClassMap, DlbInterfaces, DlbMode, Lldp, LldpTlvSelect,
+    LoadSharing, Match, NetworkQosPolicy, PfcMode, PfcWatchdogTimers, QosPolicy, QueueLimit,
+    QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
+};
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.
 pub(crate) struct Mac<'a>(pub &'a [u8; 6]);
@@ -24,30 +35,456 @@ impl fmt::Display for Mac<'_> {
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut blank = false;
+        let mut blocks: Vec<String> = Vec::new();
+        let mut head = String::new();
         if let Some(h) = &self.hostname {
-            writeln!(f, "hostname {h}")?;
-            blank = true;
+            writeln!(head, "hostname {h}")?;
         }
         for feature in &self.features {
-            writeln!(f, "feature {feature}")?;
-            blank = true;
+            writeln!(head, "feature {feature}")?;
         }
-        for iface in &self.interfaces {
-            if blank {
+        blocks.push(head);
+        if let Some(bytes) = self.buffer_bytes {
+            blocks.push(format!("buffer-size {}\n", Bytes(bytes)));
+        }
+        blocks.extend(self.access_lists.iter().map(ToString::to_string));
+        blocks.extend(self.class_maps.iter().map(ToString::to_string));
+        blocks.extend(self.qos_policies.iter().map(ToString::to_string));
+        blocks.extend(self.queuing_policies.iter().map(ToString::to_string));
+        blocks.extend(self.network_qos_policies.iter().map(ToString::to_string));
+        blocks.push(self.system_qos.to_string());
+        blocks.push(watchdog(self.pfc_watchdog_interval, &self.pfc_watchdog));
+        if let Some(dlb) = &self.dlb {
+            blocks.push(dlb_block(dlb));
+        }
+        blocks.push(load_sharing(&self.load_sharing));
+        blocks.push(lldp(&self.lldp));
+        blocks.extend(self.interfaces.iter().map(ToString::to_string));
+        let mut routes = String::new();
+        for route in &self.routes {
+            writeln!(routes, "{route}")?;
+        }
+        blocks.push(routes);
+        let mut first = true;
+        for block in blocks.iter().filter(|b| !b.is_empty()) {
+            if !first {
                 writeln!(f)?;
             }
-            write!(f, "{iface}")?;
-            blank = true;
-        }
-        if !self.routes.is_empty() && blank {
-            writeln!(f)?;
-        }
-        for route in &self.routes {
-            writeln!(f, "{route}")?;
+            f.write_str(block)?;
+            first = false;
         }
         Ok(())
     }
+}
+
+/// A byte count in the largest of `mbytes`, `kbytes`, `bytes` that divides it.
+struct Bytes(u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        if n != 0 && n & (MBYTE - 1) == 0 {
+            write!(f, "{} mbytes", n / MBYTE)
+        } else if n != 0 && n & (KBYTE - 1) == 0 {
+            write!(f, "{} kbytes", n / KBYTE)
+        } else {
+            write!(f, "{n} bytes")
+        }
+    }
+}
+
+/// A threshold with its unit.
+struct Depth(Threshold);
+
+impl fmt::Display for Depth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Threshold::Bytes(n) => Bytes(n).fmt(f),
+            Threshold::Packets(n) => write!(f, "{n} packets"),
+        }
+    }
+}
+
+/// A rate in the largest of `gbps`, `mbps`, `kbps`, `bps` that divides it.
+struct Rate(u64);
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        for (unit, div) in [
+            ("gbps", 1_000_000_000),
+            ("mbps", 1_000_000),
+            ("kbps", 1_000),
+        ] {
+            if n != 0 && n / div * div == n {
+                return write!(f, "{} {unit}", n / div);
+            }
+        }
+        write!(f, "{n} bps")
+    }
+}
+
+/// A set of small values (bit n = value n) as a list of values and ranges: `1,3-5`.
+pub(crate) struct ValueSet(pub u64);
+
+impl fmt::Display for ValueSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        let mut v = 0u32;
+        while v < 64 {
+            if self.0 & (1u64 << v) == 0 {
+                v += 1;
+                continue;
+            }
+            let start = v;
+            while v + 1 < 64 && self.0 & (1u64 << (v + 1)) != 0 {
+                v += 1;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if start == v {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{v}")?;
+            }
+            v += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A MAC in colon form, `00:cc:cc:cc:cc:cc`.
+struct ColonMac<'a>(&'a [u8; 6]);
+
+impl fmt::Display for ColonMac<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+/// The `ip access-list` block.
+impl fmt::Display for AccessList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "ip access-list {}", self.name)?;
+        for e in &self.entries {
+            writeln!(f, "  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One access-list entry with its sequence number, without a newline.
+impl fmt::Display for AclEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.permit { "permit" } else { "deny" };
+        write!(f, "{} {verb} ", self.seq)?;
+        match self.protocol {
+            None => f.write_str("ip")?,
+            Some(p) => match crate::parser::protocol_name(p) {
+                Some(name) => f.write_str(name)?,
+                None => write!(f, "{p}")?,
+            },
+        }
+        let addr = |p: &Option<IpPrefix>| p.map_or_else(|| "any".to_string(), |p| p.to_string());
+        write!(f, " {}", addr(&self.src))?;
+        if let Some(p) = self.src_port {
+            write!(f, " {p}")?;
+        }
+        write!(f, " {}", addr(&self.dst))?;
+        if let Some(p) = self.dst_port {
+            write!(f, " {p}")?;
+        }
+        if let Some(d) = self.dscp {
+            write!(f, " dscp {d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The `class-map type qos` block.
+impl fmt::Display for ClassMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "class-map type qos {} {}",
+            self.match_mode.keyword(),
+            self.name
+        )?;
+        for m in &self.matches {
+            match m {
+                Match::Dscp(s) => writeln!(f, "  match dscp {}", ValueSet(*s))?,
+                Match::Cos(s) => writeln!(f, "  match cos {}", ValueSet(u64::from(*s)))?,
+                Match::Precedence(s) => {
+                    writeln!(f, "  match precedence {}", ValueSet(u64::from(*s)))?;
+                }
+                Match::AccessGroup(n) => writeln!(f, "  match access-group name {n}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `policy-map type qos` block.
+impl fmt::Display for QosPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "policy-map type qos {}", self.name)?;
+        for c in &self.classes {
+            writeln!(f, "  class {}", c.class)?;
+            if let Some(g) = c.set_qos_group {
+                writeln!(f, "    set qos-group {g}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `random-detect` line's arguments.
+struct RandomDetect<'a>(&'a Wred);
+
+impl fmt::Display for RandomDetect<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = self.0;
+        let ecn = if w.ecn { " ecn" } else { "" };
+        match w.preset {
+            Some(p) => write!(f, "threshold {}{ecn}", p.keyword()),
+            None => write!(
+                f,
+                "minimum-threshold {} maximum-threshold {} drop-probability {} weight {}{ecn}",
+                Depth(w.min),
+                Depth(w.max),
+                w.drop_probability,
+                w.weight
+            ),
+        }
+    }
+}
+
+/// The `policy-map type queuing` block.
+impl fmt::Display for QueuingPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "policy-map type queuing {}", self.name)?;
+        for c in &self.classes {
+            writeln!(
+                f,
+                "  class type queuing {}",
+                self.direction.class_name(c.queue)
+            )?;
+            if let Some(l) = c.priority_level {
+                writeln!(f, "    priority level {l}")?;
+            }
+            match c.bandwidth {
+                Some(Bandwidth::Percent(p)) => writeln!(f, "    bandwidth percent {p}")?,
+                Some(Bandwidth::RemainingPercent(p)) => {
+                    writeln!(f, "    bandwidth remaining percent {p}")?;
+                }
+                Some(Bandwidth::Rate(r)) => writeln!(f, "    bandwidth {}", Rate(r))?,
+                None => {}
+            }
+            if let Some(s) = c.shape {
+                writeln!(
+                    f,
+                    "    shape min {} max {}",
+                    Rate(s.min_bps),
+                    Rate(s.max_bps)
+                )?;
+            }
+            if let Some(w) = &c.wred {
+                writeln!(f, "    random-detect {}", RandomDetect(w))?;
+            }
+            match c.queue_limit {
+                Some(QueueLimit::Bytes(n)) => writeln!(f, "    queue-limit {}", Bytes(n))?,
+                Some(QueueLimit::Packets(n)) => writeln!(f, "    queue-limit {n} packets")?,
+                Some(QueueLimit::Percent(p)) => writeln!(f, "    queue-limit percent {p}")?,
+                Some(QueueLimit::Dynamic(a)) => writeln!(f, "    queue-limit dynamic {a}")?,
+                None => {}
+            }
+            if let Some(p) = c.pause {
+                writeln!(
+                    f,
+                    "    pause buffer-size {} pause-threshold {} resume-threshold {}",
+                    p.buffer_size, p.xoff, p.xon
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `policy-map type network-qos` block.
+impl fmt::Display for NetworkQosPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "policy-map type network-qos {}", self.name)?;
+        for c in &self.classes {
+            if c.qos_group == 0 {
+                writeln!(f, "  class type network-qos c-8q-nq-default")?;
+            } else {
+                writeln!(f, "  class type network-qos c-8q-nq{}", c.qos_group)?;
+            }
+            if let Some(m) = c.mtu {
+                writeln!(f, "    mtu {m}")?;
+            }
+            if !c.pause_pfc_cos.is_empty() {
+                let list: Vec<String> = c.pause_pfc_cos.iter().map(u8::to_string).collect();
+                writeln!(f, "    pause pfc-cos {}", list.join(","))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `system qos` block (nothing when no policy is set).
+impl fmt::Display for SystemQos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return Ok(());
+        }
+        writeln!(f, "system qos")?;
+        let lines = [
+            ("type network-qos", &self.network_qos),
+            ("type queuing output", &self.queuing_output),
+            ("type queuing input", &self.queuing_input),
+            ("type qos input", &self.qos_input),
+        ];
+        for (words, name) in lines {
+            if let Some(n) = name {
+                writeln!(f, "  service-policy {words} {n}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The global PFC watchdog lines (empty at the defaults).
+fn watchdog(on: Option<bool>, t: &PfcWatchdogTimers) -> String {
+    let d = PfcWatchdogTimers::default();
+    let mut s = String::new();
+    if let Some(on) = on {
+        let v = if on { "on" } else { "off" };
+        s += &format!("priority-flow-control watch-dog-interval {v}\n");
+    }
+    if t.interval_ms != d.interval_ms {
+        s += &format!(
+            "priority-flow-control watch-dog interval {}\n",
+            t.interval_ms
+        );
+    }
+    if t.shutdown_multiplier != d.shutdown_multiplier {
+        s += &format!(
+            "priority-flow-control watch-dog shutdown-multiplier {}\n",
+            t.shutdown_multiplier
+        );
+    }
+    if t.auto_restore_multiplier != d.auto_restore_multiplier {
+        s += &format!(
+            "priority-flow-control auto-restore multiplier {}\n",
+            t.auto_restore_multiplier
+        );
+    }
+    if t.fixed_restore_multiplier != d.fixed_restore_multiplier {
+        s += &format!(
+            "priority-flow-control fixed-restore multiplier {}\n",
+            t.fixed_restore_multiplier
+        );
+    }
+    s
+}
+
+/// The `hardware profile dlb` block.
+fn dlb_block(d: &crate::qos::Dlb) -> String {
+    let dflt = crate::qos::Dlb::default();
+    let mut s = String::from("hardware profile dlb\n");
+    match &d.interfaces {
+        DlbInterfaces::All => s += "  dlb-interface all\n",
+        DlbInterfaces::List(l) if !l.is_empty() => {
+            let names: Vec<String> = l.iter().map(ToString::to_string).collect();
+            s += &format!("  dlb-interface {}\n", names.join(", "));
+        }
+        DlbInterfaces::List(_) => {}
+    }
+    if d.mode == DlbMode::PerPacket {
+        s += "  mode per-packet\n";
+    }
+    if d.mac_address != dflt.mac_address {
+        s += &format!("  mac-address {}\n", ColonMac(&d.mac_address));
+    }
+    if d.flowlet_aging_us != dflt.flowlet_aging_us {
+        s += &format!("  flowlet-aging {}\n", d.flowlet_aging_us);
+    }
+    if let Some(t) = d.dre_thresholds {
+        s += "  dre-thresholds";
+        for (i, v) in t.iter().enumerate() {
+            s += &format!(" level-{} {v}", i + 1);
+        }
+        s += "\n";
+    }
+    if let Some(n) = d.decay_factor {
+        s += &format!("  decay-factor {n}\n");
+    }
+    if let Some(n) = d.sampling_interval_ns {
+        s += &format!("  sampling-interval {n} nsecs\n");
+    }
+    if d.load_awareness {
+        s += "  load-awareness\n";
+    }
+    s
+}
+
+/// `source`, `destination` or `source-destination`.
+fn sides(src: bool, dst: bool) -> &'static str {
+    match (src, dst) {
+        (true, false) => "source",
+        (false, true) => "destination",
+        _ => "source-destination",
+    }
+}
+
+/// The `ip load-sharing` line (empty at the default).
+fn load_sharing(l: &LoadSharing) -> String {
+    if *l == LoadSharing::default() {
+        return String::new();
+    }
+    let mut s = format!("ip load-sharing address {}", sides(l.src_addr, l.dst_addr));
+    if l.src_port || l.dst_port {
+        s += &format!(" port {}", sides(l.src_port, l.dst_port));
+    }
+    if l.concatenation {
+        s += " concatenation";
+    }
+    if let Some(r) = l.rotate {
+        s += &format!(" rotate {r}");
+    }
+    if let Some(u) = l.universal_id {
+        s += &format!(" universal-id {u}");
+    }
+    s + "\n"
+}
+
+/// The LLDP global lines (empty at the defaults).
+fn lldp(l: &Lldp) -> String {
+    let d = Lldp::default();
+    let mut s = String::new();
+    if l.timer_s != d.timer_s {
+        s += &format!("lldp timer {}\n", l.timer_s);
+    }
+    if l.holdtime_s != d.holdtime_s {
+        s += &format!("lldp holdtime {}\n", l.holdtime_s);
+    }
+    if l.reinit_s != d.reinit_s {
+        s += &format!("lldp reinit {}\n", l.reinit_s);
+    }
+    for k in LldpTlvSelect::KEYWORDS {
+        if !l.tlv_select.flag(k) {
+            s += &format!("no lldp tlv-select {k}\n");
+        }
+    }
+    s
 }
 
 /// The `interface` block, header and sub-commands, each line ending in a newline.
@@ -84,6 +521,33 @@ impl fmt::Display for Interface {
         }
         for (ip, mac) in &self.nd {
             writeln!(f, "  ipv6 neighbor {ip} {}", Mac(mac))?;
+        }
+        if self.pfc_mode != PfcMode::Auto || self.pfc_send_tlv {
+            let tlv = if self.pfc_send_tlv { " send-tlv" } else { "" };
+            writeln!(
+                f,
+                "  priority-flow-control mode {}{tlv}",
+                self.pfc_mode.keyword()
+            )?;
+        }
+        if let Some(on) = self.pfc_watchdog {
+            let v = if on { "on" } else { "off" };
+            writeln!(f, "  priority-flow-control watch-dog-interval {v}")?;
+        }
+        if let Some(p) = &self.service_policy_qos_input {
+            writeln!(f, "  service-policy type qos input {p}")?;
+        }
+        if let Some(p) = &self.service_policy_queuing_input {
+            writeln!(f, "  service-policy type queuing input {p}")?;
+        }
+        if let Some(p) = &self.service_policy_queuing_output {
+            writeln!(f, "  service-policy type queuing output {p}")?;
+        }
+        if !self.lldp_transmit {
+            writeln!(f, "  no lldp transmit")?;
+        }
+        if !self.lldp_receive {
+            writeln!(f, "  no lldp receive")?;
         }
         let state = if self.shutdown {
             "shutdown"

@@ -22,8 +22,40 @@ interface Ethernet1/1-4, Ethernet1/8
   shutdown
   exit
 interface e1/9 - 10
+  service-policy type qos input P
+  priority-flow-control mode on send-tlv
 router bgp 65001
   neighbor 10.0.0.2
+ip access-list A
+  10 permit udp 10.1.0.0/16 any eq 4791 dscp 26
+class-map type qos match-any R
+  match dscp 24,26-28
+  match access-group name A
+policy-map type qos P
+  class R
+    set qos-group 3
+policy-map type queuing O
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3 mbytes drop-probability 7 weight 0 ecn
+    queue-limit 4 mbytes
+  class type queuing c-out-8q-q7
+    priority level 1
+    shape min 0 gbps max 10 gbps
+policy-map type queuing I
+  class type queuing c-in-q3
+    pause buffer-size 4194304 pause-threshold 3276800 resume-threshold 102400
+policy-map type network-qos N
+  class type network-qos c-8q-nq3
+    mtu 9216
+    pause pfc-cos 3
+system qos
+  service-policy type network-qos N
+hardware profile dlb
+  dlb-interface Ethernet1/1, Ethernet1/2
+  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70
+ip load-sharing address source-destination port source-destination rotate 7
+lldp holdtime 60
 ip route 0.0.0.0/0 Ethernet1/1 10.0.0.2 name up tag 5 10
 ipv6 route ::/0 Ethernet1/1 fe80::1
 end

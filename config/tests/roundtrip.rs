@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 use common::{clean, ok, render};
 use railyard_config::{
-    Bind, Config, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
-    StaticRoute,
+    AccessList, AclEntry, Bandwidth, Bind, ClassMap, ClassMapKind, Config, Direction, Dlb,
+    DlbInterfaces, DlbMode, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix,
+    LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds,
+    PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy,
+    RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
 };
 
 #[test]
@@ -224,8 +227,9 @@ fn config(rng: &mut Rng) -> Config {
     let mut names = BTreeSet::new();
     let count = 1 + rng.below(6) as usize;
     while names.len() < count {
+        // Breakout lanes live on module 3 so no port is both whole and broken out.
         let name = if rng.chance(20) {
-            InterfaceName::breakout(1, 1 + rng.below(64) as u8, 1 + rng.below(4) as u8)
+            InterfaceName::breakout(3, 1 + rng.below(64) as u8, 1 + rng.below(4) as u8)
         } else {
             InterfaceName::new(1 + rng.below(2) as u8, 1 + rng.below(64) as u8)
         };
@@ -243,14 +247,399 @@ fn config(rng: &mut Rng) -> Config {
             c.routes.push(r);
         }
     }
+    qos(rng, &mut c, &names);
     c
+}
+
+/// A non-empty set of the values below `n` (bit v = value v).
+fn set(rng: &mut Rng, n: u32) -> u64 {
+    let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    loop {
+        let s = match rng.below(3) {
+            0 => 1u64 << rng.below(u64::from(n)),
+            1 => {
+                let a = rng.below(u64::from(n));
+                let b = a + rng.below(u64::from(n) - a);
+                (a..=b).fold(0, |acc, v| acc | (1 << v))
+            }
+            _ => rng.next() & mask,
+        };
+        if s != 0 {
+            return s;
+        }
+    }
+}
+
+/// A byte count that prints in bytes, kbytes or mbytes.
+fn bytes(rng: &mut Rng) -> u64 {
+    match rng.below(3) {
+        0 => 1 + rng.below(1 << 20),
+        1 => (1 + rng.below(8000)) * 1024,
+        _ => (1 + rng.below(64)) * 1024 * 1024,
+    }
+}
+
+/// A rate that prints in any unit.
+fn rate(rng: &mut Rng) -> u64 {
+    let base = 1 + rng.below(999);
+    base * *rng.pick(&[1u64, 1_000, 1_000_000, 1_000_000_000])
+}
+
+fn acl(rng: &mut Rng, name: String) -> AccessList {
+    let mut entries = Vec::new();
+    let mut seq = 0;
+    for _ in 0..rng.below(4) {
+        seq += 1 + rng.below(20) as u32;
+        let protocol = *rng.pick(&[None, Some(6), Some(17), Some(1), Some(47), Some(200)]);
+        let ports = matches!(protocol, Some(6 | 17));
+        let port = |rng: &mut Rng| {
+            if !ports || rng.chance(50) {
+                return None;
+            }
+            let a = rng.below(65536) as u16;
+            Some(match rng.below(5) {
+                0 => PortMatch::Eq(a),
+                1 => PortMatch::Neq(a),
+                2 => PortMatch::Lt(a),
+                3 => PortMatch::Gt(a),
+                _ => PortMatch::Range(a, a.saturating_add(rng.below(100) as u16)),
+            })
+        };
+        let prefix = |rng: &mut Rng| {
+            if rng.chance(40) {
+                return None;
+            }
+            let len = *rng.pick(&[8u8, 16, 24, 32]);
+            let p = Ipv4Prefix::new(Ipv4Addr::from(rng.next() as u32), len).unwrap();
+            Some(IpPrefix::V4(p.network()))
+        };
+        let src = prefix(rng);
+        let src_port = port(rng);
+        let dst = prefix(rng);
+        let dst_port = port(rng);
+        entries.push(AclEntry {
+            seq,
+            permit: rng.chance(70),
+            protocol,
+            src,
+            dst,
+            src_port,
+            dst_port,
+            dscp: rng.chance(30).then(|| rng.below(64) as u8),
+        });
+    }
+    AccessList { name, entries }
+}
+
+fn class_map(rng: &mut Rng, name: String, acls: &[AccessList]) -> ClassMap {
+    let mut matches: Vec<Match> = Vec::new();
+    for _ in 0..rng.below(4) {
+        let m = match rng.below(4) {
+            0 => Match::Dscp(set(rng, 64)),
+            1 => Match::Cos(set(rng, 8) as u8),
+            2 => Match::Precedence(set(rng, 8) as u8),
+            _ if !acls.is_empty() => Match::AccessGroup(rng.pick(acls).name.clone()),
+            _ => Match::Dscp(set(rng, 64)),
+        };
+        if !matches.contains(&m) {
+            matches.push(m);
+        }
+    }
+    ClassMap {
+        name,
+        kind: ClassMapKind::Qos,
+        match_mode: if rng.chance(50) {
+            MatchMode::Any
+        } else {
+            MatchMode::All
+        },
+        matches,
+    }
+}
+
+fn wred(rng: &mut Rng) -> Wred {
+    if rng.chance(25) {
+        let preset = *rng.pick(&[WredPreset::BurstOptimized, WredPreset::MeshOptimized]);
+        return preset.wred(rng.chance(50));
+    }
+    let (min, max) = if rng.chance(30) {
+        let a = rng.below(10_000);
+        (
+            Threshold::Packets(a),
+            Threshold::Packets(a + rng.below(10_000)),
+        )
+    } else {
+        let a = bytes(rng);
+        (Threshold::Bytes(a), Threshold::Bytes(a + bytes(rng)))
+    };
+    Wred {
+        min,
+        max,
+        drop_probability: rng.below(101) as u8,
+        weight: rng.below(16) as u8,
+        ecn: rng.chance(60),
+        preset: None,
+    }
+}
+
+fn queuing_policy(rng: &mut Rng, name: String) -> QueuingPolicy {
+    let direction = if rng.chance(35) {
+        Direction::Ingress
+    } else {
+        Direction::Egress
+    };
+    let mut queues: Vec<u8> = (0..8).filter(|_| rng.chance(40)).collect();
+    let shift = rng.below(queues.len().max(1) as u64) as usize;
+    queues.rotate_left(shift);
+    let classes = queues
+        .into_iter()
+        .map(|queue| {
+            let mut c = QueuingClass::new(queue);
+            if rng.chance(30) {
+                c.priority_level = Some(1 + rng.below(8) as u8);
+            } else if rng.chance(70) {
+                c.bandwidth = Some(match rng.below(3) {
+                    0 => Bandwidth::Percent(rng.below(13) as u8),
+                    1 => Bandwidth::RemainingPercent(rng.below(13) as u8),
+                    _ => Bandwidth::Rate(rate(rng)),
+                });
+            }
+            if rng.chance(40) {
+                c.wred = Some(wred(rng));
+            }
+            if rng.chance(40) {
+                c.queue_limit = Some(match rng.below(4) {
+                    0 => QueueLimit::Bytes(bytes(rng)),
+                    1 => QueueLimit::Packets(1 + rng.below(100_000)),
+                    2 => QueueLimit::Percent(1 + rng.below(100) as u8),
+                    _ => QueueLimit::Dynamic(rng.below(11) as u8),
+                });
+            }
+            if rng.chance(40) {
+                let max_bps = rate(rng);
+                let min_bps = if rng.chance(50) { 0 } else { max_bps / 2 };
+                c.shape = Some(Shape { min_bps, max_bps });
+            }
+            if direction == Direction::Ingress && rng.chance(60) {
+                let xon = bytes(rng);
+                let xoff = xon + 1 + rng.below(1 << 20);
+                let buffer_size = xoff + rng.below(1 << 20);
+                c.pause = Some(PauseThresholds {
+                    buffer_size,
+                    xoff,
+                    xon,
+                });
+            }
+            c
+        })
+        .collect::<Vec<_>>();
+    QueuingPolicy {
+        name,
+        direction: if classes.is_empty() {
+            Direction::Egress
+        } else {
+            direction
+        },
+        classes,
+    }
+}
+
+fn network_qos_policy(rng: &mut Rng, name: String) -> NetworkQosPolicy {
+    let mut free: Vec<u8> = (0..8).collect();
+    let mut groups: Vec<u8> = (0..8).filter(|_| rng.chance(40)).collect();
+    let shift = rng.below(groups.len().max(1) as u64) as usize;
+    groups.rotate_left(shift);
+    let classes = groups
+        .into_iter()
+        .map(|qos_group| {
+            let mut pause_pfc_cos = Vec::new();
+            if rng.chance(50) && !free.is_empty() {
+                let i = rng.below(free.len() as u64) as usize;
+                pause_pfc_cos.push(free.remove(i));
+                if rng.chance(30) && !free.is_empty() {
+                    let j = rng.below(free.len() as u64) as usize;
+                    pause_pfc_cos.push(free.remove(j));
+                }
+                pause_pfc_cos.sort_unstable();
+            }
+            NqClass {
+                qos_group,
+                mtu: rng
+                    .chance(60)
+                    .then(|| 576 + rng.below(9216 - 576 + 1) as u16),
+                pause_pfc_cos,
+            }
+        })
+        .collect();
+    NetworkQosPolicy { name, classes }
+}
+
+/// Pick the name of a policy that fits, or none.
+fn pick_name(rng: &mut Rng, names: &[&str]) -> Option<String> {
+    (!names.is_empty() && rng.chance(70)).then(|| (*rng.pick(names)).to_string())
+}
+
+/// Fill in every QoS and global section with legal, mutually consistent values.
+fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
+    for i in 0..rng.below(3) {
+        c.access_lists.push(acl(rng, format!("ACL-{i}")));
+    }
+    for i in 0..rng.below(4) {
+        let cm = class_map(rng, format!("CM_{i}"), &c.access_lists);
+        c.class_maps.push(cm);
+    }
+    for i in 0..rng.below(3) {
+        let mut classes: Vec<QosPolicyClass> = Vec::new();
+        for cm in &c.class_maps {
+            if rng.chance(60) {
+                classes.push(QosPolicyClass {
+                    class: cm.name.clone(),
+                    set_qos_group: rng.chance(80).then(|| rng.below(8) as u8),
+                });
+            }
+        }
+        if rng.chance(50) {
+            let at = rng.below(classes.len() as u64 + 1) as usize;
+            classes.insert(
+                at,
+                QosPolicyClass {
+                    class: CLASS_DEFAULT.into(),
+                    set_qos_group: rng.chance(80).then(|| rng.below(8) as u8),
+                },
+            );
+        }
+        c.qos_policies.push(QosPolicy {
+            name: format!("QOS.{i}"),
+            classes,
+        });
+    }
+    for i in 0..rng.below(4) {
+        c.queuing_policies
+            .push(queuing_policy(rng, format!("Q{i}")));
+    }
+    for i in 0..rng.below(3) {
+        c.network_qos_policies
+            .push(network_qos_policy(rng, format!("nq-{i}")));
+    }
+    let qos_names: Vec<&str> = c.qos_policies.iter().map(|p| p.name.as_str()).collect();
+    let fits = |d: Direction| -> Vec<&str> {
+        c.queuing_policies
+            .iter()
+            .filter(|p| p.direction == d || p.classes.is_empty())
+            .map(|p| p.name.as_str())
+            .collect()
+    };
+    let (outs, ins) = (fits(Direction::Egress), fits(Direction::Ingress));
+    let nq_names: Vec<&str> = c
+        .network_qos_policies
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    c.system_qos.qos_input = pick_name(rng, &qos_names);
+    c.system_qos.queuing_output = pick_name(rng, &outs);
+    c.system_qos.queuing_input = pick_name(rng, &ins);
+    c.system_qos.network_qos = pick_name(rng, &nq_names);
+    let mut picks = Vec::new();
+    for _ in 0..c.interfaces.len() {
+        picks.push((
+            pick_name(rng, &qos_names),
+            pick_name(rng, &outs),
+            pick_name(rng, &ins),
+        ));
+    }
+    for (iface, (q, o, i)) in c.interfaces.iter_mut().zip(picks) {
+        iface.service_policy_qos_input = q;
+        iface.service_policy_queuing_output = o;
+        iface.service_policy_queuing_input = i;
+        iface.pfc_mode = *rng.pick(&[PfcMode::Auto, PfcMode::On, PfcMode::Off]);
+        iface.pfc_send_tlv = rng.chance(20);
+        iface.pfc_watchdog = *rng.pick(&[None, Some(true), Some(false)]);
+        iface.lldp_transmit = rng.chance(80);
+        iface.lldp_receive = rng.chance(80);
+    }
+    c.pfc_watchdog_interval = *rng.pick(&[None, Some(true), Some(false)]);
+    if rng.chance(40) {
+        c.pfc_watchdog.interval_ms = 100 + rng.below(901) as u16;
+        c.pfc_watchdog.shutdown_multiplier = 1 + rng.below(10) as u8;
+        c.pfc_watchdog.auto_restore_multiplier = rng.below(101) as u8;
+        c.pfc_watchdog.fixed_restore_multiplier = rng.below(101) as u8;
+    }
+    if rng.chance(40) {
+        let interfaces = if rng.chance(30) {
+            DlbInterfaces::All
+        } else {
+            let mut l: Vec<InterfaceName> =
+                names.iter().copied().filter(|_| rng.chance(50)).collect();
+            l.sort();
+            DlbInterfaces::List(l)
+        };
+        c.dlb = Some(Dlb {
+            interfaces,
+            mode: *rng.pick(&[DlbMode::Flowlet, DlbMode::PerPacket]),
+            mac_address: rng.mac(),
+            flowlet_aging_us: 1 + rng.below(2_000_000) as u32,
+            dre_thresholds: rng
+                .chance(50)
+                .then(|| std::array::from_fn(|_| rng.below(101) as u8)),
+            decay_factor: rng.chance(50).then(|| rng.below(16) as u8),
+            sampling_interval_ns: rng.chance(50).then(|| 1 + rng.below(100_000) as u32),
+            load_awareness: rng.chance(50),
+        });
+    }
+    if rng.chance(40) {
+        let (src_addr, dst_addr) = *rng.pick(&[(true, false), (false, true), (true, true)]);
+        let (src_port, dst_port) =
+            *rng.pick(&[(false, false), (true, false), (false, true), (true, true)]);
+        c.load_sharing = LoadSharing {
+            src_addr,
+            dst_addr,
+            src_port,
+            dst_port,
+            concatenation: rng.chance(30),
+            rotate: rng.chance(50).then(|| rng.below(64) as u8),
+            universal_id: rng.chance(50).then(|| rng.next() as u32),
+        };
+    }
+    c.lldp.enabled = c.features.contains("lldp");
+    if rng.chance(40) {
+        c.lldp.timer_s = 5 + rng.below(250) as u16;
+        c.lldp.holdtime_s = 10 + rng.below(246) as u16;
+        c.lldp.reinit_s = 1 + rng.below(10) as u16;
+        for k in LldpTlvSelect::KEYWORDS {
+            *c.lldp.tlv_select.flag_mut(k).unwrap() = rng.chance(70);
+        }
+    }
+    if rng.chance(20) {
+        c.buffer_bytes = Some(bytes(rng));
+    }
 }
 
 #[test]
 fn generated_configs_round_trip() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
+    // How many cases exercised each kind of section, so the generator is known to reach them.
+    let mut seen = [0usize; 8];
     for case in 0..500 {
         let want = config(&mut rng);
+        let kinds = [
+            !want.access_lists.is_empty(),
+            want.class_maps.iter().any(|c| !c.matches.is_empty()),
+            want.qos_policies.iter().any(|p| !p.classes.is_empty()),
+            want.queuing_policies.iter().any(|p| {
+                p.direction == Direction::Ingress && p.classes.iter().any(|c| c.pause.is_some())
+            }),
+            want.network_qos_policies
+                .iter()
+                .any(|p| !p.classes.is_empty()),
+            !want.system_qos.is_empty(),
+            want.dlb.is_some(),
+            want.interfaces
+                .iter()
+                .any(|i| i.service_policy_qos_input.is_some()),
+        ];
+        for (n, k) in seen.iter_mut().zip(kinds) {
+            *n += usize::from(k);
+        }
         let text = want.to_string();
         let got = match common::parse(&text) {
             Ok(p) => p.config,
@@ -262,4 +651,8 @@ fn generated_configs_round_trip() {
         assert_eq!(got, want, "case {case}:\n{text}");
         assert_eq!(got.to_string(), text, "case {case}: printing is not stable");
     }
+    assert!(
+        seen.iter().all(|n| *n >= 50),
+        "sections seen per kind: {seen:?}"
+    );
 }

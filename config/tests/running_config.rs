@@ -29,6 +29,41 @@ copp profile strict
 snmp-server user admin network-admin auth md5 0x1a2b priv 0x3c4d localizedkey
 ntp server 192.168.1.1 use-vrf management
 
+class-map type qos match-any ROCEv2
+  match dscp 24
+  exit
+class-map type qos match-any CNP
+  match dscp 48
+  exit
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+    exit
+  class CNP
+    set qos-group 7
+    exit
+  class class-default
+    set qos-group 0
+    exit
+  exit
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+  class type queuing c-out-8q-q7
+    priority level 1
+    shape min 0 gbps max 10 gbps
+  class type queuing c-out-8q-q-default
+    bandwidth remaining percent 50
+policy-map type network-qos qos_network
+  class type network-qos c-8q-nq3
+    mtu 9216
+    pause pfc-cos 3
+system qos
+  service-policy type network-qos qos_network
+  service-policy type queuing output QOS_EGRESS_PORT
+priority-flow-control watch-dog-interval on
+
 ip route 0.0.0.0/0 10.1.1.0
 ip route 0.0.0.0/0 10.1.2.0
 ip route 192.168.100.0/24 Null0 name discard
@@ -237,16 +272,6 @@ fn the_warnings() {
             "`vrf context` is not modelled; skipped",
         ),
         (
-            line_of("priority-flow-control mode"),
-            3,
-            "interface command `priority-flow-control` is not modelled; skipped",
-        ),
-        (
-            line_of("service-policy type qos"),
-            3,
-            "interface command `service-policy` is not modelled; skipped",
-        ),
-        (
             line_of("interface mgmt0"),
             11,
             "`interface mgmt` is not modelled; skipped",
@@ -272,9 +297,9 @@ fn the_warnings() {
     assert_eq!(
         skip_summary(&p),
         Some(
-            "skipped 16 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
-             snmp-server (1), ntp (1), vlan (1), vrf context (1), interface: priority-flow-control (1), \
-             interface: service-policy (1), interface mgmt (1), interface loopback (1), line (2), boot (1), router bgp (1)"
+            "skipped 14 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
+             snmp-server (1), ntp (1), vlan (1), vrf context (1), interface mgmt (1), interface loopback (1), \
+             line (2), boot (1), router bgp (1)"
         )
     );
     assert!(p.warnings.iter().all(|d| d.severity == Severity::Warning));
@@ -285,7 +310,7 @@ fn strict_mode_rejects_it_with_one_error_per_skipped_command() {
     let es =
         railyard_config::parse_str(RUNNING_CONFIG, "leaf1.conf", &ParseOptions { strict: true })
             .unwrap_err();
-    assert_eq!(es.len(), 16);
+    assert_eq!(es.len(), 14);
     assert!(es.iter().all(|d| d.file == "leaf1.conf" && d.is_error()));
 }
 
@@ -357,4 +382,72 @@ fn parse_file_reports_an_unreadable_file_at_line_zero() {
     std::fs::write(&f.0, b"hostname caf\xe9\n").unwrap();
     let es = parse_file(&f.0, &ParseOptions::default()).unwrap_err();
     assert_eq!(es[0].line, 0);
+}
+
+#[test]
+fn the_qos_model() {
+    use railyard_config::{Bandwidth, Direction, PfcMode, Shape, Threshold};
+    let c = ok(RUNNING_CONFIG).config;
+    let cms: Vec<(&str, usize)> = c
+        .class_maps
+        .iter()
+        .map(|m| (m.name.as_str(), m.matches.len()))
+        .collect();
+    assert_eq!(cms, [("ROCEv2", 1), ("CNP", 1)]);
+    let qp = c.qos_policy("QOS_CLASSIFICATION").unwrap();
+    let classes: Vec<(&str, Option<u8>)> = qp
+        .classes
+        .iter()
+        .map(|k| (k.class.as_str(), k.set_qos_group))
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            ("ROCEv2", Some(3)),
+            ("CNP", Some(7)),
+            ("class-default", Some(0))
+        ]
+    );
+    let out = c.queuing_policy("QOS_EGRESS_PORT").unwrap();
+    assert_eq!(out.direction, Direction::Egress);
+    let queues: Vec<u8> = out.classes.iter().map(|k| k.queue).collect();
+    assert_eq!(queues, [3, 7, 0]);
+    assert_eq!(
+        out.class(7).unwrap().shape,
+        Some(Shape {
+            min_bps: 0,
+            max_bps: 10_000_000_000
+        })
+    );
+    assert_eq!(c.pfc_watchdog_interval, Some(true));
+    assert_eq!(c.system_qos.network_qos.as_deref(), Some("qos_network"));
+
+    // Ethernet1/3-4 classify; the uplinks keep everything in qos-group 0.
+    for name in ["Ethernet1/3", "Ethernet1/4"] {
+        let i = c.interface(name).unwrap();
+        assert_eq!(i.pfc_mode, PfcMode::Auto);
+        assert_eq!(
+            i.service_policy_qos_input.as_deref(),
+            Some("QOS_CLASSIFICATION")
+        );
+        let q = c.effective_qos(&i.name);
+        assert_eq!(q.classifier.dscp_table[24], 3);
+        assert_eq!(q.classifier.dscp_table[48], 7);
+        assert_eq!(q.classifier.dscp_table[0], 0);
+        assert_eq!(
+            q.egress[3].wred.map(|w| (w.min, w.max, w.ecn)),
+            Some((
+                Threshold::Bytes(150 * 1024),
+                Threshold::Bytes(3000 * 1024),
+                true
+            ))
+        );
+        assert_eq!(q.egress[0].bandwidth, Some(Bandwidth::RemainingPercent(50)));
+        assert_eq!(q.lossless, 1 << 3);
+        assert_eq!(q.mtu_of_group[3], 9216);
+        assert!(q.watchdog.enabled);
+    }
+    let up = c.effective_qos(&InterfaceName::new(1, 1));
+    assert!(up.classifier.dscp_table.iter().all(|g| *g == 0));
+    assert_eq!(up.egress[7].priority_level, Some(1));
 }

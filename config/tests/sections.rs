@@ -92,8 +92,8 @@ router bgp 65001
 router bgp 65002
 username admin password 5 $5$abc role network-admin
 username oper password 5 $5$def role network-operator
-class-map type qos match-any ROCE
-  match dscp 24
+class-map type control-plane match-any copp-bgp
+  match access-group name copp-acl-bgp
 hostname leaf1
 ";
     let p = ok(text);
@@ -108,7 +108,11 @@ hostname leaf1
             (1, 1, "`vrf context` is not modelled; skipped".to_string()),
             (4, 1, "`router bgp` is not modelled; skipped".to_string()),
             (10, 1, "`username` is not modelled; skipped".to_string()),
-            (12, 1, "`class-map` is not modelled; skipped".to_string()),
+            (
+                12,
+                1,
+                "`class-map type control-plane` is not modelled; skipped".to_string()
+            ),
         ]
     );
     assert_eq!(
@@ -117,7 +121,7 @@ hostname leaf1
     );
     assert_eq!(
         skip_summary(&p),
-        Some("skipped 6 unmodelled commands: vrf context (1), router bgp (2), username (2), class-map (1)")
+        Some("skipped 6 unmodelled commands: vrf context (1), router bgp (2), username (2), class-map type control-plane (1)")
     );
     assert_eq!(p.warnings.last().map(|d| d.line), Some(0));
 }
@@ -197,11 +201,11 @@ interface e1/1
 fn unmodelled_interface_commands_are_skipped_with_a_warning() {
     let text = "\
 interface e1/1-2
-  priority-flow-control mode auto
-  service-policy type qos input QOS_CLASSIFICATION
+  storm-control broadcast level 1
+  flowcontrol receive on
   no cdp enable
-  lldp transmit
-  no lldp receive
+  lldp tlv-set management-address 10.0.0.1
+  no lldp dcbx version
   switchport mode trunk
   mtu 9216
 ";
@@ -213,12 +217,12 @@ interface e1/1-2
             (
                 2,
                 3,
-                "interface command `priority-flow-control` is not modelled; skipped".to_string()
+                "interface command `storm-control` is not modelled; skipped".to_string()
             ),
             (
                 3,
                 3,
-                "interface command `service-policy` is not modelled; skipped".to_string()
+                "interface command `flowcontrol` is not modelled; skipped".to_string()
             ),
             (
                 4,
@@ -239,13 +243,13 @@ interface e1/1-2
     );
     assert_eq!(
         skip_summary(&p),
-        Some("skipped 6 unmodelled commands: interface: priority-flow-control (1), interface: service-policy (1), interface: cdp (1), interface: lldp (2), interface: switchport mode (1)")
+        Some("skipped 6 unmodelled commands: interface: storm-control (1), interface: flowcontrol (1), interface: cdp (1), interface: lldp (2), interface: switchport mode (1)")
     );
 }
 
 #[test]
 fn strict_mode_turns_every_skip_into_an_error() {
-    let text = "router bgp 1\n  neighbor 10.0.0.2\nrouter bgp 2\nfrobnicate\ninterface loopback0\ninterface e1/1\n  lldp transmit\nfeature lldp\nversion 10.3\n";
+    let text = "router bgp 1\n  neighbor 10.0.0.2\nrouter bgp 2\nfrobnicate\ninterface loopback0\ninterface e1/1\n  lldp tlv-set x\nfeature lldp\nversion 10.3\n";
     let es = parse_strict(text).unwrap_err();
     let got: Vec<(usize, usize, &str)> = es
         .iter()

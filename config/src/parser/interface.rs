@@ -1,6 +1,7 @@
 //! Commands under `interface`: addressing, MTU, state, MAC, speed, static
-//! neighbours, railyard's `bind`, their `no` forms, and the known-but-unmodelled
-//! interface commands that are skipped with a warning.
+//! neighbours, railyard's `bind`, QoS service policies, PFC, LLDP, their `no`
+//! forms, and the known-but-unmodelled interface commands that are skipped
+//! with a warning.
 //!
 //! A section may configure several interfaces at once (`interface
 //! Ethernet1/1-4`); every command applies to each of them.
@@ -8,8 +9,11 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::table::Spec;
-use super::{value, Args, Builder, Fail};
+use super::value::keyword;
+use super::{qos, value, Args, Builder, Fail};
 use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
+use crate::qos::PfcMode;
+use crate::validate::key;
 
 /// Speeds (Mb/s) `speed` accepts.
 const SPEEDS: &[u32] = &[
@@ -75,6 +79,58 @@ pub(super) static TABLE: &[Spec] = &[
         bind,
     ),
     Spec::run(&["no", "bind"], "no bind", no_bind),
+    Spec::run(
+        &["service-policy"],
+        qos::IFACE_SERVICE_POLICY,
+        qos::iface_service_policy,
+    ),
+    Spec::run(
+        &["no", "service-policy"],
+        qos::IFACE_SERVICE_POLICY,
+        qos::no_iface_service_policy,
+    ),
+    Spec::run(
+        &["priority-flow-control", "mode"],
+        "priority-flow-control mode auto | on | off [send-tlv]",
+        pfc_mode,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "mode"],
+        "no priority-flow-control mode",
+        no_pfc_mode,
+    ),
+    Spec::run(
+        &["priority-flow-control", "watch-dog-interval"],
+        "priority-flow-control watch-dog-interval on | off",
+        pfc_watchdog,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog-interval"],
+        "no priority-flow-control watch-dog-interval",
+        no_pfc_watchdog,
+    ),
+    Spec::run(
+        &["priority-flow-control", "watch-dog"],
+        "priority-flow-control watch-dog",
+        pfc_watchdog_on,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog"],
+        "no priority-flow-control watch-dog",
+        no_pfc_watchdog,
+    ),
+    Spec::run(&["lldp", "transmit"], "lldp transmit", lldp_transmit),
+    Spec::run(
+        &["no", "lldp", "transmit"],
+        "no lldp transmit",
+        no_lldp_transmit,
+    ),
+    Spec::run(&["lldp", "receive"], "lldp receive", lldp_receive),
+    Spec::run(
+        &["no", "lldp", "receive"],
+        "no lldp receive",
+        no_lldp_receive,
+    ),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),
     Spec::skip(&["beacon"]),
@@ -124,7 +180,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["priority-flow-control"]),
     Spec::skip(&["ptp"]),
     Spec::skip(&["rate-mode"]),
-    Spec::skip(&["service-policy"]),
     Spec::skip(&["snmp"]),
     Spec::skip(&["spanning-tree"]),
     Spec::skip(&["storm-control"]),
@@ -604,5 +659,96 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 fn no_bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
     set(b, |i| i.bind = None);
+    Ok(())
+}
+
+/// `priority-flow-control mode auto|on|off [send-tlv]`.
+fn pfc_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("`auto`, `on` or `off`")?;
+    let mode = match keyword(t, &["auto", "on", "off"], "PFC mode")? {
+        "auto" => PfcMode::Auto,
+        "on" => PfcMode::On,
+        _ => PfcMode::Off,
+    };
+    let send_tlv = match a.next_token() {
+        Some(s) => {
+            keyword(s, &["send-tlv"], "PFC mode option")?;
+            true
+        }
+        None => false,
+    };
+    a.finish()?;
+    let col = a.line.tokens[0].col;
+    for index in b.members() {
+        b.mark(key::iface(index, "pfc"), col);
+        let i = &mut b.config.interfaces[index];
+        i.pfc_mode = mode;
+        i.pfc_send_tlv = send_tlv;
+    }
+    Ok(())
+}
+
+/// `no priority-flow-control mode [...]`.
+fn no_pfc_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| {
+        i.pfc_mode = PfcMode::Auto;
+        i.pfc_send_tlv = false;
+    });
+    Ok(())
+}
+
+/// `priority-flow-control watch-dog-interval on|off`.
+fn pfc_watchdog(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("`on` or `off`")?;
+    a.finish()?;
+    let on = keyword(t, &["on", "off"], "setting")? == "on";
+    set(b, |i| i.pfc_watchdog = Some(on));
+    Ok(())
+}
+
+/// `priority-flow-control watch-dog`: the short form some configurations use for `watch-dog-interval on`.
+fn pfc_watchdog_on(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.pfc_watchdog = Some(true));
+    Ok(())
+}
+
+/// `no priority-flow-control watch-dog[-interval] [...]`.
+fn no_pfc_watchdog(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.pfc_watchdog = None);
+    Ok(())
+}
+
+/// `lldp transmit`.
+fn lldp_transmit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.lldp_transmit = true);
+    Ok(())
+}
+
+/// `no lldp transmit`.
+fn no_lldp_transmit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    let col = a.line.tokens[0].col;
+    b.mark_first(key::global("lldp"), col);
+    set(b, |i| i.lldp_transmit = false);
+    Ok(())
+}
+
+/// `lldp receive`.
+fn lldp_receive(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    set(b, |i| i.lldp_receive = true);
+    Ok(())
+}
+
+/// `no lldp receive`.
+fn no_lldp_receive(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    let col = a.line.tokens[0].col;
+    b.mark_first(key::global("lldp"), col);
+    set(b, |i| i.lldp_receive = false);
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! interface sub-command belongs to the interface and a top-level command
 //! starts something new.
 //!
-//! Indentation is used only as a hint, in three places:
+//! Indentation is used only as a hint, in four places:
 //! * the body of a skipped section (unknown or unmodelled, e.g. `router bgp`)
 //!   is every following line indented deeper than its header;
 //! * under a modelled section, a line no table knows is an error (a typo in
@@ -16,16 +16,24 @@
 //!   section's body has not been indented and its first word begins one of
 //!   the section's commands (`ip adress`); otherwise it is an unknown
 //!   top-level command, skipped with a warning;
-//! * `exit` and `end` inside a skipped section's indented body belong to it.
+//! * `exit` and `end` inside a skipped section's indented body belong to it;
+//! * a command several open sections know goes to an outer one when the
+//!   line is indented no deeper than an inner section's header whose body
+//!   was indented (a global `priority-flow-control watch-dog-interval on`
+//!   written flush left after an indented `interface` body is global).
 //!
 //! `exit` closes the innermost section, `end` closes all of them.
 
+mod global;
 mod interface;
+mod qos;
 mod table;
 mod top;
 mod value;
 
+pub(crate) use qos::{protocol_name, show_threshold};
 use table::{Action, Lookup, Spec};
+pub(crate) use value::closest as value_closest;
 
 use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};
@@ -155,6 +163,61 @@ struct Frame {
     body_indented: bool,
 }
 
+/// The modelled sections besides `interface`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Section {
+    /// `class-map type qos NAME`.
+    ClassMap,
+    /// `ip access-list NAME`.
+    AccessList,
+    /// `policy-map type qos NAME`.
+    QosPolicy,
+    /// `class NAME` under a qos policy.
+    QosClass,
+    /// `policy-map type queuing NAME`.
+    QueuingPolicy,
+    /// `class type queuing NAME` under a queuing policy.
+    QueuingClass,
+    /// `policy-map type network-qos NAME`.
+    NqPolicy,
+    /// `class type network-qos NAME` under a network-qos policy.
+    NqClass,
+    /// `system qos`.
+    SystemQos,
+    /// `hardware profile dlb`.
+    Dlb,
+}
+
+impl Section {
+    /// The commands the section accepts.
+    fn table(self) -> &'static [Spec] {
+        match self {
+            Section::ClassMap => qos::CLASS_MAP,
+            Section::AccessList => qos::ACCESS_LIST,
+            Section::QosPolicy => qos::QOS_POLICY,
+            Section::QosClass => qos::QOS_CLASS,
+            Section::QueuingPolicy => qos::QUEUING_POLICY,
+            Section::QueuingClass => qos::QUEUING_CLASS,
+            Section::NqPolicy => qos::NQ_POLICY,
+            Section::NqClass => qos::NQ_CLASS,
+            Section::SystemQos => qos::SYSTEM_QOS,
+            Section::Dlb => global::DLB,
+        }
+    }
+
+    /// The section's name in messages.
+    fn context(self) -> &'static str {
+        match self {
+            Section::ClassMap => "class-map",
+            Section::AccessList => "ip access-list",
+            Section::QosPolicy | Section::QueuingPolicy | Section::NqPolicy => "policy-map",
+            Section::QosClass | Section::QueuingClass | Section::NqClass => "policy-map class",
+            Section::SystemQos => "system qos",
+            Section::Dlb => "hardware profile dlb",
+        }
+    }
+}
+
 /// The kinds of section.
 #[derive(Debug)]
 enum FrameKind {
@@ -166,6 +229,10 @@ enum FrameKind {
     SkipInterface,
     /// An unknown or unmodelled top-level command: its deeper-indented body is swallowed.
     Skip,
+    /// A modelled section; the indices locate its item (a policy and a class within it).
+    Section(Section, usize, usize),
+    /// A section whose header was in error: its commands are swallowed.
+    Broken(Section),
 }
 
 impl FrameKind {
@@ -175,6 +242,7 @@ impl FrameKind {
             FrameKind::Top => top::TABLE,
             FrameKind::Interface(_) | FrameKind::SkipInterface => interface::TABLE,
             FrameKind::Skip => &[],
+            FrameKind::Section(s, ..) | FrameKind::Broken(s) => s.table(),
         }
     }
 
@@ -183,12 +251,21 @@ impl FrameKind {
         match self {
             FrameKind::Top | FrameKind::Skip => "",
             FrameKind::Interface(_) | FrameKind::SkipInterface => "interface",
+            FrameKind::Section(s, ..) | FrameKind::Broken(s) => s.context(),
         }
     }
 
     /// Whether the section's content is discarded.
     fn is_skipped(&self) -> bool {
-        matches!(self, FrameKind::Skip | FrameKind::SkipInterface)
+        matches!(
+            self,
+            FrameKind::Skip | FrameKind::SkipInterface | FrameKind::Broken(_)
+        )
+    }
+
+    /// Whether unknown lines inside the section are errors (a typo in it).
+    fn is_modelled(&self) -> bool {
+        matches!(self, FrameKind::Interface(_) | FrameKind::Section(..))
     }
 }
 
@@ -255,10 +332,37 @@ impl<'a> Builder<'a> {
             self.frames.truncate(1);
             return;
         }
-        // Innermost section first. A command spelled out in full in any
-        // section beats an abbreviation in an inner one.
-        let results: Vec<(usize, Lookup)> = (0..self.frames.len())
+        let acl = match self.innermost().kind {
+            FrameKind::Section(Section::AccessList, index, _) => Some(index),
+            _ => None,
+        };
+        if let Some(index) = acl {
+            if qos::is_numbered_entry(line) {
+                let frame = self.frames.len() - 1;
+                if line.indent > self.frames[frame].indent {
+                    self.frames[frame].body_indented = true;
+                }
+                if let Err(fail) = qos::numbered_entry(self, index, line) {
+                    self.error(fail);
+                }
+                return;
+            }
+        }
+        // Innermost section first, except that sections the line's
+        // indentation has left come last. A command spelled out in full in
+        // any section beats an abbreviation; among spelled-out commands the
+        // longest wins.
+        let closed = |depth: usize| {
+            let f = &self.frames[depth];
+            depth > 0 && f.body_indented && line.indent <= f.indent
+        };
+        let order: Vec<usize> = (0..self.frames.len())
             .rev()
+            .filter(|&d| !closed(d))
+            .chain((0..self.frames.len()).rev().filter(|&d| closed(d)))
+            .collect();
+        let results: Vec<(usize, Lookup)> = order
+            .into_iter()
             .filter(|&depth| !self.frames[depth].kind.table().is_empty())
             .map(|depth| {
                 (
@@ -267,14 +371,15 @@ impl<'a> Builder<'a> {
                 )
             })
             .collect();
-        let spelled = results.iter().find_map(|(depth, r)| match r {
-            Lookup::Found { spec, consumed }
-                if table::spelled_out(spec, *consumed, &line.tokens) =>
-            {
-                Some((*depth, *spec, *consumed))
+        let mut spelled: Option<(usize, &'static Spec, usize)> = None;
+        for (depth, r) in &results {
+            if let Lookup::Found { spec, consumed } = r {
+                let longer = !matches!(spelled, Some((_, _, c)) if c >= *consumed);
+                if longer && table::spelled_out(spec, *consumed, &line.tokens) {
+                    spelled = Some((*depth, *spec, *consumed));
+                }
             }
-            _ => None,
-        });
+        }
         if let Some((depth, spec, consumed)) = spelled {
             self.frames.truncate(depth + 1);
             self.dispatch(spec, consumed, line);
@@ -344,30 +449,42 @@ impl<'a> Builder<'a> {
     /// Handle a line no open section knows.
     fn unknown(&mut self, line: &Line<'_>, at: usize) {
         let inner = self.innermost();
-        let table = inner.kind.table();
-        let deeper = line.indent > inner.indent;
-        match inner.kind {
-            FrameKind::Interface(_)
-                if deeper || (!inner.body_indented && table::looks_like(table, &line.tokens)) =>
-            {
-                let upto = at.min(line.tokens.len() - 1);
-                let written: Vec<&str> = line.tokens[..=upto].iter().map(|t| t.text).collect();
-                let hint = match table::suggest(table, &line.tokens) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!(
-                        "interface commands are: {}",
-                        table::modelled_commands(table)
-                    ),
-                };
-                self.error(Fail::new(
-                    line.tokens[upto].col,
-                    format!("unknown interface command `{}`", written.join(" ")),
-                    Some(hint),
-                ));
-                return;
-            }
-            FrameKind::SkipInterface if table::looks_like(table, &line.tokens) => return,
-            _ => {}
+        if matches!(inner.kind, FrameKind::SkipInterface | FrameKind::Broken(_))
+            && table::looks_like(inner.kind.table(), &line.tokens)
+        {
+            return;
+        }
+        // The innermost modelled section the line is indented into (or,
+        // for the innermost one with a flat body, that it starts like a
+        // command of) takes it as a typo.
+        let owner = (1..self.frames.len()).rev().find(|&depth| {
+            let f = &self.frames[depth];
+            let innermost = depth == self.frames.len() - 1;
+            f.kind.is_modelled()
+                && (line.indent > f.indent
+                    || (innermost
+                        && !f.body_indented
+                        && table::looks_like(f.kind.table(), &line.tokens)))
+        });
+        if let Some(depth) = owner {
+            let kind = &self.frames[depth].kind;
+            let (table, context) = (kind.table(), kind.context());
+            let upto = at.min(line.tokens.len() - 1);
+            let written: Vec<&str> = line.tokens[..=upto].iter().map(|t| t.text).collect();
+            let hint = match table::suggest(table, &line.tokens) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!(
+                    "{context} commands are: {}",
+                    table::modelled_commands(table)
+                ),
+            };
+            self.frames.truncate(depth + 1);
+            self.error(Fail::new(
+                line.tokens[upto].col,
+                format!("unknown {context} command `{}`", written.join(" ")),
+                Some(hint),
+            ));
+            return;
         }
         self.frames.truncate(1);
         let first = line.tokens[0].text.to_ascii_lowercase();
@@ -392,6 +509,8 @@ impl<'a> Builder<'a> {
     fn skip(&mut self, context: &'static str, kind: String, col: usize, known: bool) {
         let what = if context.is_empty() {
             format!("`{kind}`")
+        } else if context.ends_with("option") {
+            format!("{context} `{kind}`")
         } else {
             format!("{context} command `{kind}`")
         };
@@ -466,6 +585,25 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The indices of the innermost frame if it is the modelled section `section`.
+    fn section(&self, section: Section) -> Option<(usize, usize)> {
+        match self.innermost().kind {
+            FrameKind::Section(s, a, b) if s == section => Some((a, b)),
+            _ => None,
+        }
+    }
+
+    /// Record where an item was written (the latest mention wins).
+    fn mark(&mut self, key: String, col: usize) {
+        self.map.at.insert(key, Pos::new(self.line, col));
+    }
+
+    /// Record where an item was first written.
+    fn mark_first(&mut self, key: String, col: usize) {
+        let pos = Pos::new(self.line, col);
+        self.map.at.entry(key).or_insert(pos);
+    }
+
     /// Index of an interface, created with defaults on first mention.
     fn interface_index(&mut self, name: InterfaceName) -> usize {
         match self.config.interfaces.iter().position(|i| i.name == name) {
@@ -479,6 +617,7 @@ impl<'a> Builder<'a> {
 
     /// Validate the model and hand back the result.
     fn finish(mut self) -> Result<Parsed, Vec<Diagnostic>> {
+        self.config.lldp.enabled = self.config.features.contains("lldp");
         for d in validate::validate(&self.config, &self.map, &self.sources) {
             match d.severity {
                 Severity::Error => self.errors.push(d),

@@ -101,7 +101,15 @@ fn lookup_filtered(
     tokens: &[Token<'_>],
     filter: impl Fn(&Spec) -> bool,
 ) -> Lookup {
-    let mut candidates: Vec<&'static Spec> = table.iter().filter(|s| filter(s)).collect();
+    // A keyword matches a word only if it starts with the word's first letter.
+    let first = tokens
+        .first()
+        .and_then(|t| t.text.bytes().next())
+        .map(|b| b.to_ascii_lowercase());
+    let mut candidates: Vec<&'static Spec> = table
+        .iter()
+        .filter(|s| filter(s) && s.path.first().map(|k| k.bytes().next()) == Some(first))
+        .collect();
     let mut best: Option<&'static Spec> = None;
     let mut depth = 0;
     loop {
@@ -113,26 +121,29 @@ fn lookup_filtered(
         if candidates.is_empty() {
             break;
         }
-        let mut keywords: Vec<&'static str> = candidates.iter().map(|s| s.path[depth]).collect();
-        keywords.sort_unstable();
-        keywords.dedup();
-        let chosen = match keywords.iter().find(|k| k.eq_ignore_ascii_case(tok.text)) {
-            Some(k) => *k,
+        let exact = candidates
+            .iter()
+            .map(|s| s.path[depth])
+            .find(|k| k.eq_ignore_ascii_case(tok.text));
+        let chosen = match exact {
+            Some(k) => k,
             None => {
                 let lower = tok.text.to_ascii_lowercase();
-                let prefixed: Vec<&'static str> = keywords
-                    .iter()
-                    .copied()
-                    .filter(|k| k.starts_with(&lower))
-                    .collect();
+                let mut prefixed: Vec<&'static str> = Vec::new();
+                for k in candidates.iter().map(|s| s.path[depth]) {
+                    if k.starts_with(&lower) && !prefixed.contains(&k) {
+                        prefixed.push(k);
+                    }
+                }
                 match prefixed[..] {
                     [] => break,
                     [one] => one,
                     _ => {
+                        prefixed.sort_unstable();
                         return Lookup::Ambiguous {
                             at: depth,
                             candidates: prefixed,
-                        }
+                        };
                     }
                 }
             }
@@ -245,7 +256,7 @@ pub(crate) fn modelled_commands(table: &'static [Spec]) -> String {
 }
 
 /// Levenshtein distance between two short strings.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -1,15 +1,16 @@
-//! Top-level commands: `hostname`, `feature`, `version`, `interface`, static routes,
-//! and the known-but-unmodelled commands that are skipped with a warning.
+//! Top-level commands: `hostname`, `feature`, `version`, `interface`, static
+//! routes, the headers of the QoS sections and the global commands, and the
+//! known-but-unmodelled commands that are skipped with a warning.
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::table::Spec;
-use super::{value, Args, Builder, Fail, FrameKind};
+use super::{global, qos, value, Args, Builder, Fail, FrameKind};
 use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
 };
-use crate::validate::Pos;
+use crate::validate::{key, Pos};
 
 /// Usage of `ip route`, shown in hints.
 const IP_ROUTE: &str =
@@ -31,6 +32,110 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::run(&["no", "ip", "route"], IP_ROUTE, no_ip_route),
     Spec::run(&["ipv6", "route"], IPV6_ROUTE, ipv6_route),
     Spec::run(&["no", "ipv6", "route"], IPV6_ROUTE, no_ipv6_route),
+    Spec::run(&["class-map"], qos::CLASS_MAP_USAGE, qos::class_map),
+    Spec::run(&["no", "class-map"], qos::CLASS_MAP_USAGE, qos::no_class_map),
+    Spec::run(&["ip", "access-list"], "ip access-list NAME", qos::access_list),
+    Spec::run(
+        &["no", "ip", "access-list"],
+        "no ip access-list NAME",
+        qos::no_access_list,
+    ),
+    Spec::run(&["policy-map"], qos::POLICY_MAP_USAGE, qos::policy_map),
+    Spec::run(&["no", "policy-map"], qos::POLICY_MAP_USAGE, qos::no_policy_map),
+    Spec::run(&["system", "qos"], "system qos", qos::system_qos),
+    Spec::run(&["no", "system", "qos"], "no system qos", qos::no_system_qos),
+    Spec::run(
+        &["priority-flow-control", "watch-dog-interval"],
+        "priority-flow-control watch-dog-interval on | off",
+        global::watchdog_interval,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog-interval"],
+        "no priority-flow-control watch-dog-interval",
+        global::no_watchdog_interval,
+    ),
+    Spec::run(
+        &["priority-flow-control", "watch-dog", "interval"],
+        "priority-flow-control watch-dog interval 100-1000",
+        global::watchdog_ms,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog", "interval"],
+        "no priority-flow-control watch-dog interval",
+        global::no_timer,
+    ),
+    Spec::run(
+        &["priority-flow-control", "watch-dog", "shutdown-multiplier"],
+        "priority-flow-control watch-dog shutdown-multiplier 1-10",
+        global::shutdown_multiplier,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog", "shutdown-multiplier"],
+        "no priority-flow-control watch-dog shutdown-multiplier",
+        global::no_timer,
+    ),
+    Spec::run(
+        &["priority-flow-control", "auto-restore", "multiplier"],
+        "priority-flow-control auto-restore multiplier 0-100",
+        global::auto_restore,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "auto-restore", "multiplier"],
+        "no priority-flow-control auto-restore multiplier",
+        global::no_timer,
+    ),
+    Spec::run(
+        &["priority-flow-control", "fixed-restore", "multiplier"],
+        "priority-flow-control fixed-restore multiplier 0-100",
+        global::fixed_restore,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "fixed-restore", "multiplier"],
+        "no priority-flow-control fixed-restore multiplier",
+        global::no_timer,
+    ),
+    Spec::run(
+        &["hardware", "profile", "dlb"],
+        "hardware profile dlb",
+        global::hardware_profile_dlb,
+    ),
+    Spec::run(
+        &["no", "hardware", "profile", "dlb"],
+        "no hardware profile dlb",
+        global::no_hardware_profile_dlb,
+    ),
+    Spec::run(&["ip", "load-sharing"], global::LOAD_SHARING, global::load_sharing),
+    Spec::run(
+        &["no", "ip", "load-sharing"],
+        "no ip load-sharing",
+        global::no_load_sharing,
+    ),
+    Spec::run(&["lldp", "timer"], "lldp timer 5-254", global::lldp_timer),
+    Spec::run(&["no", "lldp", "timer"], "no lldp timer", global::no_lldp_seconds),
+    Spec::run(&["lldp", "holdtime"], "lldp holdtime 10-255", global::lldp_holdtime),
+    Spec::run(
+        &["no", "lldp", "holdtime"],
+        "no lldp holdtime",
+        global::no_lldp_seconds,
+    ),
+    Spec::run(&["lldp", "reinit"], "lldp reinit 1-10", global::lldp_reinit),
+    Spec::run(&["no", "lldp", "reinit"], "no lldp reinit", global::no_lldp_seconds),
+    Spec::run(
+        &["lldp", "tlv-select"],
+        "lldp tlv-select dcbxp | management-address | port-description | port-vlan | power-management | system-capabilities | system-description | system-name",
+        global::lldp_tlv_select,
+    ),
+    Spec::run(
+        &["no", "lldp", "tlv-select"],
+        "no lldp tlv-select TLV",
+        global::no_lldp_tlv_select,
+    ),
+    Spec::run(
+        &["buffer-size"],
+        "buffer-size N bytes | kbytes | mbytes",
+        global::buffer_size,
+    ),
+    Spec::run(&["no", "buffer-size"], "no buffer-size", global::no_buffer_size),
     // Known NX-OS commands and sections that are not modelled (yet).
     Spec::skip(&["aaa"]),
     Spec::skip(&["banner"]),
@@ -38,7 +143,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["boot"]),
     Spec::skip(&["callhome"]),
     Spec::skip(&["cfs"]),
-    Spec::skip(&["class-map"]),
     Spec::skip(&["cli"]),
     Spec::skip(&["clock"]),
     Spec::skip(&["control-plane"]),
@@ -50,7 +154,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["feature-set"]),
     Spec::skip(&["hardware"]),
     Spec::skip(&["install"]),
-    Spec::skip(&["ip", "access-list"]),
     Spec::skip(&["ip", "as-path"]),
     Spec::skip(&["ip", "community-list"]),
     Spec::skip(&["ip", "dhcp"]),
@@ -59,7 +162,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["ip", "domain-name"]),
     Spec::skip(&["ip", "host"]),
     Spec::skip(&["ip", "igmp"]),
-    Spec::skip(&["ip", "load-sharing"]),
     Spec::skip(&["ip", "name-server"]),
     Spec::skip(&["ip", "pim"]),
     Spec::skip(&["ip", "prefix-list"]),
@@ -78,7 +180,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["nxapi"]),
     Spec::skip(&["object-group"]),
     Spec::skip(&["password"]),
-    Spec::skip(&["policy-map"]),
     Spec::skip(&["port-channel"]),
     Spec::skip(&["power"]),
     Spec::skip(&["priority-flow-control"]),
@@ -99,7 +200,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["snmp-server"]),
     Spec::skip(&["spanning-tree"]),
     Spec::skip(&["ssh"]),
-    Spec::skip(&["system", "qos"]),
     Spec::skip(&["system"]),
     Spec::skip(&["tacacs-server"]),
     Spec::skip(&["telnet"]),
@@ -182,7 +282,7 @@ fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let mut others: Vec<(&'static str, usize)> = Vec::new();
     for (spec, col) in items {
         match spec {
-            IfSpec::Ethernet(list) => names.extend(list),
+            IfSpec::Ethernet(list) => names.extend(list.into_iter().map(|n| (n, col))),
             IfSpec::Other(kind) => others.push((kind, col)),
         }
     }
@@ -207,8 +307,9 @@ fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         return Ok(());
     }
     let mut members = Vec::new();
-    for name in names {
+    for (name, col) in names {
         let index = b.interface_index(name);
+        b.mark_first(key::iface(index, "name"), col);
         if !members.contains(&index) {
             members.push(index);
         }
@@ -218,7 +319,7 @@ fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 }
 
 /// Split an interface list into items, each with the column it starts at.
-fn interface_list(rest: &str, col: usize) -> Result<Vec<(IfSpec, usize)>, Fail> {
+pub(super) fn interface_list(rest: &str, col: usize) -> Result<Vec<(IfSpec, usize)>, Fail> {
     let mut items = Vec::new();
     let mut offset = 0;
     for piece in rest.split(',') {

@@ -4,8 +4,185 @@ use std::net::Ipv4Addr;
 
 use crate::diag::ValueError;
 use crate::lexer::Token;
+use crate::qos::{Threshold, KBYTE, MBYTE};
 
+use super::table::edit_distance;
 use super::Fail;
+
+/// The candidate closest in spelling to `word`, if close enough to suggest.
+pub(crate) fn closest<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    let lower = word.to_ascii_lowercase();
+    let mut best: Option<(usize, &'c str)> = None;
+    for c in candidates {
+        let d = edit_distance(&lower, &c.to_ascii_lowercase());
+        let close = d <= 2.max(c.len() / 4) && d < c.len().max(1);
+        if close && !matches!(best, Some((bd, _)) if bd <= d) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// "did you mean `x`?" for the closest candidate, else `otherwise`.
+pub(crate) fn did_you_mean<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+    otherwise: impl FnOnce() -> String,
+) -> String {
+    match closest(word, candidates) {
+        Some(c) => format!("did you mean `{c}`?"),
+        None => otherwise(),
+    }
+}
+
+/// Match a token against keywords: exactly or by a unique prefix, ignoring case.
+pub(crate) fn keyword(
+    tok: Token<'_>,
+    options: &[&'static str],
+    what: &str,
+) -> Result<&'static str, Fail> {
+    if let Some(k) = options.iter().find(|k| k.eq_ignore_ascii_case(tok.text)) {
+        return Ok(k);
+    }
+    let lower = tok.text.to_ascii_lowercase();
+    let prefixed: Vec<&'static str> = options
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with(&lower))
+        .collect();
+    match prefixed[..] {
+        [one] => Ok(one),
+        [] => Err(Fail::new(
+            tok.col,
+            format!("unknown {what} `{}`", tok.text),
+            Some(did_you_mean(tok.text, options.iter().copied(), || {
+                format!("expected {}", one_of(options))
+            })),
+        )),
+        _ => Err(Fail::new(
+            tok.col,
+            format!("ambiguous {what} `{}`", tok.text),
+            Some(format!("it could mean {}", prefixed.join(", "))),
+        )),
+    }
+}
+
+/// "a, b or c".
+pub(crate) fn one_of(options: &[&str]) -> String {
+    match options {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Parse a decimal number within `lo..=hi`.
+pub(crate) fn ranged(tok: Token<'_>, what: &str, lo: u64, hi: u64) -> Result<u64, Fail> {
+    let hint = format!("{what} is {lo}-{hi}");
+    let n = number(tok, what, &hint)?;
+    if !(lo..=hi).contains(&n) {
+        let shown = if tok.text.len() > 20 {
+            tok.text.to_owned()
+        } else {
+            n.to_string()
+        };
+        return Err(Fail::new(
+            tok.col,
+            format!("{what} {shown} is out of range"),
+            Some(hint),
+        ));
+    }
+    Ok(n)
+}
+
+/// Longest name a class-map, policy-map or access list may have.
+pub(crate) const MAX_NAME: usize = 64;
+
+/// Check a class-map, policy-map or access-list name.
+pub(crate) fn name(tok: Token<'_>, what: &str) -> Result<String, Fail> {
+    let ok = tok.text.chars().count() <= MAX_NAME
+        && tok
+            .text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+    if !ok {
+        return Err(Fail::new(
+            tok.col,
+            format!("invalid {what} name `{}`", tok.text),
+            Some(format!(
+                "names are up to {MAX_NAME} letters, digits, `-`, `_`, `.` or `:`"
+            )),
+        ));
+    }
+    Ok(tok.text.to_owned())
+}
+
+/// Units a queue depth may be written in.
+pub(crate) const DEPTH_UNITS: &[&str] = &["packets", "bytes", "kbytes", "mbytes"];
+/// Units a buffer size may be written in.
+pub(crate) const BYTE_UNITS: &[&str] = &["bytes", "kbytes", "mbytes"];
+/// Units a rate may be written in.
+pub(crate) const RATE_UNITS: &[&str] = &["bps", "kbps", "mbps", "gbps"];
+
+/// Scale `n` by `mult`, failing at `tok` when the result overflows.
+fn scaled(tok: Token<'_>, n: u64, mult: u64, what: &str) -> Result<u64, Fail> {
+    n.checked_mul(mult).ok_or_else(|| {
+        Fail::new(
+            tok.col,
+            format!("{what} {} is too large", tok.text),
+            Some("the value must fit in 64 bits once converted".into()),
+        )
+    })
+}
+
+/// A queue depth: a number and one of [`DEPTH_UNITS`] (only [`BYTE_UNITS`] when `bytes_only`).
+pub(crate) fn depth(
+    n: Token<'_>,
+    unit: Token<'_>,
+    what: &str,
+    bytes_only: bool,
+) -> Result<Threshold, Fail> {
+    let units = if bytes_only { BYTE_UNITS } else { DEPTH_UNITS };
+    let count = number(
+        n,
+        what,
+        &format!("{what} is a whole number followed by {}", one_of(units)),
+    )?;
+    let u = unit_keyword(unit, units)?;
+    Ok(match u {
+        "packets" => Threshold::Packets(count),
+        "bytes" => Threshold::Bytes(count),
+        "kbytes" => Threshold::Bytes(scaled(n, count, KBYTE, what)?),
+        _ => Threshold::Bytes(scaled(n, count, MBYTE, what)?),
+    })
+}
+
+/// A rate in bits per second: a number and one of [`RATE_UNITS`].
+pub(crate) fn rate(n: Token<'_>, unit: Token<'_>, what: &str) -> Result<u64, Fail> {
+    let count = number(
+        n,
+        what,
+        &format!(
+            "{what} is a whole number followed by {}",
+            one_of(RATE_UNITS)
+        ),
+    )?;
+    let mult = match unit_keyword(unit, RATE_UNITS)? {
+        "bps" => 1,
+        "kbps" => 1_000,
+        "mbps" => 1_000_000,
+        _ => 1_000_000_000,
+    };
+    scaled(n, count, mult, what)
+}
+
+/// A unit keyword, with "unknown unit" errors.
+fn unit_keyword(tok: Token<'_>, units: &[&'static str]) -> Result<&'static str, Fail> {
+    keyword(tok, units, "unit")
+}
 
 /// Hint for malformed MAC addresses.
 const MAC_FORMS: &str = "write a MAC as 0011.2233.4455 or 00:11:22:33:44:55";
@@ -121,6 +298,37 @@ pub(crate) fn linux_ifname(text: &str) -> Result<(), ValueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keywords_units_and_suggestions() {
+        assert_eq!(keyword(tok("kb"), DEPTH_UNITS, "unit"), Ok("kbytes"));
+        let e = keyword(tok("kbyte5"), DEPTH_UNITS, "unit").unwrap_err();
+        assert_eq!(e.message, "unknown unit `kbyte5`");
+        assert_eq!(e.hint.as_deref(), Some("did you mean `kbytes`?"));
+        let e = keyword(tok("furlongs"), RATE_UNITS, "unit").unwrap_err();
+        assert_eq!(e.hint.as_deref(), Some("expected bps, kbps, mbps or gbps"));
+        assert_eq!(
+            depth(tok("150"), tok("kbytes"), "x", false),
+            Ok(Threshold::Bytes(153_600))
+        );
+        assert_eq!(
+            depth(tok("2"), tok("mbytes"), "x", true),
+            Ok(Threshold::Bytes(2 * 1024 * 1024))
+        );
+        assert!(depth(tok("2"), tok("packets"), "x", true).is_err());
+        assert_eq!(rate(tok("100"), tok("gbps"), "x"), Ok(100_000_000_000));
+        assert!(rate(tok("99999999999999999"), tok("gbps"), "x")
+            .unwrap_err()
+            .message
+            .ends_with("is too large"));
+        assert_eq!(
+            ranged(tok("8"), "qos-group", 0, 7).unwrap_err().message,
+            "qos-group 8 is out of range"
+        );
+        assert_eq!(closest("ROCE", ["ROCEv2", "CNP"]), Some("ROCEv2"));
+        assert_eq!(closest("x", ["ROCEv2", "CNP"]), None);
+        assert_eq!(one_of(&["a"]), "a");
+    }
 
     fn tok(text: &str) -> Token<'_> {
         Token {

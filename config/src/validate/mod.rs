@@ -7,6 +7,8 @@
 //! outside the interface's subnets, next hops no interface subnet covers,
 //! routes through interfaces that are not configured.
 
+mod qos;
+
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -48,6 +50,57 @@ pub(crate) struct SourceMap {
     pub bind: HashMap<usize, Pos>,
     /// Route target tokens.
     pub routes: HashMap<(IpPrefix, RouteTarget), Pos>,
+    /// Positions of QoS and global items, by keys built in [`key`].
+    pub at: HashMap<String, Pos>,
+}
+
+/// Keys of [`SourceMap::at`]: one function per kind of item, so the parser and
+/// the checks agree on them.
+pub(crate) mod key {
+    /// A class-map's name in its header.
+    pub fn class_map(name: &str) -> String {
+        format!("cm/{name}")
+    }
+    /// The ACL name of a class-map's `match access-group name`.
+    pub fn acl_ref(class_map: &str, acl: &str) -> String {
+        format!("cm/{class_map}/acl/{acl}")
+    }
+    /// The first entry of an access list that was skipped as unmodelled.
+    pub fn acl_skipped(acl: &str) -> String {
+        format!("acl/{acl}/skipped")
+    }
+    /// A policy-map's name in its header (`kind`: qos, queuing, network-qos).
+    pub fn policy(kind: &str, name: &str) -> String {
+        format!("pm/{kind}/{name}")
+    }
+    /// A class name under a qos policy.
+    pub fn qos_class(policy: &str, class: &str) -> String {
+        format!("pm/qos/{policy}/{class}")
+    }
+    /// A command (`what`) under a queuing policy's class for `queue`.
+    pub fn queuing(policy: &str, queue: u8, what: &str) -> String {
+        format!("pm/queuing/{policy}/{queue}/{what}")
+    }
+    /// A command (`what`) under a network-qos class.
+    pub fn nq(policy: &str, group: u8, what: &str) -> String {
+        format!("pm/network-qos/{policy}/{group}/{what}")
+    }
+    /// The policy name of an interface's `service-policy` of `kind`.
+    pub fn iface_policy(index: usize, kind: &str) -> String {
+        format!("if/{index}/sp/{kind}")
+    }
+    /// An interface command (`what`).
+    pub fn iface(index: usize, what: &str) -> String {
+        format!("if/{index}/{what}")
+    }
+    /// The policy name of a `system qos` `service-policy` of `kind`.
+    pub fn system_policy(kind: &str) -> String {
+        format!("sys/sp/{kind}")
+    }
+    /// A global command (`what`), e.g. `lldp` or `dlb/dre`.
+    pub fn global(what: &str) -> String {
+        format!("global/{what}")
+    }
 }
 
 /// Everything validation needs to report.
@@ -323,6 +376,35 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// A port is either broken out into lanes or used whole, not both.
+    fn breakouts(&mut self) {
+        let ifaces = &self.config.interfaces;
+        for (i, iface) in ifaces.iter().enumerate() {
+            if iface.name.sub.is_none() {
+                continue;
+            }
+            let whole = crate::model::InterfaceName::new(iface.name.module, iface.name.port);
+            let first_lane = ifaces.iter().position(|o| {
+                o.name.sub.is_some() && o.name.module == whole.module && o.name.port == whole.port
+            });
+            if first_lane != Some(i) || self.config.interface_by_name(&whole).is_none() {
+                continue;
+            }
+            let pos = self.or_header(self.map.at.get(&key::iface(i, "name")), i);
+            self.report(
+                Severity::Error,
+                pos,
+                format!("{whole} is configured both as one port and as breakout lanes"),
+                Some(format!(
+                    "configure either {whole} or its breakout lanes such as {}, not both",
+                    iface.name
+                )),
+            );
+        }
+    }
+}
+
 /// Whether an IPv6 address is link-local (fe80::/10).
 fn is_link_local(addr: Ipv6Addr) -> bool {
     addr.segments()[0] & 0xffc0 == 0xfe80
@@ -357,5 +439,7 @@ pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) 
     c.neighbours();
     c.routes();
     c.binds();
+    c.breakouts();
+    qos::check(config, map, sources, &mut c.out);
     c.out
 }

@@ -1,0 +1,518 @@
+//! Global commands beyond QoS policies: the PFC watchdog, `hardware profile
+//! dlb`, `ip load-sharing`, the LLDP globals and railyard's `buffer-size`
+//! extension.
+
+use super::table::Spec;
+use super::value::{self, keyword};
+use super::{Args, Builder, Fail, FrameKind, Section};
+use crate::model::InterfaceName;
+use crate::qos::{
+    Dlb, DlbInterfaces, DlbMode, LldpTlvSelect, LoadSharing, PfcWatchdogTimers, DEFAULT_DLB_MAC,
+    DEFAULT_FLOWLET_AGING_US, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
+};
+use crate::validate::key;
+
+/// Usage of `ip load-sharing`.
+pub(super) const LOAD_SHARING: &str = "ip load-sharing address source|destination|source-destination [port source|destination|source-destination] [concatenation] [rotate 0-63] [universal-id N]";
+
+/// Commands under `hardware profile dlb`.
+pub(super) static DLB: &[Spec] = &[
+    Spec::run(
+        &["dlb-interface"],
+        "dlb-interface NAME[, NAME...] | all",
+        dlb_interface,
+    ),
+    Spec::run(
+        &["no", "dlb-interface"],
+        "no dlb-interface",
+        no_dlb_interface,
+    ),
+    Spec::run(&["mode"], "mode flowlet | per-packet", dlb_mode),
+    Spec::run(&["no", "mode"], "no mode", no_dlb_mode),
+    Spec::run(&["mac-address"], "mac-address XX:XX:XX:XX:XX:XX", dlb_mac),
+    Spec::run(&["no", "mac-address"], "no mac-address", no_dlb_mac),
+    Spec::run(&["flowlet-aging"], "flowlet-aging USEC", flowlet_aging),
+    Spec::run(
+        &["no", "flowlet-aging"],
+        "no flowlet-aging",
+        no_flowlet_aging,
+    ),
+    Spec::run(
+        &["dre-thresholds"],
+        "dre-thresholds level-1 P level-2 P ... level-7 P",
+        dre_thresholds,
+    ),
+    Spec::run(
+        &["no", "dre-thresholds"],
+        "no dre-thresholds",
+        no_dre_thresholds,
+    ),
+    Spec::run(&["decay-factor"], "decay-factor 0-15", decay_factor),
+    Spec::run(&["no", "decay-factor"], "no decay-factor", no_decay_factor),
+    Spec::run(
+        &["sampling-interval"],
+        "sampling-interval NS [nsecs]",
+        sampling_interval,
+    ),
+    Spec::run(
+        &["no", "sampling-interval"],
+        "no sampling-interval",
+        no_sampling_interval,
+    ),
+    Spec::run(&["load-awareness"], "load-awareness", load_awareness),
+    Spec::run(
+        &["no", "load-awareness"],
+        "no load-awareness",
+        no_load_awareness,
+    ),
+];
+
+/// Read `on` or `off`.
+fn on_off(a: &mut Args<'_>) -> Result<bool, Fail> {
+    let t = a.expect("`on` or `off`")?;
+    a.finish()?;
+    Ok(keyword(t, &["on", "off"], "setting")? == "on")
+}
+
+/// Global `priority-flow-control watch-dog-interval on|off`.
+pub(super) fn watchdog_interval(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let on = on_off(a)?;
+    b.mark(key::global("watchdog"), col);
+    b.config.pfc_watchdog_interval = Some(on);
+    Ok(())
+}
+
+/// Global `no priority-flow-control watch-dog-interval [on|off]`.
+pub(super) fn no_watchdog_interval(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.pfc_watchdog_interval = None;
+    Ok(())
+}
+
+/// Apply a watchdog timer setting read from the line.
+fn timer(
+    b: &mut Builder<'_>,
+    a: &mut Args<'_>,
+    what: &str,
+    lo: u64,
+    hi: u64,
+    set: fn(&mut PfcWatchdogTimers, u64),
+) -> Result<(), Fail> {
+    let tok = a.expect(what)?;
+    a.finish()?;
+    let n = value::ranged(tok, what, lo, hi)?;
+    set(&mut b.config.pfc_watchdog, n);
+    Ok(())
+}
+
+/// `priority-flow-control watch-dog interval MS` (100-1000).
+pub(super) fn watchdog_ms(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    timer(b, a, "watch-dog interval", 100, 1000, |t, n| {
+        t.interval_ms = n as u16;
+    })
+}
+
+/// `priority-flow-control watch-dog shutdown-multiplier N` (1-10).
+pub(super) fn shutdown_multiplier(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    timer(b, a, "shutdown-multiplier", 1, 10, |t, n| {
+        t.shutdown_multiplier = n as u8;
+    })
+}
+
+/// `priority-flow-control auto-restore multiplier N` (0-100).
+pub(super) fn auto_restore(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    timer(b, a, "auto-restore multiplier", 0, 100, |t, n| {
+        t.auto_restore_multiplier = n as u8;
+    })
+}
+
+/// `priority-flow-control fixed-restore multiplier N` (0-100).
+pub(super) fn fixed_restore(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    timer(b, a, "fixed-restore multiplier", 0, 100, |t, n| {
+        t.fixed_restore_multiplier = n as u8;
+    })
+}
+
+/// `no priority-flow-control watch-dog interval|shutdown-multiplier`, `no … auto-restore|fixed-restore multiplier`.
+pub(super) fn no_timer(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    let d = PfcWatchdogTimers::default();
+    let t = &mut b.config.pfc_watchdog;
+    match a.line.tokens.get(2).map(|t| t.text.to_ascii_lowercase()) {
+        Some(w) if w.starts_with("auto") => t.auto_restore_multiplier = d.auto_restore_multiplier,
+        Some(w) if w.starts_with("fixed") => {
+            t.fixed_restore_multiplier = d.fixed_restore_multiplier;
+        }
+        _ => match a.line.tokens.get(3).map(|t| t.text.to_ascii_lowercase()) {
+            Some(w) if w.starts_with('s') => t.shutdown_multiplier = d.shutdown_multiplier,
+            _ => t.interval_ms = d.interval_ms,
+        },
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- dlb
+
+/// `hardware profile dlb`.
+pub(super) fn hardware_profile_dlb(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let r = a.finish();
+    if b.config.dlb.is_none() {
+        b.config.dlb = Some(Dlb::default());
+    }
+    b.enter(FrameKind::Section(Section::Dlb, 0, 0));
+    r
+}
+
+/// `no hardware profile dlb`.
+pub(super) fn no_hardware_profile_dlb(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    b.config.dlb = None;
+    Ok(())
+}
+
+/// The DLB settings being configured.
+fn dlb<'b>(b: &'b mut Builder<'_>) -> &'b mut Dlb {
+    b.config.dlb.get_or_insert_with(Dlb::default)
+}
+
+/// `dlb-interface NAME[, NAME...] | all`: adds to the list.
+fn dlb_interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let Some((rest, col)) = a.rest() else {
+        return Err(a.missing("interface list or `all`"));
+    };
+    if rest.eq_ignore_ascii_case("all") {
+        dlb(b).interfaces = DlbInterfaces::All;
+        return Ok(());
+    }
+    let mut names: Vec<InterfaceName> = Vec::new();
+    for (spec, item_col) in super::top::interface_list(rest, col)? {
+        match spec {
+            crate::model::IfSpec::Ethernet(list) => names.extend(list),
+            crate::model::IfSpec::Other(kind) => {
+                return Err(Fail::new(
+                    item_col,
+                    format!("DLB balances over Ethernet ports, not {kind} interfaces"),
+                    Some("list Ethernet ports, e.g. dlb-interface Ethernet1/1-4".into()),
+                ))
+            }
+        }
+    }
+    let d = dlb(b);
+    let mut list = match std::mem::take(&mut d.interfaces) {
+        DlbInterfaces::List(v) => v,
+        DlbInterfaces::All => Vec::new(),
+    };
+    list.extend(names);
+    list.sort();
+    list.dedup();
+    d.interfaces = DlbInterfaces::List(list);
+    Ok(())
+}
+
+/// `no dlb-interface [...]`.
+fn no_dlb_interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).interfaces = DlbInterfaces::default();
+    Ok(())
+}
+
+/// `mode flowlet|per-packet`.
+fn dlb_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("`flowlet` or `per-packet`")?;
+    a.finish()?;
+    let mode = match keyword(t, &["flowlet", "per-packet"], "DLB mode")? {
+        "flowlet" => DlbMode::Flowlet,
+        _ => DlbMode::PerPacket,
+    };
+    dlb(b).mode = mode;
+    Ok(())
+}
+
+/// `no mode`.
+fn no_dlb_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).mode = DlbMode::default();
+    Ok(())
+}
+
+/// `mac-address MAC`.
+fn dlb_mac(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("MAC address")?;
+    a.finish()?;
+    let mac = value::mac(t.text).map_err(|e| Fail::value(t, e))?;
+    if mac[0] & 1 == 1 {
+        return Err(Fail::new(
+            t.col,
+            "the DLB MAC address must be unicast",
+            Some("the least significant bit of the first octet must be 0".into()),
+        ));
+    }
+    dlb(b).mac_address = mac;
+    Ok(())
+}
+
+/// `no mac-address`.
+fn no_dlb_mac(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).mac_address = DEFAULT_DLB_MAC;
+    Ok(())
+}
+
+/// `flowlet-aging USEC`.
+fn flowlet_aging(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("flowlet aging")?;
+    a.finish()?;
+    let us = value::ranged(t, "flowlet-aging", 1, u64::from(u32::MAX))? as u32;
+    dlb(b).flowlet_aging_us = us;
+    Ok(())
+}
+
+/// `no flowlet-aging`.
+fn no_flowlet_aging(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).flowlet_aging_us = DEFAULT_FLOWLET_AGING_US;
+    Ok(())
+}
+
+/// The `level-N` keywords of `dre-thresholds`.
+const LEVELS: [&str; 7] = [
+    "level-1", "level-2", "level-3", "level-4", "level-5", "level-6", "level-7",
+];
+
+/// `dre-thresholds level-1 P ... level-7 P` (any order, all seven).
+fn dre_thresholds(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let mut levels: [Option<u8>; 7] = [None; 7];
+    while let Some(t) = a.next_token() {
+        let k = keyword(t, &LEVELS, "DRE level")?;
+        let i = LEVELS.iter().position(|l| *l == k).unwrap_or(0);
+        let v = a.expect("percentage")?;
+        levels[i] = Some(value::ranged(v, k, 0, 100)? as u8);
+    }
+    let mut out = [0u8; 7];
+    for (i, l) in levels.iter().enumerate() {
+        out[i] = l.ok_or_else(|| a.missing(&format!("`{} P`", LEVELS[i])))?;
+    }
+    b.mark(key::global("dlb/dre"), col);
+    dlb(b).dre_thresholds = Some(out);
+    Ok(())
+}
+
+/// `no dre-thresholds`.
+fn no_dre_thresholds(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).dre_thresholds = None;
+    Ok(())
+}
+
+/// `decay-factor N`.
+fn decay_factor(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("decay factor")?;
+    a.finish()?;
+    let n = value::ranged(t, "decay-factor", 0, 15)? as u8;
+    dlb(b).decay_factor = Some(n);
+    Ok(())
+}
+
+/// `no decay-factor`.
+fn no_decay_factor(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).decay_factor = None;
+    Ok(())
+}
+
+/// `sampling-interval NS [nsecs]`.
+fn sampling_interval(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("sampling interval")?;
+    let ns = value::ranged(t, "sampling-interval", 1, u64::from(u32::MAX))? as u32;
+    if let Some(u) = a.next_token() {
+        keyword(u, &["nsecs"], "unit")?;
+    }
+    a.finish()?;
+    dlb(b).sampling_interval_ns = Some(ns);
+    Ok(())
+}
+
+/// `no sampling-interval`.
+fn no_sampling_interval(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).sampling_interval_ns = None;
+    Ok(())
+}
+
+/// `load-awareness`.
+fn load_awareness(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    dlb(b).load_awareness = true;
+    Ok(())
+}
+
+/// `no load-awareness`.
+fn no_load_awareness(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).load_awareness = false;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- load sharing
+
+/// Which of source and destination a `source-destination`-style keyword selects.
+fn sides(a: &mut Args<'_>, what: &str) -> Result<(bool, bool), Fail> {
+    let t = a.expect(&format!("{what} fields"))?;
+    Ok(
+        match keyword(
+            t,
+            &["source", "destination", "source-destination"],
+            &format!("{what} fields"),
+        )? {
+            "source" => (true, false),
+            "destination" => (false, true),
+            _ => (true, true),
+        },
+    )
+}
+
+/// `ip load-sharing ...`.
+pub(super) fn load_sharing(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let mut ls = LoadSharing::default();
+    let mut address = None;
+    let mut port = None;
+    let mut any = false;
+    while let Some(t) = a.next_token() {
+        any = true;
+        match keyword(
+            t,
+            &["address", "port", "concatenation", "rotate", "universal-id"],
+            "load-sharing keyword",
+        )? {
+            "address" => address = Some(sides(a, "address")?),
+            "port" => port = Some(sides(a, "port")?),
+            "concatenation" => ls.concatenation = true,
+            "rotate" => {
+                let v = a.expect("rotation")?;
+                ls.rotate = Some(value::ranged(v, "rotate", 0, 63)? as u8);
+            }
+            _ => {
+                let v = a.expect("universal id")?;
+                ls.universal_id =
+                    Some(value::ranged(v, "universal-id", 0, u64::from(u32::MAX))? as u32);
+            }
+        }
+    }
+    if !any {
+        return Err(a.missing("hash fields"));
+    }
+    if let Some((s, d)) = address {
+        (ls.src_addr, ls.dst_addr) = (s, d);
+        (ls.src_port, ls.dst_port) = port.unwrap_or((false, false));
+    } else if let Some((s, d)) = port {
+        (ls.src_port, ls.dst_port) = (s, d);
+    }
+    b.config.load_sharing = ls;
+    Ok(())
+}
+
+/// `no ip load-sharing ...`: back to the default hash.
+pub(super) fn no_load_sharing(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.load_sharing = LoadSharing::default();
+    Ok(())
+}
+
+// ---------------------------------------------------------------- lldp
+
+/// Set one LLDP timer read from the line.
+fn lldp_seconds(
+    b: &mut Builder<'_>,
+    a: &mut Args<'_>,
+    what: &str,
+    lo: u64,
+    hi: u64,
+    set: fn(&mut crate::qos::Lldp, u16),
+) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let t = a.expect(&format!("{what} in seconds"))?;
+    a.finish()?;
+    let n = value::ranged(t, what, lo, hi)? as u16;
+    b.mark_first(key::global("lldp"), col);
+    b.mark(key::global(&format!("lldp/{what}")), t.col);
+    set(&mut b.config.lldp, n);
+    Ok(())
+}
+
+/// `lldp timer S` (5-254).
+pub(super) fn lldp_timer(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    lldp_seconds(b, a, "lldp timer", 5, 254, |l, n| l.timer_s = n)
+}
+
+/// `lldp holdtime S` (10-255).
+pub(super) fn lldp_holdtime(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    lldp_seconds(b, a, "lldp holdtime", 10, 255, |l, n| l.holdtime_s = n)
+}
+
+/// `lldp reinit S` (1-10).
+pub(super) fn lldp_reinit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    lldp_seconds(b, a, "lldp reinit", 1, 10, |l, n| l.reinit_s = n)
+}
+
+/// `no lldp timer|holdtime|reinit [S]`.
+pub(super) fn no_lldp_seconds(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    let l = &mut b.config.lldp;
+    match a.line.tokens.get(2).map(|t| t.text.to_ascii_lowercase()) {
+        Some(w) if w.starts_with('t') => l.timer_s = DEFAULT_LLDP_TIMER_S,
+        Some(w) if w.starts_with('h') => l.holdtime_s = DEFAULT_LLDP_HOLDTIME_S,
+        _ => l.reinit_s = DEFAULT_LLDP_REINIT_S,
+    }
+    Ok(())
+}
+
+/// `[no] lldp tlv-select TLV`.
+fn tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>, on: bool) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let t = a.expect("TLV name")?;
+    a.finish()?;
+    let k = keyword(t, &LldpTlvSelect::KEYWORDS, "LLDP TLV")?;
+    b.mark_first(key::global("lldp"), col);
+    if let Some(flag) = b.config.lldp.tlv_select.flag_mut(k) {
+        *flag = on;
+    }
+    Ok(())
+}
+
+/// `lldp tlv-select TLV`.
+pub(super) fn lldp_tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    tlv_select(b, a, true)
+}
+
+/// `no lldp tlv-select TLV`.
+pub(super) fn no_lldp_tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    tlv_select(b, a, false)
+}
+
+// ---------------------------------------------------------------- extensions
+
+/// `buffer-size N bytes|kbytes|mbytes` (railyard extension): the shared packet buffer.
+pub(super) fn buffer_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let n = a.expect("buffer size")?;
+    let u = a.expect("unit")?;
+    a.finish()?;
+    let bytes = value::depth(n, u, "buffer size", true)?.value();
+    if bytes == 0 {
+        return Err(Fail::new(
+            n.col,
+            "buffer size 0 leaves no room for packets",
+            Some("give the shared buffer size, e.g. buffer-size 32 mbytes".into()),
+        ));
+    }
+    b.config.buffer_bytes = Some(bytes);
+    Ok(())
+}
+
+/// `no buffer-size`.
+pub(super) fn no_buffer_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.buffer_bytes = None;
+    Ok(())
+}

@@ -1,0 +1,845 @@
+//! The QoS, PFC, load-balancing and LLDP part of the model: class-maps,
+//! access lists, the three kinds of policy-map, `system qos`, the PFC
+//! watchdog, `hardware profile dlb`, `ip load-sharing` and the LLDP globals.
+//!
+//! Everything here is plain data as written in the configuration, with
+//! units normalised: thresholds and buffer sizes in bytes (or packets), rates
+//! in bits per second. The NX-OS defaults that apply when a policy is absent
+//! are not filled in here; [`Config::effective_qos`](crate::Config::effective_qos)
+//! resolves them per interface.
+//!
+//! # Units
+//!
+//! | written | stored as | multiplier |
+//! |---|---|---|
+//! | `bytes` | [`Threshold::Bytes`] | 1 |
+//! | `kbytes` | [`Threshold::Bytes`] | 1024 ([`KBYTE`]) |
+//! | `mbytes` | [`Threshold::Bytes`] | 1024 × 1024 ([`MBYTE`]) |
+//! | `packets` | [`Threshold::Packets`] | 1 |
+//! | `bps`, `kbps`, `mbps`, `gbps` | bits per second | 1, 10³, 10⁶, 10⁹ |
+//!
+//! Buffer quantities are binary (a kbyte is 1024 bytes, as switch buffer
+//! sizes are counted); link rates are decimal, as Ethernet rates are.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+use crate::model::{InterfaceName, IpPrefix};
+
+/// Bytes in one `kbytes` unit.
+pub const KBYTE: u64 = 1024;
+/// Bytes in one `mbytes` unit.
+pub const MBYTE: u64 = 1024 * 1024;
+/// The class every policy-map has implicitly: traffic no other class matched.
+pub const CLASS_DEFAULT: &str = "class-default";
+/// Number of qos-groups, egress queues and ingress priority groups.
+pub const QOS_GROUPS: usize = 8;
+
+/// What a class-map classifies for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum ClassMapKind {
+    /// `class-map type qos`: ingress classification (the only kind users define on a Nexus 9000).
+    #[default]
+    Qos,
+}
+
+/// How a class-map combines its `match` lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum MatchMode {
+    /// `match-any`: a packet is in the class if any line matches it.
+    Any,
+    /// `match-all` (the NX-OS default): every line must match.
+    #[default]
+    All,
+}
+
+impl MatchMode {
+    /// The keyword, `match-any` or `match-all`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            MatchMode::Any => "match-any",
+            MatchMode::All => "match-all",
+        }
+    }
+}
+
+/// One `match` line of a class-map.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum Match {
+    /// `match dscp LIST`: bit `n` set for DSCP `n` (0-63).
+    Dscp(u64),
+    /// `match cos LIST`: bit `n` set for 802.1p priority `n` (0-7).
+    Cos(u8),
+    /// `match precedence LIST`: bit `n` set for IP precedence `n` (the top three DSCP bits).
+    Precedence(u8),
+    /// `match access-group name ACL`: packets the access list permits.
+    AccessGroup(String),
+}
+
+impl Match {
+    /// The DSCP values a DSCP or precedence match admits (0 for the other kinds).
+    pub fn dscp_set(&self) -> u64 {
+        match self {
+            Match::Dscp(set) => *set,
+            Match::Precedence(set) => (0..8)
+                .filter(|p| set & (1 << p) != 0)
+                .fold(0, |acc, p| acc | (0xffu64 << (8 * p))),
+            Match::Cos(_) | Match::AccessGroup(_) => 0,
+        }
+    }
+}
+
+/// A `class-map type qos` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClassMap {
+    /// Its name (case-sensitive, as on NX-OS).
+    pub name: String,
+    /// What it classifies for.
+    pub kind: ClassMapKind,
+    /// How its lines combine.
+    pub match_mode: MatchMode,
+    /// Its `match` lines in order (identical lines are kept once).
+    pub matches: Vec<Match>,
+}
+
+/// A layer-4 port condition of an access-list entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum PortMatch {
+    /// `eq N`.
+    Eq(u16),
+    /// `neq N`.
+    Neq(u16),
+    /// `lt N`: strictly below.
+    Lt(u16),
+    /// `gt N`: strictly above.
+    Gt(u16),
+    /// `range A B`, inclusive.
+    Range(u16, u16),
+}
+
+impl PortMatch {
+    /// Whether `port` satisfies the condition.
+    pub fn matches(&self, port: u16) -> bool {
+        match *self {
+            PortMatch::Eq(p) => port == p,
+            PortMatch::Neq(p) => port != p,
+            PortMatch::Lt(p) => port < p,
+            PortMatch::Gt(p) => port > p,
+            PortMatch::Range(a, b) => (a..=b).contains(&port),
+        }
+    }
+}
+
+impl fmt::Display for PortMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PortMatch::Eq(p) => write!(f, "eq {p}"),
+            PortMatch::Neq(p) => write!(f, "neq {p}"),
+            PortMatch::Lt(p) => write!(f, "lt {p}"),
+            PortMatch::Gt(p) => write!(f, "gt {p}"),
+            PortMatch::Range(a, b) => write!(f, "range {a} {b}"),
+        }
+    }
+}
+
+/// The fields of a packet an access list looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowKey {
+    /// IP protocol number (6 TCP, 17 UDP, ...).
+    pub protocol: u8,
+    /// Source address.
+    pub src: IpAddr,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// Source port, for TCP and UDP.
+    pub src_port: Option<u16>,
+    /// Destination port, for TCP and UDP.
+    pub dst_port: Option<u16>,
+    /// DSCP (0-63).
+    pub dscp: u8,
+}
+
+/// One `permit` / `deny` line of an access list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AclEntry {
+    /// Sequence number (NX-OS numbers unnumbered lines 10 past the last).
+    pub seq: u32,
+    /// `permit` (true) or `deny`.
+    pub permit: bool,
+    /// IP protocol number; `None` for `ip` (any protocol).
+    pub protocol: Option<u8>,
+    /// Source prefix; `None` for `any`.
+    pub src: Option<IpPrefix>,
+    /// Destination prefix; `None` for `any`.
+    pub dst: Option<IpPrefix>,
+    /// Source port condition (TCP and UDP only).
+    pub src_port: Option<PortMatch>,
+    /// Destination port condition (TCP and UDP only).
+    pub dst_port: Option<PortMatch>,
+    /// `dscp N`: only packets with this DSCP.
+    pub dscp: Option<u8>,
+}
+
+impl AclEntry {
+    /// Whether a packet satisfies every condition of the entry (ignoring permit/deny).
+    pub fn matches(&self, key: &FlowKey) -> bool {
+        let port_ok = |cond: Option<PortMatch>, port: Option<u16>| match (cond, port) {
+            (None, _) => true,
+            (Some(c), Some(p)) => c.matches(p),
+            (Some(_), None) => false,
+        };
+        let prefix_ok = |p: Option<IpPrefix>, addr: IpAddr| match p {
+            Some(p) => p.contains(addr),
+            None => true,
+        };
+        (self.protocol.is_none() || self.protocol == Some(key.protocol))
+            && prefix_ok(self.src, key.src)
+            && prefix_ok(self.dst, key.dst)
+            && port_ok(self.src_port, key.src_port)
+            && port_ok(self.dst_port, key.dst_port)
+            && (self.dscp.is_none() || self.dscp == Some(key.dscp))
+    }
+}
+
+/// An `ip access-list` as used by `match access-group name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccessList {
+    /// Its name.
+    pub name: String,
+    /// Its entries, in sequence-number order.
+    pub entries: Vec<AclEntry>,
+}
+
+impl AccessList {
+    /// Whether the list permits a packet: the first matching entry decides; no match denies.
+    pub fn permits(&self, key: &FlowKey) -> bool {
+        self.entries
+            .iter()
+            .find(|e| e.matches(key))
+            .is_some_and(|e| e.permit)
+    }
+}
+
+/// One `class` of a `policy-map type qos`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QosPolicyClass {
+    /// The class-map it applies to, or [`CLASS_DEFAULT`].
+    pub class: String,
+    /// `set qos-group N` (0-7); `None` leaves matching traffic in qos-group 0.
+    pub set_qos_group: Option<u8>,
+}
+
+/// A `policy-map type qos`: ingress classification into qos-groups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QosPolicy {
+    /// Its name.
+    pub name: String,
+    /// Its classes in order; the first class that matches a packet decides.
+    pub classes: Vec<QosPolicyClass>,
+}
+
+/// Which side of the switch a queuing policy applies to, from its class names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum Direction {
+    /// `c-out-8q-q…` classes: egress queues (the default for a policy with no class).
+    #[default]
+    Egress,
+    /// `c-in-q…` classes: ingress priority groups.
+    Ingress,
+}
+
+impl Direction {
+    /// `output` or `input`, as written in `service-policy type queuing`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Direction::Egress => "output",
+            Direction::Ingress => "input",
+        }
+    }
+
+    /// The system-defined class name of queue `queue` (0 is the default queue).
+    pub fn class_name(self, queue: u8) -> String {
+        match (self, queue) {
+            (Direction::Egress, 0) => "c-out-8q-q-default".into(),
+            (Direction::Egress, q) => format!("c-out-8q-q{q}"),
+            (Direction::Ingress, 0) => "c-in-q-default".into(),
+            (Direction::Ingress, q) => format!("c-in-q{q}"),
+        }
+    }
+}
+
+/// A bandwidth guarantee for a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Bandwidth {
+    /// `bandwidth percent P`: a share of the link rate.
+    Percent(u8),
+    /// `bandwidth remaining percent P`: a share of what strict-priority queues leave.
+    RemainingPercent(u8),
+    /// `bandwidth V UNIT`: a rate in bits per second.
+    Rate(u64),
+}
+
+/// A queue depth, in bytes or packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Threshold {
+    /// A depth in bytes (`bytes`, `kbytes` and `mbytes` are converted).
+    Bytes(u64),
+    /// A depth in packets.
+    Packets(u64),
+}
+
+impl Threshold {
+    /// The number, whatever its unit.
+    pub fn value(self) -> u64 {
+        match self {
+            Threshold::Bytes(n) | Threshold::Packets(n) => n,
+        }
+    }
+
+    /// Whether both are counted in the same unit.
+    pub fn same_unit(self, other: Threshold) -> bool {
+        matches!(
+            (self, other),
+            (Threshold::Bytes(_), Threshold::Bytes(_))
+                | (Threshold::Packets(_), Threshold::Packets(_))
+        )
+    }
+}
+
+/// The platform's named WRED threshold sets (`random-detect threshold NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum WredPreset {
+    /// `burst-optimized`: tolerant of bursts (railyard uses 950 KB–3000 KB, 7 %).
+    BurstOptimized,
+    /// `mesh-optimized`: early marking for many-to-many traffic (railyard uses 150 KB–1536 KB, 7 %).
+    MeshOptimized,
+}
+
+impl WredPreset {
+    /// The keyword, e.g. `burst-optimized`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            WredPreset::BurstOptimized => "burst-optimized",
+            WredPreset::MeshOptimized => "mesh-optimized",
+        }
+    }
+
+    /// The WRED settings railyard uses for the preset.
+    ///
+    /// NX-OS does not publish the platform's values; these come from
+    /// published AI-fabric templates (Cisco's 950 KB–3000 KB at 7 %, NVIDIA's
+    /// RoCE default 150 KB–1.5 MB), with weight 0.
+    pub fn wred(self, ecn: bool) -> Wred {
+        let (min, max) = match self {
+            WredPreset::BurstOptimized => (950 * KBYTE, 3000 * KBYTE),
+            WredPreset::MeshOptimized => (150 * KBYTE, 1536 * KBYTE),
+        };
+        Wred {
+            min: Threshold::Bytes(min),
+            max: Threshold::Bytes(max),
+            drop_probability: 7,
+            weight: 0,
+            ecn,
+            preset: Some(self),
+        }
+    }
+}
+
+/// Default `drop-probability` when a `random-detect` line omits it.
+pub const DEFAULT_DROP_PROBABILITY: u8 = 10;
+
+/// Weighted random early detection (and ECN marking) on a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Wred {
+    /// Average depth where marking (or dropping) starts.
+    pub min: Threshold,
+    /// Average depth where the probability reaches `drop_probability`; above it every packet is marked.
+    pub max: Threshold,
+    /// Percent marked (or dropped) at the maximum threshold, 0-100.
+    pub drop_probability: u8,
+    /// Averaging weight W: avg += (q − avg) / 2^W; 0 is instantaneous. 0-15.
+    pub weight: u8,
+    /// `ecn`: mark ECN-capable packets CE instead of dropping them.
+    pub ecn: bool,
+    /// Set when written as `random-detect threshold PRESET`; the thresholds are then the preset's.
+    pub preset: Option<WredPreset>,
+}
+
+/// A queue's tail-drop limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum QueueLimit {
+    /// `queue-limit N bytes|kbytes|mbytes`, in bytes.
+    Bytes(u64),
+    /// `queue-limit N packets`.
+    Packets(u64),
+    /// `queue-limit percent P`: of the shared buffer.
+    Percent(u8),
+    /// `queue-limit dynamic A`: the dynamic-threshold alpha (0-10).
+    Dynamic(u8),
+}
+
+impl QueueLimit {
+    /// The limit as a [`Threshold`], when it is a fixed depth.
+    pub fn threshold(self) -> Option<Threshold> {
+        match self {
+            QueueLimit::Bytes(n) => Some(Threshold::Bytes(n)),
+            QueueLimit::Packets(n) => Some(Threshold::Packets(n)),
+            QueueLimit::Percent(_) | QueueLimit::Dynamic(_) => None,
+        }
+    }
+}
+
+/// `shape min V max V`: a queue's guaranteed and maximum rate, in bits per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Shape {
+    /// Guaranteed rate.
+    pub min_bps: u64,
+    /// Maximum rate.
+    pub max_bps: u64,
+}
+
+/// `pause buffer-size B pause-threshold XOFF resume-threshold XON`, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct PauseThresholds {
+    /// Buffer reserved for the priority group.
+    pub buffer_size: u64,
+    /// Occupancy at which PFC XOFF is sent.
+    pub xoff: u64,
+    /// Occupancy below which XON (quanta 0) is sent.
+    pub xon: u64,
+}
+
+/// One `class type queuing` of a queuing policy: the settings of one queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct QueuingClass {
+    /// Queue number: 1-7 for `…q1`..`…q7`, 0 for `…q-default`.
+    pub queue: u8,
+    /// `priority [level N]`: strict priority, level 1 highest (1-8).
+    pub priority_level: Option<u8>,
+    /// `bandwidth …`.
+    pub bandwidth: Option<Bandwidth>,
+    /// `random-detect …`.
+    pub wred: Option<Wred>,
+    /// `queue-limit …`.
+    pub queue_limit: Option<QueueLimit>,
+    /// `shape min … max …`.
+    pub shape: Option<Shape>,
+    /// `pause buffer-size …` (ingress classes only).
+    pub pause: Option<PauseThresholds>,
+}
+
+impl QueuingClass {
+    /// An empty class for `queue`.
+    pub fn new(queue: u8) -> Self {
+        QueuingClass {
+            queue,
+            ..QueuingClass::default()
+        }
+    }
+}
+
+/// A `policy-map type queuing`: scheduling per egress queue, or ingress buffering per priority group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueuingPolicy {
+    /// Its name.
+    pub name: String,
+    /// Egress or ingress, from its class names.
+    pub direction: Direction,
+    /// Its classes in order of first appearance.
+    pub classes: Vec<QueuingClass>,
+}
+
+impl QueuingPolicy {
+    /// The class for `queue`, if the policy lists it.
+    pub fn class(&self, queue: u8) -> Option<&QueuingClass> {
+        self.classes.iter().find(|c| c.queue == queue)
+    }
+}
+
+/// One `class type network-qos c-8q-nqN` of a network-qos policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NqClass {
+    /// The qos-group it configures (0 for `c-8q-nq-default`).
+    pub qos_group: u8,
+    /// `mtu N`: largest frame the class carries.
+    pub mtu: Option<u16>,
+    /// `pause pfc-cos N[,N…]`: the class is lossless, paused by PFC on these priorities (sorted).
+    pub pause_pfc_cos: Vec<u8>,
+}
+
+/// A `policy-map type network-qos`: per-qos-group MTU and losslessness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NetworkQosPolicy {
+    /// Its name.
+    pub name: String,
+    /// Its classes in order of first appearance.
+    pub classes: Vec<NqClass>,
+}
+
+/// The `system qos` section: policies applied to every interface that does not override them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SystemQos {
+    /// `service-policy type network-qos NAME`.
+    pub network_qos: Option<String>,
+    /// `service-policy type queuing output NAME`.
+    pub queuing_output: Option<String>,
+    /// `service-policy type queuing input NAME`.
+    pub queuing_input: Option<String>,
+    /// `service-policy type qos input NAME`.
+    pub qos_input: Option<String>,
+}
+
+impl SystemQos {
+    /// Whether nothing is set (the section is then not printed).
+    pub fn is_empty(&self) -> bool {
+        *self == SystemQos::default()
+    }
+}
+
+/// `priority-flow-control mode` of an interface.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum PfcMode {
+    /// `auto` (default): PFC as negotiated by DCBX.
+    #[default]
+    Auto,
+    /// `on`: PFC regardless of the peer.
+    On,
+    /// `off`: no PFC.
+    Off,
+}
+
+impl PfcMode {
+    /// The keyword, `auto`, `on` or `off`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PfcMode::Auto => "auto",
+            PfcMode::On => "on",
+            PfcMode::Off => "off",
+        }
+    }
+}
+
+/// Default PFC watchdog polling interval, in milliseconds.
+pub const DEFAULT_WATCHDOG_INTERVAL_MS: u16 = 100;
+/// Default PFC watchdog shutdown multiplier.
+pub const DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER: u8 = 1;
+/// Default PFC watchdog auto-restore multiplier.
+pub const DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER: u8 = 10;
+
+/// The global PFC watchdog timers.
+///
+/// A queue paused with traffic pending and nothing transmitted for
+/// `interval_ms × shutdown_multiplier` is declared stuck and its traffic
+/// dropped; it is restored once pause frames have stopped for
+/// `interval_ms × auto_restore_multiplier` (or after
+/// `interval_ms × fixed_restore_multiplier` when that is non-zero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct PfcWatchdogTimers {
+    /// `priority-flow-control watch-dog interval MS` (100-1000, default 100).
+    pub interval_ms: u16,
+    /// `priority-flow-control watch-dog shutdown-multiplier N` (1-10, default 1).
+    pub shutdown_multiplier: u8,
+    /// `priority-flow-control auto-restore multiplier N` (0-100, default 10).
+    pub auto_restore_multiplier: u8,
+    /// `priority-flow-control fixed-restore multiplier N` (0-100, default 0: off).
+    pub fixed_restore_multiplier: u8,
+}
+
+impl Default for PfcWatchdogTimers {
+    fn default() -> Self {
+        PfcWatchdogTimers {
+            interval_ms: DEFAULT_WATCHDOG_INTERVAL_MS,
+            shutdown_multiplier: DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER,
+            auto_restore_multiplier: DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER,
+            fixed_restore_multiplier: 0,
+        }
+    }
+}
+
+/// Which ports dynamic load balancing applies to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum DlbInterfaces {
+    /// `dlb-interface all`.
+    All,
+    /// `dlb-interface NAME, NAME…` (sorted, without repeats; empty when not configured).
+    List(Vec<InterfaceName>),
+}
+
+impl Default for DlbInterfaces {
+    fn default() -> Self {
+        DlbInterfaces::List(Vec::new())
+    }
+}
+
+/// How DLB picks a member.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum DlbMode {
+    /// `mode flowlet` (default): re-pick at an idle gap longer than the flowlet aging.
+    #[default]
+    Flowlet,
+    /// `mode per-packet`: every packet goes to the best member.
+    PerPacket,
+}
+
+/// The DLB source MAC when none is configured, 00:CC:CC:CC:CC:CC.
+pub const DEFAULT_DLB_MAC: [u8; 6] = [0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc];
+/// Default flowlet aging in microseconds (Cloud Scale).
+pub const DEFAULT_FLOWLET_AGING_US: u32 = 500;
+
+/// `hardware profile dlb`: dynamic (flowlet) load balancing over ECMP members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dlb {
+    /// `dlb-interface …`.
+    pub interfaces: DlbInterfaces,
+    /// `mode flowlet|per-packet`.
+    pub mode: DlbMode,
+    /// `mac-address`: the MAC DLB rewrites with (default [`DEFAULT_DLB_MAC`]).
+    pub mac_address: [u8; 6],
+    /// `flowlet-aging USEC` (default [`DEFAULT_FLOWLET_AGING_US`]).
+    pub flowlet_aging_us: u32,
+    /// `dre-thresholds level-1 P … level-7 P`: link-quality band edges, percent of link load.
+    pub dre_thresholds: Option<[u8; 7]>,
+    /// `decay-factor N` (0-15) of the discounted rate estimator.
+    pub decay_factor: Option<u8>,
+    /// `sampling-interval NS nsecs`.
+    pub sampling_interval_ns: Option<u32>,
+    /// `load-awareness`: weigh members by their load.
+    pub load_awareness: bool,
+}
+
+impl Default for Dlb {
+    fn default() -> Self {
+        Dlb {
+            interfaces: DlbInterfaces::default(),
+            mode: DlbMode::default(),
+            mac_address: DEFAULT_DLB_MAC,
+            flowlet_aging_us: DEFAULT_FLOWLET_AGING_US,
+            dre_thresholds: None,
+            decay_factor: None,
+            sampling_interval_ns: None,
+            load_awareness: false,
+        }
+    }
+}
+
+/// `ip load-sharing`: the ECMP hash inputs.
+///
+/// The default (no `ip load-sharing` line) hashes source and destination
+/// addresses and ports, as NX-OS does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct LoadSharing {
+    /// Hash the source address.
+    pub src_addr: bool,
+    /// Hash the destination address.
+    pub dst_addr: bool,
+    /// Hash the source port.
+    pub src_port: bool,
+    /// Hash the destination port.
+    pub dst_port: bool,
+    /// `concatenation`: hash the fields concatenated rather than folded.
+    pub concatenation: bool,
+    /// `rotate N` (0-63): bits the hash is rotated by; `None` leaves the platform's choice.
+    pub rotate: Option<u8>,
+    /// `universal-id N`: the hash seed; `None` leaves the platform's choice.
+    pub universal_id: Option<u32>,
+}
+
+impl Default for LoadSharing {
+    fn default() -> Self {
+        LoadSharing {
+            src_addr: true,
+            dst_addr: true,
+            src_port: true,
+            dst_port: true,
+            concatenation: false,
+            rotate: None,
+            universal_id: None,
+        }
+    }
+}
+
+/// The TLVs `lldp tlv-select` turns on and off (all on by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct LldpTlvSelect {
+    /// `dcbxp`: the DCBX TLVs (ETS, PFC, application priority).
+    pub dcbxp: bool,
+    /// `management-address`.
+    pub management_address: bool,
+    /// `port-description`.
+    pub port_description: bool,
+    /// `port-vlan`.
+    pub port_vlan: bool,
+    /// `power-management`.
+    pub power_management: bool,
+    /// `system-capabilities`.
+    pub system_capabilities: bool,
+    /// `system-description`.
+    pub system_description: bool,
+    /// `system-name`.
+    pub system_name: bool,
+}
+
+impl LldpTlvSelect {
+    /// Every keyword `lldp tlv-select` accepts, in printing order.
+    pub const KEYWORDS: [&'static str; 8] = [
+        "dcbxp",
+        "management-address",
+        "port-description",
+        "port-vlan",
+        "power-management",
+        "system-capabilities",
+        "system-description",
+        "system-name",
+    ];
+
+    /// The flag for a keyword of [`Self::KEYWORDS`].
+    pub fn flag_mut(&mut self, keyword: &str) -> Option<&mut bool> {
+        Some(match keyword {
+            "dcbxp" => &mut self.dcbxp,
+            "management-address" => &mut self.management_address,
+            "port-description" => &mut self.port_description,
+            "port-vlan" => &mut self.port_vlan,
+            "power-management" => &mut self.power_management,
+            "system-capabilities" => &mut self.system_capabilities,
+            "system-description" => &mut self.system_description,
+            "system-name" => &mut self.system_name,
+            _ => return None,
+        })
+    }
+
+    /// The flag for a keyword of [`Self::KEYWORDS`] (false for an unknown one).
+    pub fn flag(&self, keyword: &str) -> bool {
+        let mut copy = *self;
+        copy.flag_mut(keyword).is_some_and(|f| *f)
+    }
+}
+
+impl Default for LldpTlvSelect {
+    fn default() -> Self {
+        LldpTlvSelect {
+            dcbxp: true,
+            management_address: true,
+            port_description: true,
+            port_vlan: true,
+            power_management: true,
+            system_capabilities: true,
+            system_description: true,
+            system_name: true,
+        }
+    }
+}
+
+/// Default LLDP transmit interval, seconds (NX-OS).
+pub const DEFAULT_LLDP_TIMER_S: u16 = 30;
+/// Default LLDP hold time advertised as TTL, seconds (NX-OS).
+pub const DEFAULT_LLDP_HOLDTIME_S: u16 = 120;
+/// Default LLDP re-initialisation delay, seconds (NX-OS).
+pub const DEFAULT_LLDP_REINIT_S: u16 = 2;
+
+/// The global LLDP settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Lldp {
+    /// Whether `feature lldp` is configured (mirrors [`Config::features`](crate::Config::features)).
+    pub enabled: bool,
+    /// `lldp timer S` (5-254).
+    pub timer_s: u16,
+    /// `lldp holdtime S` (10-255).
+    pub holdtime_s: u16,
+    /// `lldp reinit S` (1-10).
+    pub reinit_s: u16,
+    /// `[no] lldp tlv-select …`.
+    pub tlv_select: LldpTlvSelect,
+}
+
+impl Default for Lldp {
+    fn default() -> Self {
+        Lldp {
+            enabled: false,
+            timer_s: DEFAULT_LLDP_TIMER_S,
+            holdtime_s: DEFAULT_LLDP_HOLDTIME_S,
+            reinit_s: DEFAULT_LLDP_REINIT_S,
+            tlv_select: LldpTlvSelect::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_expands_to_eight_dscp_values() {
+        assert_eq!(Match::Precedence(1 << 3).dscp_set(), 0xff << 24);
+        assert_eq!(Match::Precedence(0x81).dscp_set(), 0xff | (0xff << 56));
+        assert_eq!(Match::Cos(8).dscp_set(), 0);
+    }
+
+    #[test]
+    fn acl_first_match_decides_and_no_match_denies() {
+        let key = FlowKey {
+            protocol: 17,
+            src: "10.0.0.1".parse().unwrap(),
+            dst: "10.0.1.1".parse().unwrap(),
+            src_port: Some(50000),
+            dst_port: Some(4791),
+            dscp: 24,
+        };
+        let entry = |seq, permit, dst_port| AclEntry {
+            seq,
+            permit,
+            protocol: Some(17),
+            src: None,
+            dst: Some("10.0.1.0/24".parse().unwrap()),
+            src_port: None,
+            dst_port,
+            dscp: None,
+        };
+        let acl = AccessList {
+            name: "ROCE".into(),
+            entries: vec![
+                entry(10, false, Some(PortMatch::Eq(53))),
+                entry(20, true, Some(PortMatch::Range(4791, 4791))),
+            ],
+        };
+        assert!(acl.permits(&key));
+        let deny_first = AccessList {
+            name: "X".into(),
+            entries: vec![entry(10, false, None), entry(20, true, None)],
+        };
+        assert!(!deny_first.permits(&key));
+        assert!(!AccessList {
+            name: "E".into(),
+            entries: vec![]
+        }
+        .permits(&key));
+        assert!(PortMatch::Gt(1023).matches(1024) && !PortMatch::Lt(10).matches(10));
+        assert!(PortMatch::Neq(1).matches(2));
+        assert_eq!(PortMatch::Range(1, 2).to_string(), "range 1 2");
+    }
+
+    #[test]
+    fn class_names_and_presets() {
+        assert_eq!(Direction::Egress.class_name(0), "c-out-8q-q-default");
+        assert_eq!(Direction::Egress.class_name(3), "c-out-8q-q3");
+        assert_eq!(Direction::Ingress.class_name(0), "c-in-q-default");
+        assert_eq!(Direction::Ingress.class_name(7), "c-in-q7");
+        let w = WredPreset::MeshOptimized.wred(true);
+        assert_eq!(w.min, Threshold::Bytes(150 * 1024));
+        assert!(w.ecn && w.preset == Some(WredPreset::MeshOptimized));
+        assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
+        assert!(!Threshold::Bytes(1).same_unit(Threshold::Packets(1)));
+    }
+
+    #[test]
+    fn tlv_flags_by_keyword() {
+        let mut t = LldpTlvSelect::default();
+        for k in LldpTlvSelect::KEYWORDS {
+            assert!(t.flag(k));
+            *t.flag_mut(k).unwrap() = false;
+            assert!(!t.flag(k));
+        }
+        assert!(t.flag_mut("bogus").is_none());
+    }
+}

@@ -1,0 +1,199 @@
+//! Global commands: the PFC watchdog, `hardware profile dlb`, `ip
+//! load-sharing`, LLDP, and railyard's `buffer-size` extension.
+
+mod common;
+
+use common::{clean, ok, parse_strict};
+use railyard_config::{
+    Dlb, DlbInterfaces, DlbMode, InterfaceName, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
+    DEFAULT_DLB_MAC, MBYTE,
+};
+
+#[test]
+fn the_pfc_watchdog_and_its_timers() {
+    let c = clean("priority-flow-control watch-dog-interval on\npriority-flow-control watch-dog interval 200\npriority-flow-control watch-dog shutdown-multiplier 3\npriority-flow-control auto-restore multiplier 20\npriority-flow-control fixed-restore multiplier 15\n").config;
+    assert_eq!(c.pfc_watchdog_interval, Some(true));
+    assert_eq!(
+        c.pfc_watchdog,
+        PfcWatchdogTimers {
+            interval_ms: 200,
+            shutdown_multiplier: 3,
+            auto_restore_multiplier: 20,
+            fixed_restore_multiplier: 15,
+        }
+    );
+    let c = clean("priority-flow-control watch-dog interval 200\npriority-flow-control watch-dog shutdown-multiplier 3\nno priority-flow-control watch-dog interval\nno priority-flow-control watch-dog shutdown-multiplier\npriority-flow-control watch-dog-interval off\n").config;
+    assert_eq!(c.pfc_watchdog, PfcWatchdogTimers::default());
+    assert_eq!(c.pfc_watchdog_interval, Some(false));
+    // The interface setting overrides the global one.
+    let c = clean("priority-flow-control watch-dog-interval on\ninterface e1/1\n  priority-flow-control watch-dog-interval off\ninterface e1/2\n").config;
+    assert!(!c.effective_qos(&InterfaceName::new(1, 1)).watchdog.enabled);
+    assert!(c.effective_qos(&InterfaceName::new(1, 2)).watchdog.enabled);
+}
+
+#[test]
+fn a_global_command_after_an_indented_interface_body_is_global() {
+    let c =
+        clean("interface e1/1\n  mtu 9216\npriority-flow-control watch-dog-interval on\n").config;
+    assert_eq!(c.pfc_watchdog_interval, Some(true));
+    assert_eq!(c.interfaces[0].pfc_watchdog, None);
+    // Indented under the interface it is the interface's.
+    let c =
+        clean("interface e1/1\n  mtu 9216\n  priority-flow-control watch-dog-interval on\n").config;
+    assert_eq!(c.pfc_watchdog_interval, None);
+    assert_eq!(c.interfaces[0].pfc_watchdog, Some(true));
+}
+
+#[test]
+fn hardware_profile_dlb_with_every_sub_command() {
+    let text = "hardware profile dlb\n  dlb-interface Ethernet1/1, Ethernet1/2\n  dlb-interface e1/5-6\n  mode per-packet\n  mac-address 00:AA:BB:CC:DD:EE\n  flowlet-aging 256\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70\n  decay-factor 4\n  sampling-interval 256 nsecs\n  load-awareness\n";
+    let c = clean(text).config;
+    let d = c.dlb.clone().unwrap();
+    assert_eq!(
+        d,
+        Dlb {
+            interfaces: DlbInterfaces::List(vec![
+                InterfaceName::new(1, 1),
+                InterfaceName::new(1, 2),
+                InterfaceName::new(1, 5),
+                InterfaceName::new(1, 6),
+            ]),
+            mode: DlbMode::PerPacket,
+            mac_address: [0x00, 0xaa, 0xbb, 0xcc, 0xdd, 0xee],
+            flowlet_aging_us: 256,
+            dre_thresholds: Some([10, 20, 30, 40, 50, 60, 70]),
+            decay_factor: Some(4),
+            sampling_interval_ns: Some(256),
+            load_awareness: true,
+        }
+    );
+    assert_eq!(clean(&c.to_string()).config, c);
+    // Defaults, `all`, and the `no` forms.
+    let c = clean("hardware profile dlb\n").config;
+    let d = c.dlb.unwrap();
+    assert_eq!(d, Dlb::default());
+    assert_eq!(d.mac_address, DEFAULT_DLB_MAC);
+    assert_eq!((d.flowlet_aging_us, d.mode), (500, DlbMode::Flowlet));
+    let undo = format!("{text}hardware profile dlb\n  dlb-interface all\n  no mode\n  no mac-address\n  no flowlet-aging\n  no dre-thresholds\n  no decay-factor\n  no sampling-interval\n  no load-awareness\n");
+    let d = clean(&undo).config.dlb.unwrap();
+    assert_eq!(
+        d,
+        Dlb {
+            interfaces: DlbInterfaces::All,
+            ..Dlb::default()
+        }
+    );
+    assert_eq!(
+        clean(&format!("{text}no hardware profile dlb\n"))
+            .config
+            .dlb,
+        None
+    );
+    // Other `hardware` commands are still skipped with a warning.
+    let p = ok("hardware access-list tcam region ing-racl 1536\n");
+    assert_eq!(p.warnings[0].message, "`hardware` is not modelled; skipped");
+}
+
+#[test]
+fn ip_load_sharing_forms() {
+    let ls = |line: &str| clean(line).config.load_sharing;
+    assert_eq!(
+        ls("ip load-sharing address source-destination port source-destination\n"),
+        LoadSharing::default()
+    );
+    assert_eq!(
+        ls("ip load-sharing address source-destination port source-destination rotate 7 universal-id 12345\n"),
+        LoadSharing {
+            rotate: Some(7),
+            universal_id: Some(12345),
+            ..LoadSharing::default()
+        }
+    );
+    assert_eq!(
+        ls("ip load-sharing address destination\n"),
+        LoadSharing {
+            src_addr: false,
+            src_port: false,
+            dst_port: false,
+            ..LoadSharing::default()
+        }
+    );
+    assert_eq!(
+        ls("ip load-sharing address source port source concatenation\n"),
+        LoadSharing {
+            dst_addr: false,
+            dst_port: false,
+            concatenation: true,
+            ..LoadSharing::default()
+        }
+    );
+    assert_eq!(
+        ls("ip load-sharing address source port source\nno ip load-sharing\n"),
+        LoadSharing::default()
+    );
+}
+
+#[test]
+fn lldp_globals_and_per_interface_switches() {
+    let c = clean("feature lldp\nlldp timer 10\nlldp holdtime 40\nlldp reinit 5\nno lldp tlv-select dcbxp\nno lldp tlv-select system-name\ninterface e1/1\n  no lldp transmit\ninterface e1/2\n  no lldp receive\n  lldp receive\n").config;
+    let l = c.lldp;
+    assert!(l.enabled);
+    assert_eq!((l.timer_s, l.holdtime_s, l.reinit_s), (10, 40, 5));
+    assert!(!l.tlv_select.dcbxp && !l.tlv_select.system_name);
+    assert!(l.tlv_select.port_description);
+    let e1 = c.interface("e1/1").unwrap();
+    assert!(!e1.lldp_transmit && e1.lldp_receive);
+    let e2 = c.interface("e1/2").unwrap();
+    assert!(e2.lldp_transmit && e2.lldp_receive);
+    // NX-OS defaults.
+    let d = clean("").config.lldp;
+    assert!(!d.enabled);
+    assert_eq!((d.timer_s, d.holdtime_s, d.reinit_s), (30, 120, 2));
+    assert_eq!(d.tlv_select, LldpTlvSelect::default());
+    let c = clean("feature lldp\nlldp timer 10\nno lldp timer\nno lldp tlv-select dcbxp\nlldp tlv-select dcbxp\n").config;
+    assert_eq!(c.lldp.timer_s, 30);
+    assert!(c.lldp.tlv_select.dcbxp);
+    // `no feature lldp` turns it off again.
+    assert!(!clean("feature lldp\nno feature lldp\n").config.lldp.enabled);
+    // Other LLDP commands are still skipped.
+    let p = ok("lldp portid-subtype 1\n");
+    assert_eq!(p.warnings[0].message, "`lldp` is not modelled; skipped");
+}
+
+#[test]
+fn the_buffer_size_extension() {
+    let c = clean("buffer-size 32 mbytes\n").config;
+    assert_eq!(c.buffer_bytes, Some(32 * MBYTE));
+    assert_eq!(c.to_string(), "buffer-size 32 mbytes\n");
+    assert_eq!(
+        clean("buffer-size 1000 bytes\nno buffer-size\n")
+            .config
+            .buffer_bytes,
+        None
+    );
+    let d = common::one_error("buffer-size 32 packets\n");
+    assert_eq!(
+        (d.line, d.col, d.message.as_str()),
+        (1, 16, "unknown unit `packets`")
+    );
+}
+
+#[test]
+fn a_fully_modelled_qos_file_passes_strict_mode() {
+    let text = "feature lldp\nlldp timer 10\nclass-map type qos match-any R\n  match dscp 24\npolicy-map type qos P\n  class R\n    set qos-group 3\nsystem qos\n  service-policy type qos input P\nhardware profile dlb\n  dlb-interface all\nip load-sharing address source-destination rotate 3\ninterface e1/1\n  priority-flow-control mode on\n  no lldp receive\n";
+    let p = parse_strict(text).unwrap();
+    assert!(p.warnings.is_empty(), "{}", common::render(&p.warnings));
+    // Unmodelled QoS lines are errors in strict mode.
+    let es = parse_strict("policy-map type qos P\n  class class-default\n    police cir 1 gbps\nclass-map type control-plane match-any C\n").unwrap_err();
+    let got: Vec<(usize, usize, &str)> = es
+        .iter()
+        .map(|d| (d.line, d.col, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (3, 5, "policy-map class command `police` is not supported"),
+            (4, 1, "`class-map type control-plane` is not supported"),
+        ]
+    );
+}

@@ -1,0 +1,857 @@
+//! One test per QoS diagnostic: its line, column, message and hint.
+//!
+//! Errors reject the file; warnings flag dubious but legal settings.
+
+mod common;
+
+use common::{ok, one_error, summary};
+
+/// The single non-summary warning of a text that must load.
+fn one_warning(text: &str) -> railyard_config::Diagnostic {
+    let p = ok(text);
+    let ws: Vec<_> = p.warnings.into_iter().filter(|d| d.line > 0).collect();
+    assert_eq!(
+        ws.len(),
+        1,
+        "expected one warning:\n{}",
+        common::render(&ws)
+    );
+    ws.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_service_policy_naming_a_missing_policy() {
+    let d = one_error(
+        "policy-map type qos CLASSIFY\ninterface e1/1\n  service-policy type qos input CLASIFY\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            33,
+            "no policy-map type qos named `CLASIFY`",
+            Some("did you mean `CLASSIFY`?")
+        )
+    );
+}
+
+#[test]
+fn a_system_service_policy_naming_a_missing_policy() {
+    let d = one_error("system qos\n  service-policy type network-qos NQ\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            35,
+            "no policy-map type network-qos named `NQ`",
+            Some("define it with `policy-map type network-qos NQ`")
+        )
+    );
+}
+
+#[test]
+fn a_service_policy_naming_a_policy_of_another_type() {
+    let d = one_error(
+        "policy-map type queuing OUT\ninterface e1/1\n  service-policy type qos input OUT\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            33,
+            "no policy-map type qos named `OUT`",
+            Some("`OUT` is a policy-map type queuing")
+        )
+    );
+}
+
+#[test]
+fn an_ingress_queuing_policy_applied_as_output() {
+    let d = one_error("policy-map type queuing IN\n  class type queuing c-in-q3\ninterface e1/1\n  service-policy type queuing output IN\n");
+    assert_eq!(
+        summary(&d),
+        (
+            4,
+            38,
+            "policy-map type queuing `IN` has ingress classes (c-in-q…); it cannot be applied as output",
+            Some("apply it with `service-policy type queuing input IN`")
+        )
+    );
+}
+
+#[test]
+fn a_network_qos_policy_on_an_interface() {
+    let d = one_error("interface e1/1\n  service-policy type network-qos N\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            18,
+            "network-qos policies apply to the whole switch",
+            Some("put `service-policy type network-qos NAME` under `system qos`")
+        )
+    );
+}
+
+#[test]
+fn a_class_naming_a_missing_class_map() {
+    let d = one_error("class-map type qos match-any ROCEv2\n  match dscp 24\npolicy-map type qos P\n  class ROCEV2\n    set qos-group 3\n");
+    assert_eq!(
+        summary(&d),
+        (
+            4,
+            9,
+            "no class-map named `ROCEV2`",
+            Some("did you mean `ROCEv2`?")
+        )
+    );
+}
+
+#[test]
+fn a_class_map_naming_a_missing_access_list() {
+    let d = one_error("class-map type qos match-any R\n  match access-group name ROCE_ACL\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            27,
+            "no ip access-list named `ROCE_ACL`",
+            Some("define it with `ip access-list ROCE_ACL`")
+        )
+    );
+}
+
+#[test]
+fn a_class_map_using_an_access_list_with_an_unmodelled_entry() {
+    let d = one_error("ip access-list A\n  10 permit tcp any any established\nclass-map type qos match-any R\n  match access-group name A\n");
+    assert_eq!(
+        summary(&d),
+        (
+            4,
+            27,
+            "access list `A` has an entry railyard does not model (line 2)",
+            Some("the class would match other traffic than on the switch; rewrite or remove that entry")
+        )
+    );
+}
+
+#[test]
+fn a_qos_group_outside_0_to_7() {
+    let d = one_error("policy-map type qos P\n  class class-default\n    set qos-group 8\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            19,
+            "qos-group 8 is out of range",
+            Some("qos-group is 0-7")
+        )
+    );
+}
+
+#[test]
+fn a_wred_minimum_above_the_maximum() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    random-detect minimum-threshold 3 mbytes maximum-threshold 150 kbytes ecn\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            37,
+            "WRED minimum threshold 3145728 bytes is above the maximum 153600 bytes",
+            Some("the minimum threshold must not exceed the maximum")
+        )
+    );
+}
+
+#[test]
+fn wred_thresholds_in_packets_and_bytes() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    random-detect minimum-threshold 100 packets maximum-threshold 150 kbytes\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            67,
+            "WRED thresholds mix packets and bytes",
+            Some("give both thresholds in packets, or both in bytes, kbytes or mbytes")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_byte_unit() {
+    let d = one_error(
+        "policy-map type queuing O\n  class type queuing c-out-8q-q3\n    queue-limit 4 mbyte5\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            19,
+            "unknown unit `mbyte5`",
+            Some("did you mean `mbytes`?")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_rate_unit() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q7\n    shape min 0 gbit max 10 gbps\n");
+    assert_eq!(
+        summary(&d),
+        (3, 17, "unknown unit `gbit`", Some("did you mean `gbps`?"))
+    );
+}
+
+#[test]
+fn a_malformed_number() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    bandwidth remaining percent 5O\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            33,
+            "invalid bandwidth remaining percent `5O`",
+            Some("bandwidth remaining percent is 0-100")
+        )
+    );
+}
+
+#[test]
+fn a_class_map_redefined_with_another_match_mode() {
+    let d = one_error("class-map type qos match-any R\nclass-map type qos match-all R\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            20,
+            "class-map `R` is already match-any (line 1); it cannot also be match-all",
+            Some("remove it first with `no class-map type qos R`, or rename one of them")
+        )
+    );
+}
+
+#[test]
+fn an_access_list_sequence_number_reused_for_another_entry() {
+    let d = one_error("ip access-list A\n  10 permit udp any any\n  10 deny udp any any\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            3,
+            "access list `A` already has a different entry 10",
+            Some("remove it first with `no 10`, or use another sequence number")
+        )
+    );
+}
+
+#[test]
+fn a_strict_priority_queue_with_a_bandwidth_share() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q7\n    priority level 1\n    bandwidth percent 10\n");
+    assert_eq!(
+        summary(&d),
+        (
+            4,
+            5,
+            "a strict-priority queue cannot also have a bandwidth share",
+            Some("remove `priority` from the class first with `no priority`")
+        )
+    );
+}
+
+#[test]
+fn egress_and_ingress_classes_in_one_policy() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n  class type queuing c-in-q3\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            22,
+            "policy-map `O` has egress classes; `c-in-q3` is an ingress class",
+            Some("egress (c-out-…) and ingress (c-in-…) queuing are separate policy-maps")
+        )
+    );
+}
+
+#[test]
+fn a_port_configured_whole_and_broken_out() {
+    let d = one_error("interface Ethernet1/49\ninterface Ethernet1/49/1-4\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            11,
+            "Ethernet1/49 is configured both as one port and as breakout lanes",
+            Some("configure either Ethernet1/49 or its breakout lanes such as Ethernet1/49/1, not both")
+        )
+    );
+}
+
+#[test]
+fn bandwidth_percent_above_100_in_a_policy() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q1\n    bandwidth percent 60\n  class type queuing c-out-8q-q2\n    bandwidth percent 50\n");
+    assert_eq!(
+        summary(&d),
+        (
+            5,
+            5,
+            "bandwidth percent in policy-map `O` adds up to 110%",
+            Some("the shares of one policy may total at most 100%")
+        )
+    );
+}
+
+#[test]
+fn bandwidth_remaining_percent_above_100_in_a_policy() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    bandwidth remaining percent 60\n  class type queuing c-out-8q-q-default\n    bandwidth remaining percent 60\n");
+    assert_eq!(
+        summary(&d),
+        (
+            5,
+            5,
+            "bandwidth remaining percent in policy-map `O` adds up to 120%",
+            Some("the shares of one policy may total at most 100%")
+        )
+    );
+}
+
+#[test]
+fn one_cos_paused_for_two_qos_groups() {
+    let d = one_error("policy-map type network-qos N\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\n  class type network-qos c-8q-nq4\n    pause pfc-cos 3,4\n");
+    assert_eq!(
+        summary(&d),
+        (
+            5,
+            5,
+            "CoS 3 is paused for both qos-group 3 and qos-group 4 in policy-map `N`",
+            Some("a PFC priority pauses one class; give each lossless class its own CoS")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_queuing_class() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q8\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            22,
+            "unknown queuing class `c-out-8q-q8`",
+            Some("did you mean `c-out-8q-q1`?")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_network_qos_class() {
+    let d = one_error("policy-map type network-qos N\n  class type network-qos c-8q-nq9\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            26,
+            "unknown network-qos class `c-8q-nq9`",
+            Some("did you mean `c-8q-nq1`?")
+        )
+    );
+}
+
+#[test]
+fn a_class_of_the_wrong_type() {
+    let d = one_error("policy-map type qos P\n  class type queuing c-out-8q-q3\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            14,
+            "a `qos` policy-map takes `class type qos`, not `queuing`",
+            Some("write `class type qos NAME`")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_class_map_command() {
+    let d = one_error("class-map type qos match-any R\n  match dscpp 24\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            9,
+            "unknown class-map command `match dscpp`",
+            Some("did you mean `match dscp`?")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_policy_class_command() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    bandwith remaining percent 50\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "unknown policy-map class command `bandwith`",
+            Some("did you mean `bandwidth`?")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_random_detect_keyword() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    random-detect minimum-treshold 150 kbytes maximum-threshold 3000 kbytes\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            19,
+            "unknown random-detect keyword `minimum-treshold`",
+            Some("did you mean `minimum-threshold`?")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_dscp_name() {
+    let d = one_error("class-map type qos match-any R\n  match dscp 24,af4\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            17,
+            "invalid DSCP value `af4`",
+            Some("did you mean `af41`?")
+        )
+    );
+}
+
+#[test]
+fn a_dscp_value_out_of_range() {
+    let d = one_error("class-map type qos match-any R\n  match dscp 24,64\n");
+    assert_eq!(
+        summary(&d),
+        (2, 17, "DSCP 64 is out of range", Some("DSCP is 0-63"))
+    );
+}
+
+#[test]
+fn a_backwards_dscp_range() {
+    let d = one_error("class-map type qos match-any R\n  match dscp 30-24\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            14,
+            "DSCP range `30-24` ends before it starts",
+            Some("write the lower value first, e.g. 24-30")
+        )
+    );
+}
+
+#[test]
+fn pause_thresholds_in_an_egress_class() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    pause buffer-size 100000 pause-threshold 80000 resume-threshold 60000\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "pause thresholds apply to ingress classes",
+            Some("put `pause buffer-size …` under `class type queuing c-in-qN` in an input policy")
+        )
+    );
+}
+
+#[test]
+fn a_resume_threshold_above_the_pause_threshold() {
+    let d = one_error("policy-map type queuing I\n  class type queuing c-in-q3\n    pause buffer-size 100000 pause-threshold 60000 resume-threshold 80000\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            69,
+            "resume threshold 80000 is not below the pause threshold 60000",
+            Some("XON must be below XOFF, or the queue pauses and resumes at once")
+        )
+    );
+}
+
+#[test]
+fn a_pause_threshold_beyond_the_buffer() {
+    let d = one_error("policy-map type queuing I\n  class type queuing c-in-q3\n    pause buffer-size 100000 pause-threshold 160000 resume-threshold 80000\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            46,
+            "pause threshold 160000 exceeds the buffer size 100000",
+            Some("XOFF must be reached before the buffer is full")
+        )
+    );
+}
+
+#[test]
+fn a_network_qos_mtu_out_of_range() {
+    let d = one_error(
+        "policy-map type network-qos N\n  class type network-qos c-8q-nq3\n    mtu 9300\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (3, 9, "MTU 9300 is out of range", Some("MTU is 576-9216"))
+    );
+}
+
+#[test]
+fn a_shaper_minimum_above_its_maximum() {
+    let d = one_error("policy-map type queuing O\n  class type queuing c-out-8q-q7\n    shape min 20 gbps max 10 gbps\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            15,
+            "shaper minimum is above its maximum",
+            Some("the guaranteed rate must not exceed the maximum rate")
+        )
+    );
+}
+
+#[test]
+fn an_incomplete_dre_threshold_list() {
+    let d = one_error("hardware profile dlb\n  dre-thresholds level-1 10 level-2 20 level-3 30\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            51,
+            "missing `level-4 P`",
+            Some("usage: dre-thresholds level-1 P level-2 P ... level-7 P")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_load_sharing_keyword() {
+    let d = one_error("ip load-sharing address source-destination prot source-destination\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            44,
+            "unknown load-sharing keyword `prot`",
+            Some("did you mean `port`?")
+        )
+    );
+}
+
+#[test]
+fn an_lldp_timer_out_of_range() {
+    let d = one_error("lldp timer 300\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            12,
+            "lldp timer 300 is out of range",
+            Some("lldp timer is 5-254")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_lldp_tlv() {
+    let d = one_error("lldp tlv-select dcbp\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            17,
+            "unknown LLDP TLV `dcbp`",
+            Some("did you mean `dcbxp`?")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_pfc_mode() {
+    let d = one_error("interface e1/1\n  priority-flow-control mode always\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            30,
+            "unknown PFC mode `always`",
+            Some("expected auto, on or off")
+        )
+    );
+}
+
+#[test]
+fn an_invalid_class_map_name() {
+    let d = one_error("class-map type qos match-any ROCE!v2\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            30,
+            "invalid class-map name `ROCE!v2`",
+            Some("names are up to 64 letters, digits, `-`, `_`, `.` or `:`")
+        )
+    );
+}
+
+#[test]
+fn configuring_class_default_as_a_class_map() {
+    let d = one_error("class-map type qos class-default\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            20,
+            "`class-default` is system-defined and cannot be configured",
+            Some("use `class class-default` inside a policy-map")
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_access_list_protocol() {
+    let d = one_error("ip access-list A\n  permit udpp any any\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            10,
+            "unknown protocol `udpp`",
+            Some("did you mean `udp`?")
+        )
+    );
+}
+
+#[test]
+fn ports_on_an_entry_without_ports() {
+    let d = one_error("ip access-list A\n  permit ip any any eq 4791\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            21,
+            "`eq` needs a protocol with ports",
+            Some("port conditions apply to tcp, udp and sctp entries")
+        )
+    );
+}
+
+#[test]
+fn a_watchdog_interval_out_of_range() {
+    let d = one_error("priority-flow-control watch-dog interval 50\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            42,
+            "watch-dog interval 50 is out of range",
+            Some("watch-dog interval is 100-1000")
+        )
+    );
+}
+
+#[test]
+fn an_unknown_dlb_mode() {
+    let d = one_error("hardware profile dlb\n  mode flowlette\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            8,
+            "unknown DLB mode `flowlette`",
+            Some("did you mean `flowlet`?")
+        )
+    );
+}
+
+#[test]
+fn a_strict_priority_queue_without_a_shaper() {
+    let d = one_warning(
+        "policy-map type queuing O\n  class type queuing c-out-8q-q7\n    priority level 1\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "strict-priority queue c-out-8q-q7 of policy-map `O` has no shaper",
+            Some("without `shape min … max …` it can starve every lower queue")
+        )
+    );
+}
+
+#[test]
+fn an_ecn_wred_maximum_above_the_queue_limit() {
+    let d = one_warning("policy-map type queuing O\n  class type queuing c-out-8q-q3\n    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn\n    queue-limit 1 mbytes\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "WRED maximum 3072000 bytes of c-out-8q-q3 in policy-map `O` exceeds its queue limit of 1048576 bytes",
+            Some("the queue tail-drops before ECN marking reaches its maximum; lower the threshold or raise the limit")
+        )
+    );
+}
+
+#[test]
+fn thresholds_that_break_xon_wred_min_wred_max_xoff() {
+    let d = one_warning("policy-map type queuing I\n  class type queuing c-in-q3\n    pause buffer-size 4194304 pause-threshold 2097152 resume-threshold 1048576\npolicy-map type queuing O\n  class type queuing c-out-8q-q3\n    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn\ninterface e1/1-2\n  service-policy type queuing input I\n  service-policy type queuing output O\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "qos-group 3: thresholds break xON < WRED min < WRED max < xOFF (xON 1048576, WRED 153600-3072000, xOFF 2097152 bytes)",
+            Some("ECN should slow senders before PFC pauses the link: put the WRED thresholds between the resume and pause thresholds")
+        )
+    );
+}
+
+#[test]
+fn a_lossless_class_on_an_interface_without_pfc() {
+    let d = one_warning("class-map type qos match-any R\n  match dscp 24\npolicy-map type qos P\n  class R\n    set qos-group 3\npolicy-map type network-qos N\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\nsystem qos\n  service-policy type network-qos N\ninterface e1/1\n  service-policy type qos input P\n  priority-flow-control mode off\n");
+    assert_eq!(
+        summary(&d),
+        (
+            13,
+            3,
+            "Ethernet1/1 carries lossless qos-group 3 but has priority-flow-control mode off",
+            Some("without PFC the class is dropped instead of paused; use `priority-flow-control mode on` or `auto`")
+        )
+    );
+}
+
+#[test]
+fn a_class_that_sets_no_qos_group() {
+    let d = one_warning(
+        "class-map type qos match-any R\n  match dscp 24\npolicy-map type qos P\n  class R\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            4,
+            9,
+            "class `R` of policy-map `P` sets no qos-group; its traffic stays in qos-group 0",
+            Some("add `set qos-group N` under the class")
+        )
+    );
+}
+
+#[test]
+fn a_class_shadowed_by_earlier_classes() {
+    let d = one_warning("class-map type qos match-any A\n  match dscp 24-31\nclass-map type qos match-any B\n  match precedence 3\npolicy-map type qos P\n  class A\n    set qos-group 3\n  class B\n    set qos-group 4\n");
+    assert_eq!(
+        summary(&d),
+        (
+            8,
+            9,
+            "class `B` never matches: earlier classes of policy-map `P` take all its DSCP values",
+            Some("classes are evaluated in order; move it up or remove it")
+        )
+    );
+}
+
+#[test]
+fn an_empty_class_map_in_use() {
+    let d = one_warning(
+        "class-map type qos match-any E\npolicy-map type qos P\n  class E\n    set qos-group 1\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            30,
+            "class-map `E` has no match lines; it matches nothing",
+            Some("add `match dscp …`, `match cos …` or `match access-group name …`")
+        )
+    );
+}
+
+#[test]
+fn lldp_settings_without_feature_lldp() {
+    let d = one_warning("lldp timer 10\ninterface e1/1\n  no lldp transmit\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            1,
+            "LLDP is configured but `feature lldp` is not enabled",
+            Some("add `feature lldp`, or the settings have no effect")
+        )
+    );
+}
+
+#[test]
+fn an_lldp_holdtime_shorter_than_the_timer() {
+    let d = one_warning("feature lldp\nlldp timer 60\nlldp holdtime 30\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            15,
+            "lldp holdtime 30 is shorter than the transmit timer 60",
+            Some("neighbours expire between advertisements; keep the holdtime a multiple of the timer")
+        )
+    );
+}
+
+#[test]
+fn dre_thresholds_out_of_order() {
+    let d = one_warning("hardware profile dlb\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 25 level-5 50 level-6 60 level-7 70\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            3,
+            "DRE thresholds do not rise from level-1 to level-7",
+            Some("each level marks a higher link load than the one before")
+        )
+    );
+}
+
+#[test]
+fn an_unmodelled_class_map_type() {
+    let d = one_warning(
+        "class-map type control-plane match-any copp-bgp\n  match access-group name copp-acl\n",
+    );
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            1,
+            "`class-map type control-plane` is not modelled; skipped",
+            Some("later `class-map type control-plane` lines are skipped without another warning")
+        )
+    );
+}
+
+#[test]
+fn an_unmodelled_policy_class_command() {
+    let d = one_warning("policy-map type qos P\n  class class-default\n    set dscp 10\n");
+    assert_eq!(
+        summary(&d),
+        (
+            3,
+            5,
+            "policy-map class command `set dscp` is not modelled; skipped",
+            Some("later `set dscp` lines are skipped without another warning")
+        )
+    );
+}
+
+#[test]
+fn a_qos_diagnostic_renders_with_file_line_column_caret_and_hint() {
+    let d = one_error("class-map type qos match-any ROCEv2\n  match dscp 24\npolicy-map type qos P\n  class ROCEV2\n    set qos-group 3\n");
+    let want = "lab.conf:4:9: error: no class-map named `ROCEV2`\n   \
+                4 |   class ROCEV2\n     \
+                |         ^^^^^^\n   \
+                = hint: did you mean `ROCEv2`?";
+    assert_eq!(d.to_string(), want);
+}
