@@ -13,6 +13,7 @@ pub mod live;
 pub mod mgmt;
 pub mod replay;
 pub mod show;
+pub mod show_qos;
 pub mod traffic;
 
 /// A configuration file, parsed and compiled.
@@ -41,6 +42,52 @@ pub fn load_config(path: &std::path::Path, strict: bool) -> Result<Loaded, Strin
         compiled,
         warnings,
     })
+}
+
+/// `railyard check --json`: whether the file is valid, and a JSON document
+/// with its diagnostics (rendered and structured), the parsed configuration
+/// and every interface's resolved QoS.
+pub fn check_json(path: &std::path::Path, strict: bool) -> (bool, String) {
+    let diag_json = |d: &railyard_config::Diagnostic| {
+        serde_json::json!({
+            "severity": if d.is_error() { "error" } else { "warning" },
+            "file": d.file, "line": d.line, "col": d.col,
+            "message": d.message, "hint": d.hint, "text": d.to_string(),
+        })
+    };
+    let doc = match railyard_config::parse_file(path, &railyard_config::ParseOptions { strict }) {
+        Err(diags) => {
+            let v = serde_json::json!({
+                "valid": false,
+                "diagnostics": diags.iter().map(diag_json).collect::<Vec<_>>(),
+            });
+            return (false, serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        Ok(parsed) => {
+            let effective: serde_json::Map<String, serde_json::Value> = parsed
+                .config
+                .interfaces
+                .iter()
+                .map(|i| {
+                    (
+                        i.name.to_string(),
+                        serde_json::to_value(parsed.config.effective_qos(&i.name))
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let compile_errors = compile::compile(&parsed.config).err().unwrap_or_default();
+            serde_json::json!({
+                "valid": compile_errors.is_empty(),
+                "diagnostics": parsed.warnings.iter().map(diag_json).collect::<Vec<_>>(),
+                "compile_errors": compile_errors,
+                "config": parsed.config,
+                "effective_qos": effective,
+            })
+        }
+    };
+    let ok = doc["valid"] == true;
+    (ok, serde_json::to_string_pretty(&doc).unwrap_or_default())
 }
 
 /// Renders configuration diagnostics for a terminal, one after another.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
+use railyard_control::{demo, load_config, mgmt, replay, show, show_qos, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -81,6 +81,9 @@ enum Command {
         /// Treat unsupported configuration sections as errors.
         #[arg(long)]
         strict: bool,
+        /// Print the diagnostics and the compiled model as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Make a running switch re-read its configuration (as SIGHUP does), or
     /// load FILE instead. A configuration with errors is rejected and the
@@ -135,6 +138,24 @@ enum ShowWhat {
     /// in gives the same configuration.
     #[command(name = "running-config")]
     RunningConfig {
+        #[command(flatten)]
+        source: ConfigSource,
+    },
+    /// Class-maps, in the NX-OS layout.
+    #[command(name = "class-map")]
+    ClassMap {
+        /// Only this class-map.
+        name: Option<String>,
+        #[command(flatten)]
+        source: ConfigSource,
+    },
+    /// Policy-maps (`show policy-map [NAME]`), or the policies in force on
+    /// an interface with its queue counters (`show policy-map interface NAME`).
+    #[command(name = "policy-map")]
+    PolicyMap {
+        /// `NAME`, or `interface NAME`.
+        #[arg(num_args = 0..=2)]
+        args: Vec<String>,
         #[command(flatten)]
         source: ConfigSource,
     },
@@ -283,7 +304,20 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             .map_err(io)?;
             replay::print_summary(&mut out, &report).map_err(io)
         }
-        Command::Check { config, strict } => {
+        Command::Check {
+            config,
+            strict,
+            json: true,
+        } => {
+            let (ok, text) = railyard_control::check_json(&config, strict);
+            writeln!(out, "{text}").map_err(io)?;
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{}: configuration has errors", config.display()))
+            }
+        }
+        Command::Check { config, strict, .. } => {
             let compiled = load(&config, strict)?.compiled;
             let m = &compiled.model;
             writeln!(
@@ -333,6 +367,50 @@ fn dispatch(cmd: Command) -> Result<(), String> {
         } => {
             let config = source.load()?;
             write!(out, "{config}").map_err(io)
+        }
+        Command::Show {
+            what: ShowWhat::ClassMap { name, source },
+        } => {
+            let config = source.load()?;
+            if let Some(n) = &name {
+                if config.class_map(n).is_none() {
+                    return Err(format!("class-map {n} is not configured"));
+                }
+            }
+            show_qos::render_class_maps(&mut out, &config, name.as_deref()).map_err(io)
+        }
+        Command::Show {
+            what: ShowWhat::PolicyMap { args, source },
+        } => {
+            let config = source.load()?;
+            match args.as_slice() {
+                [kw, ifname] if kw == "interface" => {
+                    let name = show_qos::find_interface(&config, ifname)?;
+                    let eq = config.effective_qos(&name);
+                    let stats = match source.config {
+                        Some(_) => None,
+                        None => mgmt::fetch_stats(&source.socket)?
+                            .interfaces
+                            .remove(&name.to_string()),
+                    };
+                    show_qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
+                        .map_err(io)
+                }
+                [kw] if kw == "interface" => {
+                    Err("show policy-map interface NAME: name the interface".into())
+                }
+                [name] => {
+                    let known = config.qos_policy(name).is_some()
+                        || config.queuing_policy(name).is_some()
+                        || config.network_qos_policy(name).is_some();
+                    if !known {
+                        return Err(format!("policy-map {name} is not configured"));
+                    }
+                    show_qos::render_policy_maps(&mut out, &config, Some(name)).map_err(io)
+                }
+                [] => show_qos::render_policy_maps(&mut out, &config, None).map_err(io),
+                _ => Err("usage: show policy-map [NAME | interface NAME]".into()),
+            }
         }
         Command::Show {
             what: ShowWhat::Interface { name, json, socket },

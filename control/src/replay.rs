@@ -18,9 +18,11 @@ use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::switch::Switch;
 use railyard_dataplane::Pool;
 
-/// Virtual time allowed for queues to drain after the last input frame.
+/// Virtual time allowed for queues that cannot drain on their own (a
+/// paused queue, a backend refusing frames) once no input frame or
+/// departure is due.
 pub const DRAIN_LIMIT: Nanos = 10_000_000_000;
-/// Step by which virtual time moves while nothing arrives but queues drain.
+/// Step by which virtual time moves while queues are stuck and nothing is due.
 const DRAIN_STEP: Nanos = 1_000;
 
 /// What a replay did.
@@ -41,8 +43,10 @@ pub const REPLAY_POOL: usize = 16 * 1024;
 
 /// Runs `backends` (index = interface) through a switch built from `model`
 /// on a virtual clock starting at 0, until every source is exhausted and
-/// every queue is empty. `progress` is called about once a second of wall time
-/// with the packets received so far.
+/// every queue is empty. The clock jumps to the next input frame or the next
+/// departure of a port shaped to its speed, whichever comes first, so frames
+/// leave exactly at their line-rate departure times. `progress` is called
+/// about once a second of wall time with the packets received so far.
 pub fn run_virtual(
     model: &SwitchModel,
     backends: Vec<Option<Box<dyn Port>>>,
@@ -68,11 +72,17 @@ pub fn run_virtual(
         if work > 0 {
             continue;
         }
-        match sw.next_rx_time() {
+        // Jump straight to whatever happens next: a frame arrives, or a
+        // shaped port's wire frees for a queued frame. Departures therefore
+        // happen exactly at their times, however long the gaps.
+        let next_rx = sw.next_rx_time();
+        let next = next_rx.into_iter().chain(sw.next_departure()).min();
+        match next {
             Some(t) if t > now => clock.advance_to(t),
-            Some(_) => {}
+            Some(_) if next_rx.is_some_and(|t| t <= now) => {}
             None if sw.idle() => break,
-            None => {
+            _ => {
+                // Queued frames that nothing will release by itself.
                 let limit = *drain_until.get_or_insert(now + DRAIN_LIMIT);
                 if now >= limit {
                     break;

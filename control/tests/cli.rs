@@ -194,3 +194,114 @@ fn usage_errors_are_explained() {
         text(&out.stderr)
     );
 }
+
+const BOOK: &str = "hostname rail1
+class-map type qos match-any ROCEv2
+  match dscp 24
+class-map type qos match-any CNP
+  match dscp 48
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+  class CNP
+    set qos-group 7
+  class class-default
+    set qos-group 0
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+  class type queuing c-out-8q-q7
+    priority level 1
+    shape min 0 gbps max 10 gbps
+policy-map type network-qos qos_network
+  class type network-qos c-8q-nq3
+    mtu 9216
+    pause pfc-cos 3
+system qos
+  service-policy type network-qos qos_network
+  service-policy type queuing output QOS_EGRESS_PORT
+interface Ethernet1/1
+  no switchport
+  priority-flow-control mode on
+  service-policy type qos input QOS_CLASSIFICATION
+";
+
+fn book_file(dir: &Path) -> std::path::PathBuf {
+    let conf = dir.join("book.conf");
+    std::fs::write(&conf, BOOK).unwrap();
+    conf
+}
+
+#[test]
+fn show_running_config_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let first = railyard(&["show", "running-config", "--config", conf.to_str().unwrap()]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let again_path = dir.path().join("again.conf");
+    std::fs::write(&again_path, &first.stdout).unwrap();
+    let second = railyard(&[
+        "show",
+        "running-config",
+        "--config",
+        again_path.to_str().unwrap(),
+    ]);
+    assert_eq!(text(&first.stdout), text(&second.stdout));
+    assert!(text(&first.stdout).contains("policy-map type queuing QOS_EGRESS_PORT"));
+}
+
+#[test]
+fn show_class_map_and_policy_maps_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let c = conf.to_str().unwrap();
+    let out = railyard(&["show", "class-map", "ROCEv2", "--config", c]);
+    assert!(
+        text(&out.stdout).contains("    class-map type qos match-any ROCEv2\n      match dscp 24")
+    );
+    let out = railyard(&["show", "policy-map", "QOS_EGRESS_PORT", "--config", c]);
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("  policy-map type queuing QOS_EGRESS_PORT"),
+        "{s}"
+    );
+    assert!(!s.contains("QOS_CLASSIFICATION"), "{s}");
+    let out = railyard(&["show", "policy-map", "interface", "eth1/1", "--config", c]);
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("Service-policy (qos) input:   QOS_CLASSIFICATION"),
+        "{s}"
+    );
+    assert!(
+        s.contains("c-out-8q-q-default (match-any)\n      bandwidth remaining percent 100"),
+        "{s}"
+    );
+    let out = railyard(&["show", "policy-map", "NOPE", "--config", c]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("policy-map NOPE is not configured"));
+}
+
+#[test]
+fn check_json_dumps_diagnostics_and_the_resolved_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], true);
+    let eq = &v["effective_qos"]["Ethernet1/1"];
+    assert_eq!(eq["classifier"]["dscp_table"][24], 3);
+    assert_eq!(eq["classifier"]["dscp_table"][48], 7);
+    assert_eq!(eq["egress"][7]["priority_level"], 1);
+
+    std::fs::write(&conf, BOOK.replace("set qos-group 3", "set qos-group 9")).unwrap();
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["line"], 8);
+    assert!(d["message"].as_str().unwrap().contains("qos-group"), "{d}");
+}

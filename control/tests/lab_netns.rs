@@ -353,6 +353,30 @@ fn hosts_ping_each_other_through_railyard_on_af_packet() {
     let e2 = &stats["interfaces"]["Ethernet1/2"];
     assert!(e2["tx_packets"].as_u64().unwrap_or(0) >= 6, "{e2}");
     assert_eq!(stats["interfaces"]["Ethernet1/1"]["rx_malformed"], 0);
+    let sock = switch.socket.to_str().unwrap_or_default().to_string();
+    let running = run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "show",
+        "running-config",
+        "--socket",
+        &sock,
+    ])
+    .expect("show running-config");
+    assert!(
+        running.contains("hostname labsw") && running.contains("bind af-packet p2"),
+        "{running}"
+    );
+    let pmap = run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "show",
+        "policy-map",
+        "interface",
+        "e1/2",
+        "--socket",
+        &sock,
+    ])
+    .expect("show policy-map interface");
+    assert!(pmap.contains("queue transmit pkts"), "{pmap}");
     let summary = switch.stop();
     assert!(
         summary.contains("Ethernet1/1"),

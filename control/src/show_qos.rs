@@ -1,0 +1,300 @@
+//! `show class-map`, `show policy-map` and `show policy-map interface` in
+//! the NX-OS layout.
+//!
+//! The configuration blocks are the configuration crate's own canonical
+//! text, indented as NX-OS indents them, so what `show` prints is exactly
+//! what `show running-config` would and what railyard understood.
+
+use std::io::Write;
+
+use railyard_config::{
+    ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueuingClass,
+    QueuingPolicy, CLASS_DEFAULT,
+};
+use railyard_dataplane::stats::InterfaceStats;
+
+fn indented(out: &mut dyn Write, text: &str, by: usize) -> std::io::Result<()> {
+    for line in text.lines() {
+        writeln!(out, "{:by$}{line}", "")?;
+    }
+    Ok(())
+}
+
+fn banner(out: &mut dyn Write, title: &str) -> std::io::Result<()> {
+    writeln!(out, "\n  {title}\n  {}\n", "=".repeat(title.len()))
+}
+
+/// `show class-map [NAME]`.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_class_maps(
+    out: &mut dyn Write,
+    cfg: &Config,
+    only: Option<&str>,
+) -> std::io::Result<()> {
+    banner(out, "Type qos class-maps")?;
+    for cm in cfg
+        .class_maps
+        .iter()
+        .filter(|c| only.is_none_or(|n| n == c.name))
+    {
+        indented(out, &cm.to_string(), 4)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// `show policy-map [NAME]`: qos, queuing and network-qos policies.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_policy_maps(
+    out: &mut dyn Write,
+    cfg: &Config,
+    only: Option<&str>,
+) -> std::io::Result<()> {
+    let wanted = |n: &str| only.is_none_or(|o| o == n);
+    banner(out, "Type qos policy-maps")?;
+    for p in cfg.qos_policies.iter().filter(|p| wanted(&p.name)) {
+        indented(out, &p.to_string(), 2)?;
+        writeln!(out)?;
+    }
+    banner(out, "Type queuing policy-maps")?;
+    for p in cfg.queuing_policies.iter().filter(|p| wanted(&p.name)) {
+        indented(out, &p.to_string(), 2)?;
+        writeln!(out)?;
+    }
+    banner(out, "Type network-qos policy-maps")?;
+    for p in cfg.network_qos_policies.iter().filter(|p| wanted(&p.name)) {
+        indented(out, &p.to_string(), 2)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The body lines of one queuing class (its settings, without the `class` line).
+fn class_settings(direction: Direction, class: QueuingClass) -> Vec<String> {
+    let policy = QueuingPolicy {
+        name: String::new(),
+        direction,
+        classes: vec![class],
+    };
+    policy
+        .to_string()
+        .lines()
+        .skip(2)
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+fn match_lines(cm: &ClassMap) -> Vec<String> {
+    cm.to_string()
+        .lines()
+        .skip(1)
+        .map(|l| format!("Match: {}", l.trim().trim_start_matches("match ")))
+        .collect()
+}
+
+/// `show policy-map interface NAME`: the policies in force on the
+/// interface, with the queue counters of a running switch when `stats` is
+/// given.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_policy_map_interface(
+    out: &mut dyn Write,
+    cfg: &Config,
+    eq: &EffectiveQos,
+    stats: Option<&InterfaceStats>,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\nGlobal statistics status :   {}\n",
+        if stats.is_some() {
+            "enabled"
+        } else {
+            "disabled (from a file)"
+        }
+    )?;
+    writeln!(out, "{}\n", eq.interface)?;
+    if let Some(name) = &eq.policies.qos_input {
+        writeln!(out, "  Service-policy (qos) input:   {name}\n")?;
+        if let Some(p) = cfg.qos_policy(name) {
+            for c in &p.classes {
+                let (mode, matches) = match cfg.class_map(&c.class) {
+                    Some(cm) => (cm.match_mode, match_lines(cm)),
+                    None => (MatchMode::Any, Vec::new()),
+                };
+                let mode = if c.class == CLASS_DEFAULT {
+                    "match-any"
+                } else {
+                    mode.keyword()
+                };
+                writeln!(out, "    Class-map (qos):   {} ({mode})\n", c.class)?;
+                for m in matches {
+                    writeln!(out, "      {m}")?;
+                }
+                if let Some(g) = c.set_qos_group {
+                    writeln!(out, "      set qos-group {g}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    let out_name = eq
+        .policies
+        .queuing_output
+        .clone()
+        .unwrap_or_else(|| "default-8q-out-policy".to_string());
+    writeln!(out, "  Service-policy (queuing) output:   {out_name}\n")?;
+    for q in (1..8u8).rev().chain(std::iter::once(0)) {
+        let c = &eq.egress[usize::from(q)];
+        let class = QueuingClass {
+            queue: q,
+            priority_level: c.priority_level,
+            bandwidth: c.bandwidth,
+            wred: c.wred.clone(),
+            queue_limit: c.queue_limit,
+            shape: c.shape,
+            pause: None,
+        };
+        writeln!(
+            out,
+            "    Class-map (queuing):   {} (match-any)",
+            Direction::Egress.class_name(q)
+        )?;
+        for line in class_settings(Direction::Egress, class) {
+            writeln!(out, "      {line}")?;
+        }
+        if let Some(s) = stats.and_then(|s| s.queues.get(usize::from(q))) {
+            writeln!(
+                out,
+                "      queue dropped pkts : {}\n      queue transmit pkts: {}      queue transmit bytes: {}\n      ECN marked pkts : {}      queue depth bytes : {}",
+                s.tail_drops + s.wred_drops,
+                s.tx_packets,
+                s.tx_bytes,
+                s.ecn_marked,
+                s.depth_bytes
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(name) = &eq.policies.queuing_input {
+        writeln!(out, "  Service-policy (queuing) input:   {name}\n")?;
+        if let Some(p) = cfg.queuing_policy(name) {
+            for c in &p.classes {
+                writeln!(
+                    out,
+                    "    Class-map (queuing):   {} (match-any)",
+                    p.direction.class_name(c.queue)
+                )?;
+                for line in class_settings(p.direction, c.clone()) {
+                    writeln!(out, "      {line}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Resolves `name` against the configuration, for the interface-scoped shows.
+///
+/// # Errors
+/// A message when the name is malformed or not configured.
+pub fn find_interface(cfg: &Config, name: &str) -> Result<InterfaceName, String> {
+    let n: InterfaceName = name.parse().map_err(|e| format!("{name:?}: {e}"))?;
+    if cfg.interface_by_name(&n).is_none() {
+        return Err(format!("interface {n} is not configured"));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = "
+class-map type qos match-any ROCEv2
+  match dscp 24
+class-map type qos match-any CNP
+  match dscp 48
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+  class CNP
+    set qos-group 7
+  class class-default
+    set qos-group 0
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q6
+    bandwidth remaining percent 0
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+  class type queuing c-out-8q-q7
+    priority level 1
+system qos
+  service-policy type queuing output QOS_EGRESS_PORT
+interface Ethernet1/1
+  no switchport
+  service-policy type qos input QOS_CLASSIFICATION
+";
+
+    fn cfg() -> Config {
+        railyard_config::parse_str(BOOK, "book.conf", &Default::default())
+            .unwrap()
+            .config
+    }
+
+    #[test]
+    fn class_maps_in_nxos_layout() {
+        let mut out = Vec::new();
+        render_class_maps(&mut out, &cfg(), Some("CNP")).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("Type qos class-maps\n  ==================="),
+            "{s}"
+        );
+        assert!(
+            s.contains("    class-map type qos match-any CNP\n      match dscp 48"),
+            "{s}"
+        );
+        assert!(!s.contains("ROCEv2"), "{s}");
+    }
+
+    #[test]
+    fn policy_map_interface_shows_classification_and_every_queue() {
+        let c = cfg();
+        let name = find_interface(&c, "e1/1").unwrap();
+        let eq = c.effective_qos(&name);
+        let mut stats = InterfaceStats::default();
+        stats.queues = (0..8)
+            .map(|q| railyard_dataplane::stats::QueueStats {
+                queue: q,
+                tx_packets: u64::from(q) * 10,
+                ..Default::default()
+            })
+            .collect();
+        let mut out = Vec::new();
+        render_policy_map_interface(&mut out, &c, &eq, Some(&stats)).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("Service-policy (qos) input:   QOS_CLASSIFICATION"),
+            "{s}"
+        );
+        assert!(s.contains("Class-map (qos):   ROCEv2 (match-any)\n\n      Match: dscp 24\n      set qos-group 3"), "{s}");
+        assert!(
+            s.contains("Service-policy (queuing) output:   QOS_EGRESS_PORT"),
+            "{s}"
+        );
+        assert!(s.contains("c-out-8q-q3 (match-any)\n      bandwidth remaining percent 50\n      random-detect minimum-threshold 150 kbytes"), "{s}");
+        assert!(
+            s.contains("c-out-8q-q7 (match-any)\n      priority level 1"),
+            "{s}"
+        );
+        assert!(s.contains("queue transmit pkts: 30"), "{s}");
+        assert!(find_interface(&c, "e1/9").is_err());
+    }
+}
