@@ -154,7 +154,7 @@ pub fn render_policy_map_interface(
             queue: q,
             priority_level: c.priority_level,
             bandwidth: c.bandwidth,
-            wred: c.wred.clone(),
+            wred: c.wred,
             queue_limit: c.queue_limit,
             shape: c.shape,
             pause: None,
