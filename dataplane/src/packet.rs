@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use arrayvec::ArrayVec;
 use crossbeam_queue::ArrayQueue;
@@ -44,17 +44,22 @@ struct PoolShared {
 /// Largest per-thread cache (DPDK's default mempool cache is 256-512).
 const CACHE_MAX: usize = 256;
 
-/// One thread's cache for one pool; gives its buffers back when the thread ends.
+/// One thread's cache for one pool. It holds the pool weakly, so a pool
+/// dropped by its owner is freed (its cached buffers with it) rather than
+/// kept alive by every thread that ever touched it.
 struct LocalCache {
-    pool: Arc<PoolShared>,
+    pool: Weak<PoolShared>,
     bufs: Vec<Box<[u8]>>,
 }
 
 impl Drop for LocalCache {
     fn drop(&mut self) {
-        for b in self.bufs.drain(..) {
-            // Cannot fail: the shared queue can hold every buffer of the pool.
-            let _ = self.pool.free.push(b);
+        // At thread exit, give the buffers back to a pool that is still alive.
+        if let Some(pool) = self.pool.upgrade() {
+            for b in self.bufs.drain(..) {
+                // Cannot fail: the shared queue can hold every buffer of the pool.
+                let _ = pool.free.push(b);
+            }
         }
     }
 }
@@ -72,11 +77,14 @@ impl PoolShared {
         CACHES
             .try_with(|c| {
                 let mut caches = c.try_borrow_mut().ok()?;
-                let i = match caches.iter().position(|lc| Arc::ptr_eq(&lc.pool, self)) {
+                let me = Arc::as_ptr(self);
+                let i = match caches.iter().position(|lc| lc.pool.as_ptr() == me) {
                     Some(i) => i,
                     None => {
+                        // Forget caches of pools that no longer exist.
+                        caches.retain(|lc| lc.pool.strong_count() > 0);
                         caches.push(LocalCache {
-                            pool: Arc::clone(self),
+                            pool: Arc::downgrade(self),
                             bufs: Vec::with_capacity(self.cache_max),
                         });
                         caches.len() - 1
@@ -223,7 +231,9 @@ pub struct Packet {
     pool: Arc<PoolShared>,
     /// What the parser and later stages learned about the frame.
     pub meta: Meta,
-    /// Arrival time (set by the receiving port), then departure time on transmit.
+    /// Arrival time (set by the receiving port); while the packet waits in an
+    /// egress queue, the time it joined it (for its sojourn time); then its
+    /// departure time on transmit.
     pub timestamp: Nanos,
     /// Index of the interface the frame arrived on.
     pub in_port: u16,
@@ -368,6 +378,22 @@ mod tests {
         let again: Vec<Packet> = (0..64).map(|_| pool.alloc().unwrap()).collect();
         assert_eq!(again.len(), 64);
         assert_eq!(pool.available(), 0);
+    }
+
+    #[test]
+    fn a_dropped_pool_is_freed_even_after_a_thread_cached_its_buffers() {
+        let pool = Pool::new(16);
+        drop(pool.alloc());
+        let weak = Arc::downgrade(&pool.shared);
+        drop(pool);
+        assert_eq!(
+            weak.strong_count(),
+            0,
+            "the thread cache kept the pool alive"
+        );
+        // A new pool on the same thread works and prunes the dead cache.
+        let again = Pool::new(4);
+        assert!(again.alloc().is_some());
     }
 
     #[test]

@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
 
     let pool = Pool::new(64);
     let (a, mut host_a, _) = RingLink::pair("a", 16);
-    let (b, mut host_b, _) = RingLink::pair("b", 16);
+    let (b, host_b, _) = RingLink::pair("b", 16);
     let backends: Vec<Option<Box<dyn Port>>> = vec![Some(Box::new(a)), Some(Box::new(b))];
     let (mut sw, _) = Switch::new(model(), backends, pool.clone());
     let Some(pkt) = pool.alloc_from(data) else { return };
