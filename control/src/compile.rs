@@ -6,8 +6,12 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use railyard_config as cfg;
 use railyard_config::{Bind, Config, InterfaceName, IpPrefix, RouteTarget};
-use railyard_dataplane::model::{InterfaceModel, NextHopModel, RouteModel, SwitchModel};
+use railyard_dataplane::model::{
+    self as dp, AclEntryModel, AclRuleModel, InterfaceModel, NextHopModel, QueueModel, RouteModel,
+    RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
+};
 use railyard_dataplane::wire::MacAddr;
 
 /// A compiled switch: the model plus where each interface's frames come from.
@@ -79,6 +83,113 @@ pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
     Some(c)
 }
 
+fn prefix(p: &IpPrefix) -> (IpAddr, u8) {
+    match p.network() {
+        IpPrefix::V4(n) => (IpAddr::V4(n.addr), n.len),
+        IpPrefix::V6(n) => (IpAddr::V6(n.addr), n.len),
+    }
+}
+
+fn port_match(m: cfg::PortMatch) -> dp::PortMatch {
+    match m {
+        cfg::PortMatch::Eq(p) => dp::PortMatch::Eq(p),
+        cfg::PortMatch::Neq(p) => dp::PortMatch::Neq(p),
+        cfg::PortMatch::Lt(p) => dp::PortMatch::Lt(p),
+        cfg::PortMatch::Gt(p) => dp::PortMatch::Gt(p),
+        cfg::PortMatch::Range(a, b) => dp::PortMatch::Range(a, b),
+    }
+}
+
+fn acl_rule(r: &cfg::AclRule) -> AclRuleModel {
+    let terms = r
+        .terms
+        .iter()
+        .map(|t| match t {
+            cfg::RuleTerm::Dscp(set) => RuleTermModel::Dscp(*set),
+            cfg::RuleTerm::Cos(set) => RuleTermModel::Cos(*set),
+            cfg::RuleTerm::Access(acl) => RuleTermModel::Access(
+                acl.entries
+                    .iter()
+                    .map(|e| AclEntryModel {
+                        permit: e.permit,
+                        protocol: e.protocol,
+                        src: e.src.as_ref().map(prefix),
+                        dst: e.dst.as_ref().map(prefix),
+                        src_port: e.src_port.map(port_match),
+                        dst_port: e.dst_port.map(port_match),
+                        dscp: e.dscp,
+                    })
+                    .collect(),
+            ),
+        })
+        .collect();
+    AclRuleModel {
+        terms,
+        qos_group: r.qos_group,
+    }
+}
+
+/// One egress queue's settings, in the dataplane's terms.
+fn queue(q: &cfg::QueueConfig, name: &str, warnings: &mut Vec<String>) -> QueueModel {
+    let mut m = QueueModel {
+        priority_level: q.priority_level,
+        ..QueueModel::default()
+    };
+    match q.bandwidth {
+        Some(cfg::Bandwidth::RemainingPercent(p)) => m.bandwidth_remaining_percent = Some(p),
+        Some(cfg::Bandwidth::Percent(p)) => m.bandwidth_percent = Some(p),
+        Some(cfg::Bandwidth::Rate(bps)) => m.min_bps = Some(bps),
+        None => {}
+    }
+    if let Some(s) = q.shape {
+        if s.min_bps > 0 && m.min_bps.is_none() {
+            m.min_bps = Some(s.min_bps);
+        }
+        m.shape_max_bps = Some(s.max_bps);
+    }
+    if let Some(l) = q.queue_limit {
+        m.limit = match l {
+            cfg::QueueLimit::Bytes(n) => dp::QueueLimit::Bytes(n),
+            cfg::QueueLimit::Packets(n) => dp::QueueLimit::Packets(n),
+            cfg::QueueLimit::Percent(p) => dp::QueueLimit::Percent(p),
+            cfg::QueueLimit::Dynamic(a) => dp::QueueLimit::Dynamic(a),
+        };
+    }
+    if let Some(w) = &q.wred {
+        m.wred = Some(match w.preset {
+            Some(cfg::WredPreset::BurstOptimized) => {
+                WredModel::preset(dp::WredPreset::BurstOptimized, w.ecn)
+            }
+            Some(cfg::WredPreset::MeshOptimized) => {
+                WredModel::preset(dp::WredPreset::MeshOptimized, w.ecn)
+            }
+            None => {
+                let unit = match (w.min, w.max) {
+                    (cfg::Threshold::Packets(_), cfg::Threshold::Packets(_)) => {
+                        ThresholdUnit::Packets
+                    }
+                    (cfg::Threshold::Bytes(_), cfg::Threshold::Bytes(_)) => ThresholdUnit::Bytes,
+                    _ => {
+                        warnings.push(format!(
+                            "{name}: WRED thresholds mix packets and bytes; both are taken as bytes"
+                        ));
+                        ThresholdUnit::Bytes
+                    }
+                };
+                WredModel {
+                    min: w.min.value(),
+                    max: w.max.value(),
+                    unit,
+                    drop_probability_percent: w.drop_probability,
+                    weight: w.weight,
+                    ecn: w.ecn,
+                }
+            }
+        });
+    }
+    m
+}
+
 /// Compiles a parsed configuration.
 ///
 /// # Errors
@@ -112,6 +223,16 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
         m.speed_mbps = ifc.speed_mbps;
         m.static_arp = ifc.arp.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
         m.static_nd = ifc.nd.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
+        let eq = cfg.effective_qos(&ifc.name);
+        m.dscp_to_qos_group = eq.classifier.dscp_table;
+        m.cos_to_qos_group = eq.classifier.cos_table;
+        m.acl_rules = eq.classifier.acl_rules.iter().map(acl_rule).collect();
+        for (q, qc) in eq.egress.iter().enumerate() {
+            m.queues[q] = queue(qc, &format!("{} queue {q}", ifc.name), &mut warnings);
+        }
+        if let Some(b) = cfg.buffer_bytes {
+            m.buffer_bytes = b;
+        }
         interfaces.push(m);
         binds.push(ifc.bind.clone());
     }
@@ -190,4 +311,96 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
         binds,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = "hostname rail1
+class-map type qos match-any ROCEv2
+  match dscp 24
+class-map type qos match-all CNP_ON_3
+  match dscp 48
+  match cos 3
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+  class CNP_ON_3
+    set qos-group 7
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+    queue-limit 4 mbytes
+  class type queuing c-out-8q-q7
+    priority level 1
+    shape min 0 gbps max 10 gbps
+  class type queuing c-out-8q-q2
+    random-detect threshold burst-optimized ecn
+system qos
+  service-policy type queuing output QOS_EGRESS_PORT
+buffer-size 16 mbytes
+interface Ethernet1/1
+  no switchport
+  service-policy type qos input QOS_CLASSIFICATION
+interface Ethernet1/2
+  no switchport
+";
+
+    #[test]
+    fn qos_compiles_into_tables_and_queues() {
+        let parsed = railyard_config::parse_str(BOOK, "book.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let e1 = &c.model.interfaces[0];
+        // A match-all on DSCP and CoS needs rules; the classes stay in order.
+        assert_eq!(e1.acl_rules.len(), 2);
+        assert_eq!(e1.acl_rules[0].terms, vec![RuleTermModel::Dscp(1 << 24)]);
+        assert_eq!(e1.acl_rules[0].qos_group, 3);
+        assert_eq!(
+            e1.acl_rules[1].terms,
+            vec![RuleTermModel::Dscp(1 << 48), RuleTermModel::Cos(1 << 3)]
+        );
+        assert_eq!(e1.acl_rules[1].qos_group, 7);
+        assert!(
+            e1.dscp_to_qos_group.iter().all(|g| *g == 0),
+            "tables hold class-default"
+        );
+        let q3 = e1.queues[3];
+        assert_eq!(q3.bandwidth_remaining_percent, Some(50));
+        assert_eq!(q3.limit, dp::QueueLimit::Bytes(4 << 20));
+        assert_eq!(
+            q3.wred,
+            Some(WredModel {
+                min: 150 * 1024,
+                max: 3000 * 1024,
+                unit: ThresholdUnit::Bytes,
+                drop_probability_percent: 7,
+                weight: 0,
+                ecn: true,
+            })
+        );
+        assert_eq!(e1.queues[7].priority_level, Some(1));
+        assert_eq!(e1.queues[7].shape_max_bps, Some(10_000_000_000));
+        assert_eq!(
+            e1.queues[2].wred,
+            Some(WredModel::preset(dp::WredPreset::BurstOptimized, true))
+        );
+        assert_eq!(
+            e1.queues[0].bandwidth_remaining_percent,
+            Some(100),
+            "default policy for q-default"
+        );
+        assert_eq!(e1.buffer_bytes, 16 << 20);
+        // No input policy on Ethernet1/2: everything in qos-group 0.
+        let e2 = &c.model.interfaces[1];
+        assert!(e2.dscp_to_qos_group.iter().all(|g| *g == 0) && e2.acl_rules.is_empty());
+        // A DSCP-only policy compiles to the table alone.
+        let dscp_only = BOOK.replace("class CNP_ON_3\n    set qos-group 7\n", "");
+        let parsed = railyard_config::parse_str(&dscp_only, "b.conf", &Default::default()).unwrap();
+        let e1 = &compile(&parsed.config).unwrap().model.interfaces[0];
+        assert!(e1.acl_rules.is_empty());
+        assert_eq!(e1.dscp_to_qos_group[24], 3);
+        assert_eq!(e1.dscp_to_qos_group[25], 0);
+    }
 }

@@ -70,6 +70,9 @@ drop_reasons! {
 }
 
 /// Counters of one egress queue (qos-group).
+///
+/// They conserve: `offered_packets = tx_packets + wred_drops + tail_drops +
+/// depth_packets` (and the same in bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct QueueCounters {
     /// Packets dequeued and handed to the port.
@@ -86,6 +89,28 @@ pub struct QueueCounters {
     pub depth_bytes: u64,
     /// Most bytes ever queued.
     pub max_depth_bytes: u64,
+    /// Packets that arrived at the queue (admitted or not).
+    pub offered_packets: u64,
+    /// Bytes that arrived at the queue (admitted or not).
+    pub offered_bytes: u64,
+    /// Bytes dropped by WRED.
+    pub wred_drop_bytes: u64,
+    /// Bytes dropped at the queue limit.
+    pub tail_drop_bytes: u64,
+    /// Packets queued now.
+    pub depth_packets: u64,
+    /// Most packets ever queued.
+    pub max_depth_packets: u64,
+}
+
+impl QueueCounters {
+    /// Whether the counters account for every packet and byte that arrived.
+    pub fn conserved(&self) -> bool {
+        self.offered_packets
+            == self.tx_packets + self.wred_drops + self.tail_drops + self.depth_packets
+            && self.offered_bytes
+                == self.tx_bytes + self.wred_drop_bytes + self.tail_drop_bytes + self.depth_bytes
+    }
 }
 
 /// PFC frame counters, per priority.

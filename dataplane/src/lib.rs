@@ -23,6 +23,7 @@ pub mod neighbor;
 pub mod packet;
 pub mod parse;
 pub mod port;
+pub mod qos;
 pub mod queue;
 pub mod runtime;
 pub mod stats;

@@ -3,6 +3,29 @@
 //! The control plane turns configuration text into this form; the dataplane
 //! never sees text. Every field has a usable default so tests can build a
 //! model by hand.
+//!
+//! # QoS
+//!
+//! Each interface carries its ingress classifier and its eight egress queues:
+//!
+//! * **Classification** (ingress, per interface), first answer wins:
+//!   1. [`InterfaceModel::acl_rules`], in order: the first rule whose every
+//!      term holds gives the qos-group (a short scan over a list built at
+//!      configuration time; empty in the common case);
+//!   2. [`InterfaceModel::cos_to_qos_group`], when set, indexed by the frame's
+//!      802.1p priority (an untagged frame has priority 0, as NX-OS treats it);
+//!   3. [`InterfaceModel::dscp_to_qos_group`], indexed by the DSCP.
+//!
+//!   With no rules and no CoS table this is one table lookup; unclassified
+//!   traffic lands in qos-group 0 (the tables default to 0).
+//! * **Egress**: qos-group N is served by queue N ([`InterfaceModel::queues`]),
+//!   whose default is NX-OS's `default-8q-out-policy` ([`QueueModel::nxos_default`]):
+//!   q7 `priority level 1`, q1–q6 `bandwidth remaining percent 0`, q0
+//!   (`q-default`) `bandwidth remaining percent 100`. The queues share
+//!   [`InterfaceModel::buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`]).
+//!
+//! The semantics of every QoS field (limits, WRED, scheduling, shaping) are
+//! described in [`crate::qos`].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -35,8 +58,19 @@ pub struct InterfaceModel {
     /// DSCP → qos-group, the ingress classification table (all 0 until a
     /// `service-policy type qos input` says otherwise).
     pub dscp_to_qos_group: [u8; 64],
-    /// Per-queue limit in bytes (tail drop above it).
-    pub queue_limit_bytes: u32,
+    /// 802.1p priority → qos-group, for a policy that classifies by CoS; when
+    /// set it decides instead of the DSCP table (untagged frames count as
+    /// priority 0).
+    pub cos_to_qos_group: Option<[u8; 8]>,
+    /// Ordered classification rules for what the tables cannot say (access
+    /// groups, DSCP together with CoS, class order across kinds); evaluated
+    /// before the tables, first match wins.
+    pub acl_rules: Vec<AclRuleModel>,
+    /// The eight egress queues; index = queue = qos-group.
+    pub queues: [QueueModel; 8],
+    /// Bytes of packet buffer the eight egress queues share (a railyard
+    /// extension; NX-OS sizes buffers per platform).
+    pub buffer_bytes: u64,
 }
 
 impl InterfaceModel {
@@ -53,13 +87,239 @@ impl InterfaceModel {
             static_arp: Vec::new(),
             static_nd: Vec::new(),
             dscp_to_qos_group: [0; 64],
-            queue_limit_bytes: DEFAULT_QUEUE_LIMIT_BYTES,
+            cos_to_qos_group: None,
+            acl_rules: Vec::new(),
+            queues: QueueModel::nxos_default_policy(),
+            buffer_bytes: DEFAULT_BUFFER_BYTES,
         }
     }
 }
 
-/// Default per-queue byte limit until the QoS model sets one.
-pub const DEFAULT_QUEUE_LIMIT_BYTES: u32 = 1 << 20;
+/// Default egress buffer of one port, shared by its eight queues: 8 MiB, so
+/// that one congested queue (which the default dynamic limit lets use half
+/// of it) can reach the 3000 KB WRED maximum of the book's RoCEv2 policy
+/// (about 650 µs of queueing at 100 Gb/s).
+pub const DEFAULT_BUFFER_BYTES: u64 = 8 << 20;
+
+/// Default `queue-limit dynamic` value: alpha 1 (see [`QueueLimit::Dynamic`]),
+/// so a lone congested queue can hold half the port buffer.
+pub const DEFAULT_DYNAMIC_LIMIT: u8 = 7;
+
+/// Bytes in one `kbytes` unit of a threshold (buffer sizes are binary).
+pub const KBYTE: u64 = 1024;
+
+/// A queue's tail-drop limit (`queue-limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// At most this many bytes queued.
+    Bytes(u64),
+    /// At most this many packets queued.
+    Packets(u64),
+    /// At most this percent of the port buffer.
+    Percent(u8),
+    /// Dynamic threshold: the queue may hold alpha × (free port buffer), with
+    /// alpha = 2^(A − 7) for A = 0..=10 (1/128 … 8), the encoding Broadcom
+    /// and SONiC use; A = 7 is alpha 1.
+    Dynamic(u8),
+}
+
+/// The unit WRED thresholds are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThresholdUnit {
+    /// Queue depth in bytes.
+    Bytes,
+    /// Queue depth in packets.
+    Packets,
+}
+
+/// The platform's named WRED threshold sets (`random-detect threshold NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WredPreset {
+    /// `burst-optimized`: 950 KB–3000 KB, 7 %, weight 0.
+    BurstOptimized,
+    /// `mesh-optimized`: 150 KB–1536 KB, 7 %, weight 0.
+    MeshOptimized,
+}
+
+/// Weighted random early detection, with or without ECN marking, on one queue.
+///
+/// The mark (or drop) probability is 0 below `min`, rises linearly to
+/// `drop_probability_percent` at `max`, and is 100 % at or above `max`; it is
+/// applied to the average depth, updated on every arrival as
+/// avg += (depth − avg) / 2^`weight` (weight 0: the instantaneous depth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WredModel {
+    /// Average depth where marking starts.
+    pub min: u64,
+    /// Average depth where the probability reaches `drop_probability_percent`.
+    pub max: u64,
+    /// Unit of `min` and `max`.
+    pub unit: ThresholdUnit,
+    /// Percent marked (or dropped) at `max`, 0–100.
+    pub drop_probability_percent: u8,
+    /// Averaging weight W, 0–15.
+    pub weight: u8,
+    /// Mark ECN-capable packets CE instead of dropping them.
+    pub ecn: bool,
+}
+
+impl WredModel {
+    /// The settings railyard uses for a named preset.
+    ///
+    /// NX-OS does not publish its platform values; these follow published
+    /// AI-fabric templates (Cisco's 950 KB–3000 KB at 7 %, NVIDIA's RoCE
+    /// default 150 KB–1.5 MB), with weight 0 and KB = 1024 bytes.
+    pub fn preset(preset: WredPreset, ecn: bool) -> WredModel {
+        let (min, max) = match preset {
+            WredPreset::BurstOptimized => (950 * KBYTE, 3000 * KBYTE),
+            WredPreset::MeshOptimized => (150 * KBYTE, 1536 * KBYTE),
+        };
+        WredModel {
+            min,
+            max,
+            unit: ThresholdUnit::Bytes,
+            drop_probability_percent: 7,
+            weight: 0,
+            ecn,
+        }
+    }
+}
+
+/// How one egress queue is scheduled, limited and marked (one `class type
+/// queuing c-out-8q-qN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueModel {
+    /// `priority level N`: strict priority, level 1 served first (1–8).
+    pub priority_level: Option<u8>,
+    /// `bandwidth remaining percent P`: the queue's DWRR weight among the
+    /// non-priority queues (weights are relative; 0 means leftover capacity only).
+    pub bandwidth_remaining_percent: Option<u8>,
+    /// `bandwidth percent P`: a guaranteed minimum of P % of the port speed
+    /// (ignored on a port without a speed); also the DWRR weight when
+    /// `bandwidth_remaining_percent` is absent.
+    pub bandwidth_percent: Option<u8>,
+    /// A guaranteed minimum rate in bits per second (`bandwidth V unit`,
+    /// `shape min`).
+    pub min_bps: Option<u64>,
+    /// `shape max`: the queue never sends faster than this, in bits per second.
+    pub shape_max_bps: Option<u64>,
+    /// Tail-drop limit.
+    pub limit: QueueLimit,
+    /// WRED / ECN.
+    pub wred: Option<WredModel>,
+}
+
+impl Default for QueueModel {
+    /// A plain DWRR queue of weight 0 with the default dynamic limit.
+    fn default() -> Self {
+        QueueModel {
+            priority_level: None,
+            bandwidth_remaining_percent: None,
+            bandwidth_percent: None,
+            min_bps: None,
+            shape_max_bps: None,
+            limit: QueueLimit::Dynamic(DEFAULT_DYNAMIC_LIMIT),
+            wred: None,
+        }
+    }
+}
+
+impl QueueModel {
+    /// Queue `queue` of NX-OS's default 8-queue output policy: q7 `priority
+    /// level 1`, q0 `bandwidth remaining percent 100`, the others
+    /// `bandwidth remaining percent 0`.
+    pub fn nxos_default(queue: usize) -> QueueModel {
+        match queue {
+            7 => QueueModel {
+                priority_level: Some(1),
+                ..QueueModel::default()
+            },
+            0 => QueueModel {
+                bandwidth_remaining_percent: Some(100),
+                ..QueueModel::default()
+            },
+            _ => QueueModel {
+                bandwidth_remaining_percent: Some(0),
+                ..QueueModel::default()
+            },
+        }
+    }
+
+    /// All eight queues of the default output policy.
+    pub fn nxos_default_policy() -> [QueueModel; 8] {
+        std::array::from_fn(QueueModel::nxos_default)
+    }
+}
+
+/// A transport port condition of an access-list entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortMatch {
+    /// `eq N`.
+    Eq(u16),
+    /// `neq N`.
+    Neq(u16),
+    /// `lt N`: strictly below.
+    Lt(u16),
+    /// `gt N`: strictly above.
+    Gt(u16),
+    /// `range A B`, inclusive.
+    Range(u16, u16),
+}
+
+impl PortMatch {
+    /// Whether `port` satisfies the condition.
+    #[inline]
+    pub fn matches(self, port: u16) -> bool {
+        match self {
+            PortMatch::Eq(p) => port == p,
+            PortMatch::Neq(p) => port != p,
+            PortMatch::Lt(p) => port < p,
+            PortMatch::Gt(p) => port > p,
+            PortMatch::Range(a, b) => a <= port && port <= b,
+        }
+    }
+}
+
+/// One `permit` / `deny` line of an access list used for classification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AclEntryModel {
+    /// `permit` (true) or `deny`.
+    pub permit: bool,
+    /// IP protocol number; `None` matches any.
+    pub protocol: Option<u8>,
+    /// Source prefix (address, length); `None` matches any.
+    pub src: Option<(IpAddr, u8)>,
+    /// Destination prefix (address, length); `None` matches any.
+    pub dst: Option<(IpAddr, u8)>,
+    /// Source port condition; only TCP and UDP packets with ports can match it.
+    pub src_port: Option<PortMatch>,
+    /// Destination port condition; only TCP and UDP packets with ports can match it.
+    pub dst_port: Option<PortMatch>,
+    /// Only packets with this DSCP.
+    pub dscp: Option<u8>,
+}
+
+/// One condition of an [`AclRuleModel`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleTermModel {
+    /// The DSCP is in the set (bit n = DSCP n).
+    Dscp(u64),
+    /// The 802.1p priority (0 when untagged) is in the set (bit n = priority n).
+    Cos(u8),
+    /// The access list permits the packet: its first matching entry decides,
+    /// no match denies.
+    Access(Vec<AclEntryModel>),
+}
+
+/// An ordered classification rule: when every term holds, the packet goes
+/// to `qos_group`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AclRuleModel {
+    /// Conditions that must all hold (none: every packet matches).
+    pub terms: Vec<RuleTermModel>,
+    /// The qos-group of matching packets (0–7).
+    pub qos_group: u8,
+}
 
 /// Where a static route sends traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +361,13 @@ pub struct SwitchModel {
     pub neighbor_queue_per_entry: usize,
     /// Packets that may wait for resolution across the whole switch.
     pub neighbor_queue_total: usize,
+    /// Seed of the switch's pseudo-random choices (WRED), so a replay gives
+    /// the same marks every time.
+    pub random_seed: u64,
 }
+
+/// The default [`SwitchModel::random_seed`].
+pub const DEFAULT_RANDOM_SEED: u64 = 0x5241_494c_5941_5244;
 
 impl Default for SwitchModel {
     fn default() -> Self {
@@ -111,6 +377,7 @@ impl Default for SwitchModel {
             routes: Vec::new(),
             neighbor_queue_per_entry: 16,
             neighbor_queue_total: 1024,
+            random_seed: DEFAULT_RANDOM_SEED,
         }
     }
 }

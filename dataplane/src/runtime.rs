@@ -253,7 +253,9 @@ fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll
             last_publish = now;
             publish(sw, slot);
         }
-        if work > 0 {
+        // A port shaped to its speed with frames waiting for the wire is not
+        // idle: sleeping would hold its frames past their departure times.
+        if work > 0 || sw.next_departure().is_some() {
             idle_rounds = 0;
             continue;
         }

@@ -29,6 +29,38 @@ pub struct QueueStats {
     pub depth_bytes: u64,
     /// Most bytes ever queued.
     pub max_depth_bytes: u64,
+    /// Sojourn time of the packets sent so far.
+    #[serde(default)]
+    pub latency_ns: LatencyStats,
+    /// Bytes dropped by WRED.
+    #[serde(default)]
+    pub wred_drop_bytes: u64,
+    /// Bytes tail-dropped.
+    #[serde(default)]
+    pub tail_drop_bytes: u64,
+    /// Packets that arrived at the queue (sent + dropped + queued).
+    #[serde(default)]
+    pub offered_packets: u64,
+    /// Bytes that arrived at the queue.
+    #[serde(default)]
+    pub offered_bytes: u64,
+    /// Packets queued at snapshot time.
+    #[serde(default)]
+    pub depth_packets: u64,
+    /// Most packets ever queued.
+    #[serde(default)]
+    pub max_depth_packets: u64,
+}
+
+/// Percentiles of a queue's sojourn time (enqueue to departure), in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Longest.
+    pub max: u64,
 }
 
 impl QueueStats {
@@ -42,6 +74,13 @@ impl QueueStats {
             tail_drops: c.tail_drops,
             depth_bytes: c.depth_bytes,
             max_depth_bytes: c.max_depth_bytes,
+            latency_ns: LatencyStats::default(),
+            wred_drop_bytes: c.wred_drop_bytes,
+            tail_drop_bytes: c.tail_drop_bytes,
+            offered_packets: c.offered_packets,
+            offered_bytes: c.offered_bytes,
+            depth_packets: c.depth_packets,
+            max_depth_packets: c.max_depth_packets,
         }
     }
 }
@@ -127,6 +166,16 @@ impl InterfaceStats {
             .map(|(i, q)| QueueStats::from_counters(i as u8, q))
             .collect();
         self.pfc = PfcStats::from(&c.pfc);
+        self
+    }
+
+    /// Fills each queue's sojourn-time percentiles.
+    pub fn with_latency(mut self, latency: &[LatencyStats; 8]) -> Self {
+        for q in &mut self.queues {
+            if let Some(l) = latency.get(usize::from(q.queue)) {
+                q.latency_ns = *l;
+            }
+        }
         self
     }
 

@@ -4,6 +4,11 @@
 //! rx_burst ─► parse ─► punt? ─► classify ─► route ─► enqueue(egress q) ─► schedule ─► tx_burst
 //! ```
 //!
+//! Classification, admission (WRED/ECN, buffer limits) and scheduling with
+//! line-rate shaping are [`crate::qos`]'s, applied through each port's
+//! [`EgressQueues`]. Virtual-time drivers ask [`Switch::next_departure`] when
+//! a shaped port can send next so that they can move the clock straight there.
+//!
 //! A [`Switch`] owns the ports it polls and the egress queues of those ports.
 //! With several workers, each has its own `Switch` built from the same model;
 //! a packet routed to a port owned by another worker crosses a bounded ring
@@ -25,7 +30,8 @@ use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
 use crate::parse::parse;
 use crate::port::Port;
-use crate::queue::EgressQueues;
+use crate::qos::classify::Classifier;
+use crate::queue::{EgressQueues, NUM_QUEUES};
 use crate::stats::{InterfaceStats, PoolStats, SwitchStats};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
@@ -89,6 +95,8 @@ struct PortSlot {
     backend: Option<Box<dyn Port>>,
     owned: bool,
     counters: PortCounters,
+    /// Ingress classification of packets arriving on this port.
+    classifier: Classifier,
     queues: EgressQueues,
     /// Frames the switch originated (answers, requests), sent before the queues.
     ctrl_tx: Burst,
@@ -114,6 +122,14 @@ pub struct Switch {
     released: Vec<Packet>,
     tick_out: TickOutput,
     last_tick: Nanos,
+    /// The time of the current poll, stamped on packets as they are queued.
+    now: Nanos,
+}
+
+/// The WRED seed of port `i`: the model's seed, scrambled per port so ports
+/// draw independent sequences.
+fn port_seed(seed: u64, i: usize) -> u64 {
+    seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// A route a worker sent a packet toward: egress port and the address to resolve.
@@ -175,7 +191,8 @@ impl Switch {
                     backend: backends.next().flatten(),
                     owned,
                     counters: PortCounters::default(),
-                    queues: EgressQueues::new(u64::from(m.queue_limit_bytes)),
+                    classifier: Classifier::new(m),
+                    queues: EgressQueues::new(m, port_seed(model.random_seed, i)),
                     ctrl_tx: Burst::new(),
                     tx_pending: Burst::new(),
                 }
@@ -192,6 +209,7 @@ impl Switch {
             released: Vec::with_capacity(64),
             tick_out: TickOutput::default(),
             last_tick: 0,
+            now: 0,
         };
         (sw, warnings)
     }
@@ -203,8 +221,9 @@ impl Switch {
     pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
         let (fib, warnings) = Fib::build(model);
         for (slot, m) in self.ports.iter_mut().zip(&model.interfaces) {
-            if slot.model.queue_limit_bytes != m.queue_limit_bytes {
-                slot.queues.set_limit(u64::from(m.queue_limit_bytes));
+            if slot.model != *m {
+                slot.queues.configure(m);
+                slot.classifier = Classifier::new(m);
             }
             slot.model = m.clone();
         }
@@ -245,6 +264,7 @@ impl Switch {
     /// transmit burst per port. Returns the number of packets moved, so a
     /// caller can back off when idle.
     pub fn poll(&mut self, now: Nanos) -> usize {
+        self.now = now;
         let mut work = self.drain_links(now);
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
@@ -277,6 +297,37 @@ impl Switch {
             .iter()
             .filter(|p| p.owned)
             .all(|p| p.backend.as_ref().is_none_or(|b| b.exhausted()))
+    }
+
+    /// The earliest time a queued packet can leave one of this worker's ports
+    /// (a shaped port's wire frees, a shaped queue gets its rate back); `None`
+    /// when no queued packet can leave without something else happening
+    /// (nothing queued, or only paused queues). A virtual clock can jump to
+    /// min(this, [`next_rx_time`](Self::next_rx_time)) without missing a departure.
+    pub fn next_departure(&self) -> Option<Nanos> {
+        self.ports
+            .iter()
+            .filter(|p| p.owned && p.backend.is_some())
+            .filter_map(|p| p.queues.next_departure())
+            .min()
+    }
+
+    /// Pauses or resumes egress queue `queue` of `port` (PFC); a paused queue
+    /// keeps its packets and DWRR credit. Returns false for an unknown port.
+    pub fn set_queue_paused(&mut self, port: PortId, queue: usize, paused: bool) -> bool {
+        match self.ports.get_mut(port as usize) {
+            Some(slot) => {
+                slot.queues.set_paused(queue, paused);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The egress queues of one port, for inspection (depths, WRED averages,
+    /// sojourn times).
+    pub fn queues(&self, port: PortId) -> Option<&EgressQueues> {
+        self.ports.get(port as usize).map(|p| &p.queues)
     }
 
     /// The earliest timestamp of a frame a replay source still holds.
@@ -334,7 +385,10 @@ impl Switch {
                     addresses,
                     ..InterfaceStats::default()
                 }
-                .with_counters(&p.counters);
+                .with_counters(&p.counters)
+                .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
+                    p.queues.latency(q)
+                }));
                 (m.name.clone(), s)
             })
             .collect();
@@ -481,7 +535,7 @@ impl Switch {
             return self.count_drop(p, DropReason::InterfaceDown);
         }
         pkt.meta.out_port = hop.port;
-        pkt.meta.qos_group = self.ports[p].model.dscp_to_qos_group[pkt.meta.dscp as usize & 63];
+        pkt.meta.qos_group = self.ports[p].classifier.classify(&pkt);
         match self.neighbors.lookup(hop.port, hop.addr) {
             Some(mac) => self.rewrite_and_enqueue(pkt, mac),
             None => self.park(pkt, hop, now),
@@ -554,13 +608,12 @@ impl Switch {
             return;
         }
         let q = pkt.meta.qos_group as usize;
-        if slot
+        if let Err(reason) = slot
             .queues
-            .enqueue(q, pkt, &mut slot.counters.queues)
-            .is_err()
+            .enqueue(q, pkt, self.now, &mut slot.counters.queues)
         {
-            // The queue counted the tail drop; the drop reason belongs to the egress port.
-            slot.counters.drop(DropReason::TailDrop);
+            // The queue counted its own drop; the drop reason belongs to the egress port.
+            slot.counters.drop(reason);
         }
     }
 
@@ -683,11 +736,25 @@ impl Switch {
         }
         let mut sent = 0;
         if !slot.ctrl_tx.is_empty() {
-            sent += transmit(backend.as_mut(), &mut slot.ctrl_tx, &mut slot.counters, now);
+            // Control frames go ahead of the queues but still take wire time
+            // (those the backend accepted: it takes them from the front).
+            let mut lens = [0usize; BURST_SIZE];
+            for (l, pkt) in lens.iter_mut().zip(slot.ctrl_tx.iter()) {
+                *l = pkt.len();
+            }
+            let n = transmit(backend.as_mut(), &mut slot.ctrl_tx, &mut slot.counters, now);
+            for l in &lens[..n.min(BURST_SIZE)] {
+                slot.queues.charge_wire(now, *l);
+            }
+            sent += n;
         }
         if !slot.queues.is_empty() {
-            slot.queues
-                .dequeue_burst(&mut slot.tx_pending, BURST_SIZE, &mut slot.counters.queues);
+            slot.queues.dequeue_burst(
+                &mut slot.tx_pending,
+                BURST_SIZE,
+                now,
+                &mut slot.counters.queues,
+            );
             sent += transmit(
                 backend.as_mut(),
                 &mut slot.tx_pending,
