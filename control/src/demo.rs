@@ -1,12 +1,14 @@
 //! `railyard demo`: the main job on an embedded rail switch and a synthetic
 //! trace, in virtual time — no root, no files.
 //!
-//! Four GPU hosts hang off a rail switch with two spine uplinks. Hosts 1–3
-//! send RoCEv2 (DSCP 24) to host 4 (an incast), host 4 answers with CNPs
-//! (DSCP 48), and best-effort TCP/UDP runs beside them, some of it over the
-//! ECMP uplinks; a ping and an ARP request for the switch, a frame with an
-//! expired TTL and a few malformed frames show the switch's own handling and
-//! its drop counters.
+//! Four GPU hosts hang off a rail switch with two spine uplinks, configured
+//! with the book's RoCEv2 QoS policy. Hosts 1–3 send RoCEv2 (DSCP 24) to
+//! host 4 at 33 Gb/s each — an incast that oversubscribes its 100 Gb/s port —
+//! so queue 3 builds and WRED marks CE; host 4 answers with CNPs (DSCP 48) on
+//! strict-priority queue 7, and best-effort TCP/UDP runs beside them, some of
+//! it over the ECMP uplinks; a ping and an ARP request for the switch, a
+//! frame with an expired TTL and a few malformed frames show the switch's own
+//! handling and its drop counters.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -52,7 +54,10 @@ pub fn demo_switch() -> Result<Compiled, String> {
 pub fn demo_trace(sw: &Compiled, packets_per_sender: u64) -> Vec<Vec<(Nanos, Vec<u8>)>> {
     let port_mac = |i: usize| sw.model.interfaces[i].mac;
     let mut trace: Vec<Vec<(Nanos, Vec<u8>)>> = vec![Vec::new(); 4];
-    let gap: Nanos = 100; // 10 Mpps per sender
+    // Each sender runs RoCEv2 at 33 Gb/s and a little TCP: together they
+    // oversubscribe host 4's 100 Gb/s port by about 3 %, so queue 3 builds
+    // into the WRED band.
+    let gap: Nanos = 1086 * 8 * 1000 / 33_000;
     for n in 1..=3u8 {
         let i = usize::from(n - 1);
         let mut roce = FrameSpec::udp(
@@ -94,8 +99,8 @@ pub fn demo_trace(sw: &Compiled, packets_per_sender: u64) -> Vec<Vec<(Nanos, Vec
         tcp.transport = Transport::Tcp;
         tcp.frame_len = 1500;
         tcp.dst_port = 5201;
-        for k in 0..packets_per_sender / 8 {
-            trace[i].push((k * gap * 8 + 30, build(&tcp, k)));
+        for k in 0..packets_per_sender / 32 {
+            trace[i].push((k * gap * 32 + 30, build(&tcp, k)));
         }
     }
     // Host 4 answers each sender with CNPs (DSCP 48).
@@ -174,4 +179,41 @@ pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), Str
         .collect();
     let report = run_virtual(&sw.model, backends, |_, _| {}).map_err(|e| e.to_string())?;
     Ok((sw, report))
+}
+
+/// What the demo's counters say, in words: the incast's marks on queue 3
+/// and the CNPs' waits on queue 7.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn explain(
+    out: &mut dyn std::io::Write,
+    stats: &railyard_dataplane::stats::SwitchStats,
+) -> std::io::Result<()> {
+    let Some(gpu4) = stats.interfaces.get("Ethernet1/4") else {
+        return Ok(());
+    };
+    let q3 = &gpu4.queues[3];
+    writeln!(
+        out,
+        "\nEthernet1/4 (GPU 4, 100 Gb/s) receives three 33 Gb/s RoCEv2 senders: queue 3 peaked at {} KB;\n\
+         WRED/ECN (150-3000 KB, 7 %) marked {} of {} RoCEv2 packets CE, {} WRED and {} tail drops.",
+        q3.max_depth_bytes / 1024,
+        q3.ecn_marked,
+        q3.tx_packets,
+        q3.wred_drops,
+        q3.tail_drops
+    )?;
+    let (cnps, worst) = ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
+        .iter()
+        .filter_map(|n| stats.interfaces.get(*n))
+        .map(|i| &i.queues[7])
+        .fold((0, 0), |(n, w), q| {
+            (n + q.tx_packets, w.max(q.latency_ns.max))
+        });
+    writeln!(
+        out,
+        "CNPs (DSCP 48) rode strict-priority queue 7 back to the senders: {cnps} sent, longest wait {}.",
+        crate::show::duration(worst)
+    )
 }

@@ -141,6 +141,20 @@ enum ShowWhat {
         #[command(flatten)]
         source: ConfigSource,
     },
+    /// Egress scheduling of an interface and its per-qos-group counters and
+    /// wait times (`show queuing interface NAME`).
+    Queuing {
+        /// `interface`.
+        #[arg(value_parser = ["interface"])]
+        keyword: String,
+        /// The interface, e.g. Ethernet1/1.
+        name: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        source: ConfigSource,
+    },
     /// Class-maps, in the NX-OS layout.
     #[command(name = "class-map")]
     ClassMap {
@@ -302,7 +316,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 sw.model.interfaces.len()
             )
             .map_err(io)?;
-            replay::print_summary(&mut out, &report).map_err(io)
+            replay::print_summary(&mut out, &report).map_err(io)?;
+            demo::explain(&mut out, &report.stats).map_err(io)
         }
         Command::Check {
             config,
@@ -367,6 +382,28 @@ fn dispatch(cmd: Command) -> Result<(), String> {
         } => {
             let config = source.load()?;
             write!(out, "{config}").map_err(io)
+        }
+        Command::Show {
+            what: ShowWhat::Queuing {
+                name, json, source, ..
+            },
+        } => {
+            let config = source.load()?;
+            let ifname = show_qos::find_interface(&config, &name)?;
+            let eq = config.effective_qos(&ifname);
+            let stats = match source.config {
+                Some(_) => None,
+                None => mgmt::fetch_stats(&source.socket)?
+                    .interfaces
+                    .remove(&ifname.to_string()),
+            };
+            if json {
+                let v = show_qos::queuing_json(&eq, stats.as_ref());
+                let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+                writeln!(out, "{text}").map_err(io)
+            } else {
+                show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)
+            }
         }
         Command::Show {
             what: ShowWhat::ClassMap { name, source },

@@ -133,19 +133,22 @@ fn render_interface(out: &mut dyn Write, name: &str, i: &InterfaceStats) -> std:
 fn render_queues(out: &mut dyn Write, i: &InterfaceStats, indent: &str) -> std::io::Result<()> {
     writeln!(
         out,
-        "{indent}Queue  {:>12} {:>14} {:>10} {:>10} {:>10} {:>11} {:>11}",
+        "{indent}Queue  {:>12} {:>14} {:>10} {:>10} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
         "tx_packets",
         "tx_bytes",
         "ecn_marked",
         "wred_drops",
         "tail_drops",
         "depth_B",
-        "max_depth_B"
+        "max_depth_B",
+        "p50 wait",
+        "p99 wait",
+        "max wait"
     )?;
     for q in &i.queues {
         writeln!(
             out,
-            "{indent}{:>5}  {:>12} {:>14} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            "{indent}{:>5}  {:>12} {:>14} {:>10} {:>10} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
             q.queue,
             q.tx_packets,
             q.tx_bytes,
@@ -153,10 +156,22 @@ fn render_queues(out: &mut dyn Write, i: &InterfaceStats, indent: &str) -> std::
             q.wred_drops,
             q.tail_drops,
             q.depth_bytes,
-            q.max_depth_bytes
+            q.max_depth_bytes,
+            duration(q.latency_ns.p50),
+            duration(q.latency_ns.p99),
+            duration(q.latency_ns.max)
         )?;
     }
     Ok(())
+}
+
+/// A duration in nanoseconds, in the unit that keeps it short.
+pub fn duration(ns: u64) -> String {
+    match ns {
+        0..=9_999 => format!("{ns} ns"),
+        10_000..=9_999_999 => format!("{:.1} us", ns as f64 / 1e3),
+        _ => format!("{:.1} ms", ns as f64 / 1e6),
+    }
 }
 
 /// A compact per-interface table, then the queues that carried traffic; used
@@ -199,7 +214,7 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
     writeln!(out, "\nEgress queues that carried traffic:")?;
     writeln!(
         out,
-        "  {:<14} {:>5} {:>10} {:>12} {:>10} {:>10} {:>10} {:>11}",
+        "  {:<14} {:>5} {:>10} {:>12} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10}",
         "Interface",
         "Queue",
         "TX pkts",
@@ -207,7 +222,9 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
         "ECN marks",
         "WRED drop",
         "Tail drop",
-        "Max depth B"
+        "Max depth B",
+        "p99 wait",
+        "max wait"
     )?;
     for (name, i) in in_port_order(stats) {
         for q in &i.queues {
@@ -216,7 +233,7 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
             }
             writeln!(
                 out,
-                "  {:<14} {:>5} {:>10} {:>12} {:>10} {:>10} {:>10} {:>11}",
+                "  {:<14} {:>5} {:>10} {:>12} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10}",
                 name,
                 q.queue,
                 q.tx_packets,
@@ -224,7 +241,9 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
                 q.ecn_marked,
                 q.wred_drops,
                 q.tail_drops,
-                q.max_depth_bytes
+                q.max_depth_bytes,
+                duration(q.latency_ns.p99),
+                duration(q.latency_ns.max)
             )?;
         }
     }

@@ -1,5 +1,5 @@
-//! `show class-map`, `show policy-map` and `show policy-map interface` in
-//! the NX-OS layout.
+//! `show class-map`, `show policy-map`, `show policy-map interface` and
+//! `show queuing interface` in the NX-OS layout.
 //!
 //! The configuration blocks are the configuration crate's own canonical
 //! text, indented as NX-OS indents them, so what `show` prints is exactly
@@ -8,8 +8,8 @@
 use std::io::Write;
 
 use railyard_config::{
-    ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueuingClass,
-    QueuingPolicy, CLASS_DEFAULT,
+    Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
+    QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
 use railyard_dataplane::stats::InterfaceStats;
 
@@ -297,4 +297,145 @@ interface Ethernet1/1
         assert!(s.contains("queue transmit pkts: 30"), "{s}");
         assert!(find_interface(&c, "e1/9").is_err());
     }
+}
+
+fn bandwidth_cell(b: Option<Bandwidth>) -> String {
+    match b {
+        Some(Bandwidth::RemainingPercent(p)) | Some(Bandwidth::Percent(p)) => p.to_string(),
+        Some(Bandwidth::Rate(bps)) => format!("{}M", bps / 1_000_000),
+        None => "-".into(),
+    }
+}
+
+fn threshold(t: Threshold) -> String {
+    match t {
+        Threshold::Bytes(b) => format!("{b} bytes"),
+        Threshold::Packets(p) => format!("{p} packets"),
+    }
+}
+
+fn limit_cell(l: Option<QueueLimit>) -> String {
+    match l {
+        Some(QueueLimit::Bytes(b)) => format!("{b}B"),
+        Some(QueueLimit::Packets(p)) => format!("{p}P"),
+        Some(QueueLimit::Percent(p)) => format!("{p}%"),
+        Some(QueueLimit::Dynamic(a)) => format!("{a}(D)"),
+        None => format!("{}(D)", railyard_dataplane::model::DEFAULT_DYNAMIC_LIMIT),
+    }
+}
+
+/// `show queuing interface NAME`: the egress scheduling table, then the
+/// counters and wait-time percentiles of every qos-group when asked of a
+/// running switch.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_queuing(
+    out: &mut dyn Write,
+    eq: &EffectiveQos,
+    stats: Option<&InterfaceStats>,
+) -> std::io::Result<()> {
+    let rule = "-".repeat(78);
+    let source = if eq.policies.queuing_output.is_some() {
+        "Policy"
+    } else {
+        "System"
+    };
+    writeln!(out, "\nEgress Queuing for {} [{source}]", eq.interface)?;
+    writeln!(out, "{rule}")?;
+    writeln!(
+        out,
+        "QoS-Group# Bandwidth% PrioLevel                Shape                   QLimit"
+    )?;
+    writeln!(
+        out,
+        "                                   Min          Max        Units"
+    )?;
+    writeln!(out, "{rule}")?;
+    for q in (0..8usize).rev() {
+        let c = &eq.egress[q];
+        let (min, max, units) = match c.shape {
+            Some(s) => (
+                (s.min_bps / 1_000_000).to_string(),
+                (s.max_bps / 1_000_000).to_string(),
+                "mbps",
+            ),
+            None => ("-".into(), "-".into(), "-"),
+        };
+        writeln!(
+            out,
+            "{:>7} {:>13} {:>9} {:>11} {:>12} {:>5} {:>15}",
+            q,
+            if c.priority_level.is_some() {
+                "-".into()
+            } else {
+                bandwidth_cell(c.bandwidth)
+            },
+            c.priority_level.map_or("-".into(), |l| l.to_string()),
+            min,
+            max,
+            units,
+            limit_cell(c.queue_limit),
+        )?;
+    }
+    writeln!(out, "{rule}")?;
+    for q in 0..8usize {
+        let c = &eq.egress[q];
+        if let Some(w) = &c.wred {
+            writeln!(
+                out,
+                "  QoS-Group {q}: WRED min {} max {} drop-probability {}% weight {}{}",
+                threshold(w.min),
+                threshold(w.max),
+                w.drop_probability,
+                w.weight,
+                if w.ecn { ", ECN" } else { "" }
+            )?;
+        }
+    }
+    let Some(stats) = stats else {
+        return writeln!(out, "\n(counters: ask a running switch with --socket)");
+    };
+    let bar = format!("+{}+", "-".repeat(58));
+    for s in &stats.queues {
+        writeln!(
+            out,
+            "\n{bar}\n|{:^58}|\n{bar}",
+            format!("QOS GROUP {}", s.queue)
+        )?;
+        let row =
+            |out: &mut dyn Write, label: &str, v: String| writeln!(out, "|{label:>38} | {v:>17}|");
+        row(out, "Tx Pkts", s.tx_packets.to_string())?;
+        row(out, "Tx Byts", s.tx_bytes.to_string())?;
+        row(out, "WRED Drop Pkts", s.wred_drops.to_string())?;
+        row(out, "WRED Drop Byts", s.wred_drop_bytes.to_string())?;
+        row(out, "Tail Drop Pkts", s.tail_drops.to_string())?;
+        row(out, "Tail Drop Byts", s.tail_drop_bytes.to_string())?;
+        row(out, "ECN Marked Pkts", s.ecn_marked.to_string())?;
+        row(out, "Q Depth Byts", s.depth_bytes.to_string())?;
+        row(out, "Max Q Depth Byts", s.max_depth_bytes.to_string())?;
+        row(
+            out,
+            "Wait p50 / p99 / max",
+            format!(
+                "{} / {} / {}",
+                crate::show::duration(s.latency_ns.p50),
+                crate::show::duration(s.latency_ns.p99),
+                crate::show::duration(s.latency_ns.max)
+            ),
+        )?;
+        writeln!(out, "{bar}")?;
+    }
+    Ok(())
+}
+
+/// `show queuing interface NAME --json`: the resolved egress configuration
+/// and, from a running switch, the queue counters.
+pub fn queuing_json(eq: &EffectiveQos, stats: Option<&InterfaceStats>) -> serde_json::Value {
+    serde_json::json!({
+        "interface": eq.interface.to_string(),
+        "policy": eq.policies.queuing_output,
+        "egress": eq.egress,
+        "queues": stats.map(|s| &s.queues),
+    })
 }

@@ -305,3 +305,59 @@ fn check_json_dumps_diagnostics_and_the_resolved_model() {
     assert_eq!(d["line"], 8);
     assert!(d["message"].as_str().unwrap().contains("qos-group"), "{d}");
 }
+
+#[test]
+fn demo_shows_the_incast_marked_and_cnps_unhindered() {
+    let out = railyard(&["demo", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let q3 = &v["interfaces"]["Ethernet1/4"]["queues"][3];
+    assert!(q3["ecn_marked"].as_u64().unwrap() > 1000, "{q3}");
+    assert!(q3["max_depth_bytes"].as_u64().unwrap() > 150 * 1024, "{q3}");
+    for port in ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"] {
+        let q7 = &v["interfaces"][port]["queues"][7];
+        assert_eq!(q7["tx_packets"], 400, "{port}: {q7}");
+        assert_eq!(q7["tail_drops"], 0);
+    }
+    let text_out = railyard(&["demo"]);
+    let s = text(&text_out.stdout);
+    assert!(s.contains("WRED/ECN (150-3000 KB, 7 %) marked"), "{s}");
+}
+
+#[test]
+fn show_queuing_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let out = railyard(&[
+        "show",
+        "queuing",
+        "interface",
+        "e1/1",
+        "--config",
+        conf.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("Egress Queuing for Ethernet1/1"), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()[..]
+                == ["3", "50", "-", "-", "-", "-", "7(D)"]),
+        "{s}"
+    );
+    assert!(
+        s.contains("QoS-Group 3: WRED min 153600 bytes max 3072000 bytes"),
+        "{s}"
+    );
+    let out = railyard(&[
+        "show",
+        "queuing",
+        "interface",
+        "e1/1",
+        "--json",
+        "--config",
+        conf.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["egress"][7]["priority_level"], 1);
+}

@@ -377,6 +377,20 @@ fn hosts_ping_each_other_through_railyard_on_af_packet() {
     ])
     .expect("show policy-map interface");
     assert!(pmap.contains("queue transmit pkts"), "{pmap}");
+    let queuing = run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "show",
+        "queuing",
+        "interface",
+        "e1/2",
+        "--socket",
+        &sock,
+    ])
+    .expect("show queuing interface");
+    assert!(
+        queuing.contains("QOS GROUP 0") && queuing.contains("Wait p50 / p99 / max"),
+        "{queuing}"
+    );
     let summary = switch.stop();
     assert!(
         summary.contains("Ethernet1/1"),
