@@ -211,94 +211,6 @@ pub fn find_interface(cfg: &Config, name: &str) -> Result<InterfaceName, String>
     Ok(n)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BOOK: &str = "
-class-map type qos match-any ROCEv2
-  match dscp 24
-class-map type qos match-any CNP
-  match dscp 48
-policy-map type qos QOS_CLASSIFICATION
-  class ROCEv2
-    set qos-group 3
-  class CNP
-    set qos-group 7
-  class class-default
-    set qos-group 0
-policy-map type queuing QOS_EGRESS_PORT
-  class type queuing c-out-8q-q6
-    bandwidth remaining percent 0
-  class type queuing c-out-8q-q3
-    bandwidth remaining percent 50
-    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
-  class type queuing c-out-8q-q7
-    priority level 1
-system qos
-  service-policy type queuing output QOS_EGRESS_PORT
-interface Ethernet1/1
-  no switchport
-  service-policy type qos input QOS_CLASSIFICATION
-";
-
-    fn cfg() -> Config {
-        railyard_config::parse_str(BOOK, "book.conf", &Default::default())
-            .unwrap()
-            .config
-    }
-
-    #[test]
-    fn class_maps_in_nxos_layout() {
-        let mut out = Vec::new();
-        render_class_maps(&mut out, &cfg(), Some("CNP")).unwrap();
-        let s = String::from_utf8(out).unwrap();
-        assert!(
-            s.contains("Type qos class-maps\n  ==================="),
-            "{s}"
-        );
-        assert!(
-            s.contains("    class-map type qos match-any CNP\n      match dscp 48"),
-            "{s}"
-        );
-        assert!(!s.contains("ROCEv2"), "{s}");
-    }
-
-    #[test]
-    fn policy_map_interface_shows_classification_and_every_queue() {
-        let c = cfg();
-        let name = find_interface(&c, "e1/1").unwrap();
-        let eq = c.effective_qos(&name);
-        let mut stats = InterfaceStats::default();
-        stats.queues = (0..8)
-            .map(|q| railyard_dataplane::stats::QueueStats {
-                queue: q,
-                tx_packets: u64::from(q) * 10,
-                ..Default::default()
-            })
-            .collect();
-        let mut out = Vec::new();
-        render_policy_map_interface(&mut out, &c, &eq, Some(&stats)).unwrap();
-        let s = String::from_utf8(out).unwrap();
-        assert!(
-            s.contains("Service-policy (qos) input:   QOS_CLASSIFICATION"),
-            "{s}"
-        );
-        assert!(s.contains("Class-map (qos):   ROCEv2 (match-any)\n\n      Match: dscp 24\n      set qos-group 3"), "{s}");
-        assert!(
-            s.contains("Service-policy (queuing) output:   QOS_EGRESS_PORT"),
-            "{s}"
-        );
-        assert!(s.contains("c-out-8q-q3 (match-any)\n      bandwidth remaining percent 50\n      random-detect minimum-threshold 150 kbytes"), "{s}");
-        assert!(
-            s.contains("c-out-8q-q7 (match-any)\n      priority level 1"),
-            "{s}"
-        );
-        assert!(s.contains("queue transmit pkts: 30"), "{s}");
-        assert!(find_interface(&c, "e1/9").is_err());
-    }
-}
-
 fn bandwidth_cell(b: Option<Bandwidth>) -> String {
     match b {
         Some(Bandwidth::RemainingPercent(p)) | Some(Bandwidth::Percent(p)) => p.to_string(),
@@ -438,4 +350,92 @@ pub fn queuing_json(eq: &EffectiveQos, stats: Option<&InterfaceStats>) -> serde_
         "egress": eq.egress,
         "queues": stats.map(|s| &s.queues),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = "
+class-map type qos match-any ROCEv2
+  match dscp 24
+class-map type qos match-any CNP
+  match dscp 48
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+  class CNP
+    set qos-group 7
+  class class-default
+    set qos-group 0
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q6
+    bandwidth remaining percent 0
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+  class type queuing c-out-8q-q7
+    priority level 1
+system qos
+  service-policy type queuing output QOS_EGRESS_PORT
+interface Ethernet1/1
+  no switchport
+  service-policy type qos input QOS_CLASSIFICATION
+";
+
+    fn cfg() -> Config {
+        railyard_config::parse_str(BOOK, "book.conf", &Default::default())
+            .unwrap()
+            .config
+    }
+
+    #[test]
+    fn class_maps_in_nxos_layout() {
+        let mut out = Vec::new();
+        render_class_maps(&mut out, &cfg(), Some("CNP")).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("Type qos class-maps\n  ==================="),
+            "{s}"
+        );
+        assert!(
+            s.contains("    class-map type qos match-any CNP\n      match dscp 48"),
+            "{s}"
+        );
+        assert!(!s.contains("ROCEv2"), "{s}");
+    }
+
+    #[test]
+    fn policy_map_interface_shows_classification_and_every_queue() {
+        let c = cfg();
+        let name = find_interface(&c, "e1/1").unwrap();
+        let eq = c.effective_qos(&name);
+        let mut stats = InterfaceStats::default();
+        stats.queues = (0..8)
+            .map(|q| railyard_dataplane::stats::QueueStats {
+                queue: q,
+                tx_packets: u64::from(q) * 10,
+                ..Default::default()
+            })
+            .collect();
+        let mut out = Vec::new();
+        render_policy_map_interface(&mut out, &c, &eq, Some(&stats)).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("Service-policy (qos) input:   QOS_CLASSIFICATION"),
+            "{s}"
+        );
+        assert!(s.contains("Class-map (qos):   ROCEv2 (match-any)\n\n      Match: dscp 24\n      set qos-group 3"), "{s}");
+        assert!(
+            s.contains("Service-policy (queuing) output:   QOS_EGRESS_PORT"),
+            "{s}"
+        );
+        assert!(s.contains("c-out-8q-q3 (match-any)\n      bandwidth remaining percent 50\n      random-detect minimum-threshold 150 kbytes"), "{s}");
+        assert!(
+            s.contains("c-out-8q-q7 (match-any)\n      priority level 1"),
+            "{s}"
+        );
+        assert!(s.contains("queue transmit pkts: 30"), "{s}");
+        assert!(find_interface(&c, "e1/9").is_err());
+    }
 }
