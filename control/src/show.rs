@@ -90,12 +90,26 @@ fn render_interface(out: &mut dyn Write, name: &str, i: &InterfaceStats) -> std:
         "    {} malformed  {} punted to control plane",
         i.rx_malformed, i.punted
     )?;
+    if i.backend_rx_dropped > 0 {
+        writeln!(
+            out,
+            "    {} dropped by the port backend before the pipeline",
+            i.backend_rx_dropped
+        )?;
+    }
     writeln!(out, "  TX")?;
     writeln!(
         out,
         "    {} output packets  {} bytes",
         i.tx_packets, i.tx_bytes
     )?;
+    if i.backend_tx_errors > 0 {
+        writeln!(
+            out,
+            "    {} send errors in the port backend",
+            i.backend_tx_errors
+        )?;
+    }
     let drops: Vec<_> = i.drops.iter().filter(|(_, n)| **n > 0).collect();
     if drops.is_empty() {
         writeln!(out, "  Drops: none")?;

@@ -138,6 +138,13 @@ pub struct InterfaceStats {
     pub rx_malformed: u64,
     /// Frames handed to the switch's own protocol handlers.
     pub punted: u64,
+    /// Frames the backend itself could not deliver (kernel ring overflow,
+    /// oversize frames, buffer pool empty), before the pipeline saw them.
+    #[serde(default)]
+    pub backend_rx_dropped: u64,
+    /// Frames the backend failed to send.
+    #[serde(default)]
+    pub backend_tx_errors: u64,
     /// Drops by reason (every reason listed, zero or not).
     pub drops: BTreeMap<String, u64>,
     /// Egress queues 0–7.

@@ -366,6 +366,11 @@ impl Switch {
             .filter(|p| p.owned)
             .map(|p| {
                 let m = &p.model;
+                let io = p
+                    .backend
+                    .as_ref()
+                    .map(|b| b.io_counters())
+                    .unwrap_or_default();
                 let addresses = m
                     .ipv4
                     .iter()
@@ -383,6 +388,8 @@ impl Switch {
                     mtu: m.mtu,
                     speed_mbps: m.speed_mbps,
                     addresses,
+                    backend_rx_dropped: io.rx_dropped,
+                    backend_tx_errors: io.tx_errors,
                     ..InterfaceStats::default()
                 }
                 .with_counters(&p.counters)

@@ -432,3 +432,18 @@ fn compiled_macs_are_stable_and_distinct() {
     );
     assert!(!m[0].mac.is_multicast());
 }
+
+#[test]
+fn frames_the_backend_cannot_carry_are_counted_too() {
+    let ok = build(&udp_from_h1("10.0.2.2"), 0);
+    let mut giant = ok.clone();
+    giant.resize(12_000, 0);
+    let run = replay(CONFIG, &[("Ethernet1/1", vec![(0, giant), (10, ok)])]);
+    let c = run.counters("Ethernet1/1");
+    assert_eq!(
+        c.backend_rx_dropped, 1,
+        "the oversize frame is counted where it was lost"
+    );
+    assert_eq!(c.rx_packets, 1);
+    assert_eq!(run.sent("Ethernet1/2").len(), 1);
+}
