@@ -356,35 +356,8 @@ pub fn queuing_json(eq: &EffectiveQos, stats: Option<&InterfaceStats>) -> serde_
 mod tests {
     use super::*;
 
-    const BOOK: &str = "
-class-map type qos match-any ROCEv2
-  match dscp 24
-class-map type qos match-any CNP
-  match dscp 48
-policy-map type qos QOS_CLASSIFICATION
-  class ROCEv2
-    set qos-group 3
-  class CNP
-    set qos-group 7
-  class class-default
-    set qos-group 0
-policy-map type queuing QOS_EGRESS_PORT
-  class type queuing c-out-8q-q6
-    bandwidth remaining percent 0
-  class type queuing c-out-8q-q3
-    bandwidth remaining percent 50
-    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
-  class type queuing c-out-8q-q7
-    priority level 1
-system qos
-  service-policy type queuing output QOS_EGRESS_PORT
-interface Ethernet1/1
-  no switchport
-  service-policy type qos input QOS_CLASSIFICATION
-";
-
     fn cfg() -> Config {
-        railyard_config::parse_str(BOOK, "book.conf", &Default::default())
+        railyard_config::parse_str(crate::demo::DEMO_CONFIG, "demo.conf", &Default::default())
             .unwrap()
             .config
     }

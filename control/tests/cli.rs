@@ -195,37 +195,8 @@ fn usage_errors_are_explained() {
     );
 }
 
-const BOOK: &str = "hostname rail1
-class-map type qos match-any ROCEv2
-  match dscp 24
-class-map type qos match-any CNP
-  match dscp 48
-policy-map type qos QOS_CLASSIFICATION
-  class ROCEv2
-    set qos-group 3
-  class CNP
-    set qos-group 7
-  class class-default
-    set qos-group 0
-policy-map type queuing QOS_EGRESS_PORT
-  class type queuing c-out-8q-q3
-    bandwidth remaining percent 50
-    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
-  class type queuing c-out-8q-q7
-    priority level 1
-    shape min 0 gbps max 10 gbps
-policy-map type network-qos qos_network
-  class type network-qos c-8q-nq3
-    mtu 9216
-    pause pfc-cos 3
-system qos
-  service-policy type network-qos qos_network
-  service-policy type queuing output QOS_EGRESS_PORT
-interface Ethernet1/1
-  no switchport
-  priority-flow-control mode on
-  service-policy type qos input QOS_CLASSIFICATION
-";
+/// The demo's rail switch: the book's RoCEv2 QoS policy on six ports.
+const BOOK: &str = railyard_control::demo::DEMO_CONFIG;
 
 fn book_file(dir: &Path) -> std::path::PathBuf {
     let conf = dir.join("book.conf");
@@ -302,7 +273,12 @@ fn check_json_dumps_diagnostics_and_the_resolved_model() {
     assert_eq!(v["valid"], false);
     let d = &v["diagnostics"][0];
     assert_eq!(d["severity"], "error");
-    assert_eq!(d["line"], 8);
+    let line = BOOK
+        .lines()
+        .position(|l| l.contains("set qos-group 3"))
+        .unwrap()
+        + 1;
+    assert_eq!(d["line"], line);
     assert!(d["message"].as_str().unwrap().contains("qos-group"), "{d}");
 }
 
