@@ -25,6 +25,39 @@ pub struct Compiled {
     pub warnings: Vec<String>,
 }
 
+/// The PFC model of an interface: qos-group n is priority n; PFC is on for
+/// the lossless groups unless the interface says `priority-flow-control mode
+/// off`; thresholds come from the ingress `pause` lines, else the defaults of
+/// [`dp::PgThresholds::default_for`].
+fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
+    let enabled = if eq.pfc_mode == cfg::PfcMode::Off {
+        0
+    } else {
+        eq.lossless
+    };
+    let default = dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes);
+    dp::PfcModel {
+        enabled_priorities: enabled,
+        pg: std::array::from_fn(|g| match eq.ingress[g].pause {
+            Some(p) => dp::PgThresholds {
+                xoff_bytes: p.xoff,
+                xon_bytes: p.xon,
+                headroom_bytes: p.buffer_size.saturating_sub(p.xoff),
+            },
+            None => default,
+        }),
+        watchdog: eq.watchdog.enabled.then(|| {
+            let t = eq.watchdog.timers;
+            dp::WatchdogModel {
+                interval_ns: u64::from(t.interval_ms) * 1_000_000,
+                shutdown_multiplier: u32::from(t.shutdown_multiplier),
+                restore_multiplier: u32::from(t.auto_restore_multiplier),
+            }
+        }),
+        ..dp::PfcModel::default()
+    }
+}
+
 /// The switch base MAC: a locally administered address derived from the
 /// hostname, so every lab switch gets stable, distinct MACs without config.
 pub fn base_mac(hostname: &str) -> MacAddr {
@@ -233,6 +266,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
         if let Some(b) = cfg.buffer_bytes {
             m.buffer_bytes = b;
         }
+        m.pfc = pfc(&eq, &m);
         interfaces.push(m);
         binds.push(ifc.bind.clone());
     }
@@ -402,5 +436,50 @@ interface Ethernet1/2
         assert!(e1.acl_rules.is_empty());
         assert_eq!(e1.dscp_to_qos_group[24], 3);
         assert_eq!(e1.dscp_to_qos_group[25], 0);
+        assert_eq!(e1.pfc.enabled_priorities, 0, "no pause pfc-cos: no PFC");
+    }
+
+    fn demo_switch_model() -> SwitchModel {
+        crate::demo::demo_switch().unwrap().model
+    }
+
+    #[test]
+    fn pfc_compiles_from_network_qos_and_ingress_policy() {
+        let text = include_str!("../../config/fuzz/seeds/ingress.conf");
+        let parsed = railyard_config::parse_str(text, "ingress.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let e1 = &c.model.interfaces[0];
+        assert_eq!(e1.pfc.enabled_priorities, 1 << 3);
+        assert_eq!(
+            e1.pfc.pg[3],
+            dp::PgThresholds {
+                xoff_bytes: 3200 * 1024,
+                xon_bytes: 100 * 1024,
+                headroom_bytes: 4_194_304 - 3200 * 1024,
+            }
+        );
+        assert_eq!(
+            e1.pfc.pg[0],
+            dp::PgThresholds::default_for(e1.speed_mbps, e1.mtu, e1.buffer_bytes)
+        );
+        assert_eq!(e1.pfc.quanta, 0xFFFF);
+        assert_eq!(e1.pfc.watchdog, None, "no watch-dog-interval");
+        let demo = demo_switch_model();
+        let wd = demo.interfaces[0].pfc.watchdog.unwrap();
+        assert_eq!(
+            (
+                wd.interval_ns,
+                wd.shutdown_multiplier,
+                wd.restore_multiplier
+            ),
+            (100_000_000, 1, 10)
+        );
+        let off = text.replace(
+            "priority-flow-control mode on send-tlv",
+            "priority-flow-control mode off",
+        );
+        let parsed = railyard_config::parse_str(&off, "off.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
     }
 }

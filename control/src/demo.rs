@@ -215,5 +215,21 @@ pub fn explain(
         out,
         "CNPs (DSCP 48) rode strict-priority queue 7 back to the senders: {cnps} sent, longest wait {}.",
         crate::show::duration(worst)
+    )?;
+    let senders: Vec<_> = ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
+        .iter()
+        .filter_map(|n| stats.interfaces.get(*n))
+        .collect();
+    let xoff: u64 = senders.iter().map(|i| i.pfc.tx_pause[3]).sum();
+    let xon: u64 = senders.iter().map(|i| i.pfc.tx_resume[3]).sum();
+    let overflow: u64 = senders
+        .iter()
+        .map(|i| i.drops.get("ingress_overflow").copied().unwrap_or(0))
+        .sum();
+    writeln!(
+        out,
+        "PFC priority 3 (lossless, `pause pfc-cos 3`): the sender ports sent {xoff} pause and {xon} resume frames\n\
+         upstream. The synthetic senders replay a fixed trace and do not slow down when paused, so\n\
+         {overflow} lossless packets overflowed the ingress headroom (`ingress_overflow`)."
     )
 }

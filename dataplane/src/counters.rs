@@ -67,12 +67,14 @@ drop_reasons! {
     TxError = "tx_error",
     /// Punted control traffic whose agent queue was full or absent.
     PuntQueueFull = "punt_queue_full",
+    /// A MAC control frame too short for its opcode, or with an unknown opcode.
+    BadMacControl = "bad_mac_control",
 }
 
 /// Counters of one egress queue (qos-group).
 ///
 /// They conserve: `offered_packets = tx_packets + wred_drops + tail_drops +
-/// depth_packets` (and the same in bytes).
+/// watchdog_drops + depth_packets` (and the same in bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct QueueCounters {
     /// Packets dequeued and handed to the port.
@@ -97,6 +99,10 @@ pub struct QueueCounters {
     pub wred_drop_bytes: u64,
     /// Bytes dropped at the queue limit.
     pub tail_drop_bytes: u64,
+    /// Packets flushed by the PFC watchdog.
+    pub watchdog_drops: u64,
+    /// Bytes flushed by the PFC watchdog.
+    pub watchdog_drop_bytes: u64,
     /// Packets queued now.
     pub depth_packets: u64,
     /// Most packets ever queued.
@@ -107,9 +113,17 @@ impl QueueCounters {
     /// Whether the counters account for every packet and byte that arrived.
     pub fn conserved(&self) -> bool {
         self.offered_packets
-            == self.tx_packets + self.wred_drops + self.tail_drops + self.depth_packets
+            == self.tx_packets
+                + self.wred_drops
+                + self.tail_drops
+                + self.watchdog_drops
+                + self.depth_packets
             && self.offered_bytes
-                == self.tx_bytes + self.wred_drop_bytes + self.tail_drop_bytes + self.depth_bytes
+                == self.tx_bytes
+                    + self.wred_drop_bytes
+                    + self.tail_drop_bytes
+                    + self.watchdog_drop_bytes
+                    + self.depth_bytes
     }
 }
 
@@ -124,6 +138,13 @@ pub struct PfcCounters {
     pub rx_pause: [u64; 8],
     /// Pause frames received with quanta 0.
     pub rx_resume: [u64; 8],
+    /// Storms the watchdog declared, per priority.
+    pub watchdog_storms: [u64; 8],
+    /// Stormed queues the watchdog restored, per priority.
+    pub watchdog_restores: [u64; 8],
+    /// Nanoseconds each egress queue spent paused by the peer (counted when
+    /// a pause ends).
+    pub paused_ns: [u64; 8],
 }
 
 /// Counters of one interface, written only by the worker that owns it.

@@ -22,6 +22,7 @@ pub mod model;
 pub mod neighbor;
 pub mod packet;
 pub mod parse;
+pub mod pfc;
 pub mod port;
 pub mod qos;
 pub mod queue;

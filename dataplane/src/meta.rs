@@ -72,6 +72,9 @@ pub struct Meta {
     pub qos_group: u8,
     /// Egress interface index, set by forwarding.
     pub out_port: u16,
+    /// Lossless on its ingress port: counted in the ingress port's priority
+    /// group `qos_group` until it leaves (see [`crate::pfc`]).
+    pub lossless: bool,
 }
 
 impl Meta {

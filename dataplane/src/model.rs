@@ -29,6 +29,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub use crate::pfc::{PfcModel, PgThresholds, WatchdogModel};
 use crate::wire::MacAddr;
 
 /// Index of an interface in [`SwitchModel::interfaces`].
@@ -71,6 +72,9 @@ pub struct InterfaceModel {
     /// Bytes of packet buffer the eight egress queues share (a railyard
     /// extension; NX-OS sizes buffers per platform).
     pub buffer_bytes: u64,
+    /// Priority flow control: lossless priorities, ingress thresholds,
+    /// PAUSE handling ([`crate::pfc`] describes the semantics and defaults).
+    pub pfc: PfcModel,
 }
 
 impl InterfaceModel {
@@ -91,6 +95,7 @@ impl InterfaceModel {
             acl_rules: Vec::new(),
             queues: QueueModel::nxos_default_policy(),
             buffer_bytes: DEFAULT_BUFFER_BYTES,
+            pfc: PfcModel::default(),
         }
     }
 }

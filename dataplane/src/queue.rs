@@ -151,9 +151,25 @@ impl EgressQueues {
     pub fn enqueue(
         &mut self,
         q: usize,
+        pkt: Packet,
+        now: Nanos,
+        counters: &mut [QueueCounters; NUM_QUEUES],
+    ) -> Result<(), DropReason> {
+        self.offer(q, pkt, now, counters, false)
+    }
+
+    /// As [`enqueue`](Self::enqueue); a `lossless` packet (whose ingress
+    /// headroom the switch has already checked) is never dropped by WRED or
+    /// by the buffer limits, only at the queue's packet capacity, and is
+    /// still ECN-marked.
+    #[inline]
+    pub fn offer(
+        &mut self,
+        q: usize,
         mut pkt: Packet,
         now: Nanos,
         counters: &mut [QueueCounters; NUM_QUEUES],
+        lossless: bool,
     ) -> Result<(), DropReason> {
         let q = q.min(NUM_QUEUES - 1);
         let len = pkt.len() as u64;
@@ -169,6 +185,7 @@ impl EgressQueues {
             match w.decide(depth, ecn::ecn_capable(&pkt), &mut self.rng) {
                 Verdict::Pass => {}
                 Verdict::Mark => mark = true,
+                Verdict::Drop if lossless => {}
                 Verdict::Drop => {
                     c.wred_drops += 1;
                     c.wred_drop_bytes += len;
@@ -182,7 +199,9 @@ impl EgressQueues {
             port_bytes: self.total_bytes,
             buffer_bytes: self.buffer_bytes,
         };
-        if self.queues[q].len() >= QUEUE_CAPACITY || !limit::admits(self.cfg[q].limit, occ, len) {
+        if self.queues[q].len() >= QUEUE_CAPACITY
+            || (!lossless && !limit::admits(self.cfg[q].limit, occ, len))
+        {
             c.tail_drops += 1;
             c.tail_drop_bytes += len;
             return Err(DropReason::TailDrop);
@@ -355,6 +374,40 @@ impl EgressQueues {
         } else {
             self.paused &= !bit;
         }
+    }
+
+    /// Empties queue `q` (the PFC watchdog's flush), counting its packets as
+    /// watchdog drops and handing each to `dropped`; returns how many.
+    pub fn flush(
+        &mut self,
+        q: usize,
+        counters: &mut [QueueCounters; NUM_QUEUES],
+        mut dropped: impl FnMut(Packet),
+    ) -> usize {
+        let q = q.min(NUM_QUEUES - 1);
+        let n = self.queues[q].len();
+        let c = &mut counters[q];
+        while let Some(pkt) = self.queues[q].pop_front() {
+            let len = pkt.len() as u64;
+            self.bytes[q] -= len;
+            self.total_bytes -= len;
+            self.total_packets -= 1;
+            c.watchdog_drops += 1;
+            c.watchdog_drop_bytes += len;
+            dropped(pkt);
+        }
+        if n > 0 {
+            self.nonempty &= !(1 << q);
+            self.scheduler.emptied(q);
+        }
+        c.depth_bytes = 0;
+        c.depth_packets = 0;
+        n
+    }
+
+    /// Bit q: queue q holds packets.
+    pub fn nonempty_mask(&self) -> u8 {
+        self.nonempty
     }
 
     /// Whether queue `q` is paused.

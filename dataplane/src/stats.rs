@@ -38,6 +38,12 @@ pub struct QueueStats {
     /// Bytes tail-dropped.
     #[serde(default)]
     pub tail_drop_bytes: u64,
+    /// Packets flushed by the PFC watchdog.
+    #[serde(default)]
+    pub watchdog_drops: u64,
+    /// Bytes flushed by the PFC watchdog.
+    #[serde(default)]
+    pub watchdog_drop_bytes: u64,
     /// Packets that arrived at the queue (sent + dropped + queued).
     #[serde(default)]
     pub offered_packets: u64,
@@ -77,6 +83,8 @@ impl QueueStats {
             latency_ns: LatencyStats::default(),
             wred_drop_bytes: c.wred_drop_bytes,
             tail_drop_bytes: c.tail_drop_bytes,
+            watchdog_drops: c.watchdog_drops,
+            watchdog_drop_bytes: c.watchdog_drop_bytes,
             offered_packets: c.offered_packets,
             offered_bytes: c.offered_bytes,
             depth_packets: c.depth_packets,
@@ -96,6 +104,15 @@ pub struct PfcStats {
     pub rx_pause: [u64; 8],
     /// Resume frames received, per priority.
     pub rx_resume: [u64; 8],
+    /// Nanoseconds each queue spent paused by the peer, per priority.
+    #[serde(default)]
+    pub paused_ns: [u64; 8],
+    /// Storms the PFC watchdog declared, per priority.
+    #[serde(default)]
+    pub watchdog_storms: [u64; 8],
+    /// Stormed queues the PFC watchdog restored, per priority.
+    #[serde(default)]
+    pub watchdog_restores: [u64; 8],
 }
 
 impl From<&PfcCounters> for PfcStats {
@@ -105,6 +122,9 @@ impl From<&PfcCounters> for PfcStats {
             tx_resume: c.tx_resume,
             rx_pause: c.rx_pause,
             rx_resume: c.rx_resume,
+            paused_ns: c.paused_ns,
+            watchdog_storms: c.watchdog_storms,
+            watchdog_restores: c.watchdog_restores,
         }
     }
 }

@@ -9,6 +9,12 @@
 //! [`EgressQueues`]. Virtual-time drivers ask [`Switch::next_departure`] when
 //! a shaped port can send next so that they can move the clock straight there.
 //!
+//! Priority flow control is [`crate::pfc`]'s: received PFC/PAUSE frames pause
+//! egress queues for their quanta; lossless packets are counted against their
+//! ingress port's priority group from admission until dequeue, and the
+//! ingress port sends XOFF at xOFF (refreshed at half the pause time) and
+//! XON below xON, through the control-frame path ahead of its queues.
+//!
 //! A [`Switch`] owns the ports it polls and the egress queues of those ports.
 //! With several workers, each has its own `Switch` built from the same model;
 //! a packet routed to a port owned by another worker crosses a bounded ring
@@ -29,11 +35,13 @@ use crate::model::{InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
 use crate::parse::parse;
+use crate::pfc::{quanta_ns, IngressAccounting, PfcPortState, WatchdogModel, PRIORITIES};
 use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::{EgressQueues, NUM_QUEUES};
 use crate::stats::{InterfaceStats, PoolStats, SwitchStats};
 use crate::wire::checksum;
+use crate::wire::mac_control::{self, MacControlRepr};
 use crate::wire::MacAddr;
 
 /// How often timers (neighbour retries) run, at most.
@@ -64,6 +72,9 @@ pub struct WorkerLinks {
     pub events: Arc<ArrayQueue<NeighborEvent>>,
     /// Every worker's event ring, by worker number.
     pub all_events: Vec<Arc<ArrayQueue<NeighborEvent>>>,
+    /// Lossless bytes buffered per ingress port, shared by every worker so
+    /// that the ingress port's worker sees what other workers queued.
+    pub ingress: Arc<IngressAccounting>,
 }
 
 impl WorkerLinks {
@@ -76,6 +87,7 @@ impl WorkerLinks {
         let events: Vec<_> = (0..workers)
             .map(|_| Arc::new(ArrayQueue::new(1024)))
             .collect();
+        let ingress = Arc::new(IngressAccounting::new(owners.len()));
         (0..workers)
             .map(|id| WorkerLinks {
                 id,
@@ -84,6 +96,7 @@ impl WorkerLinks {
                 inboxes: inboxes.clone(),
                 events: Arc::clone(&events[id]),
                 all_events: events.clone(),
+                ingress: Arc::clone(&ingress),
             })
             .collect()
     }
@@ -102,6 +115,8 @@ struct PortSlot {
     ctrl_tx: Burst,
     /// Frames the backend refused last time, retried first.
     tx_pending: Burst,
+    /// Pause timers and XOFF state.
+    pfc: PfcPortState,
 }
 
 impl PortSlot {
@@ -124,6 +139,10 @@ pub struct Switch {
     last_tick: Nanos,
     /// The time of the current poll, stamped on packets as they are queued.
     now: Nanos,
+    /// Lossless bytes buffered per ingress port and priority group.
+    ingress_acct: Arc<IngressAccounting>,
+    /// Some port has a lossless priority (dequeues then settle the accounting).
+    any_lossless: bool,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -195,10 +214,20 @@ impl Switch {
                     queues: EgressQueues::new(m, port_seed(model.random_seed, i)),
                     ctrl_tx: Burst::new(),
                     tx_pending: Burst::new(),
+                    pfc: PfcPortState::default(),
                 }
             })
             .collect();
+        let ingress_acct = links.as_ref().map_or_else(
+            || Arc::new(IngressAccounting::new(model.interfaces.len())),
+            |l| Arc::clone(&l.ingress),
+        );
         let sw = Switch {
+            ingress_acct,
+            any_lossless: model
+                .interfaces
+                .iter()
+                .any(|m| m.pfc.enabled_priorities != 0),
             hostname: model.hostname.clone(),
             ports,
             fib,
@@ -251,6 +280,11 @@ impl Switch {
         });
         self.fib = fib;
         self.hostname = model.hostname.clone();
+        // Packets already counted stay counted until they leave.
+        self.any_lossless |= model
+            .interfaces
+            .iter()
+            .any(|m| m.pfc.enabled_priorities != 0);
         warnings
     }
 
@@ -277,6 +311,17 @@ impl Switch {
         }
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
+                if self.ports[p].pfc.rx_paused != 0 {
+                    self.pause_timers(p, now);
+                }
+                if let Some(wd) = self.ports[p].model.pfc.watchdog {
+                    if self.ports[p].pfc.rx_paused | self.ports[p].pfc.stormed != 0 {
+                        self.watchdog(p, &wd, now);
+                    }
+                }
+                if self.any_lossless && self.ports[p].pfc.tx_xoff != 0 {
+                    work += self.pfc_release(p, now);
+                }
                 work += self.tx_port(p, now);
             }
         }
@@ -300,7 +345,9 @@ impl Switch {
     }
 
     /// The earliest time a queued packet can leave one of this worker's ports
-    /// (a shaped port's wire frees, a shaped queue gets its rate back); `None`
+    /// (a shaped port's wire frees, a shaped queue gets its rate back, a
+    /// peer's pause of a non-empty queue runs out), or a PFC timer fires (an
+    /// XOFF this switch sent is due for refresh); `None`
     /// when no queued packet can leave without something else happening
     /// (nothing queued, or only paused queues). A virtual clock can jump to
     /// min(this, [`next_rx_time`](Self::next_rx_time)) without missing a departure.
@@ -308,7 +355,18 @@ impl Switch {
         self.ports
             .iter()
             .filter(|p| p.owned && p.backend.is_some())
-            .filter_map(|p| p.queues.next_departure())
+            .flat_map(|p| {
+                [
+                    p.queues.next_departure(),
+                    p.pfc.next_expiry(p.queues.nonempty_mask()),
+                    p.pfc.next_refresh(),
+                    p.model
+                        .pfc
+                        .watchdog
+                        .and_then(|wd| p.pfc.next_watchdog(p.queues.nonempty_mask(), &wd)),
+                ]
+            })
+            .flatten()
             .min()
     }
 
@@ -461,14 +519,136 @@ impl Switch {
         match pkt.meta.kind {
             FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, now),
             FrameKind::Arp => self.local_arp(pkt, p, now),
-            FrameKind::MacControl => {
-                host::count_mac_control(pkt.data(), &mut slot.counters.pfc);
-                slot.counters.punted += 1;
-            }
+            FrameKind::MacControl => self.mac_control(&pkt, p, now),
             FrameKind::Lldp => self.punt(pkt, p),
             FrameKind::Other(_) | FrameKind::Unparsed => {
                 slot.counters.drop(DropReason::UnknownEthertype)
             }
+        }
+    }
+
+    /// Acts on a received PFC or PAUSE frame: sets, reloads or ends the
+    /// pause of the queues it names.
+    fn mac_control(&mut self, pkt: &Packet, p: usize, now: Nanos) {
+        let slot = &mut self.ports[p];
+        let payload = pkt.data().get(pkt.meta.l3_offset as usize..).unwrap_or(&[]);
+        let repr =
+            mac_control::Packet::new_checked(payload).and_then(|v| MacControlRepr::parse(&v));
+        let enabled = slot.model.pfc.enabled_priorities;
+        let (mask, quanta) = match repr {
+            Ok(MacControlRepr::Pfc { enable, quanta }) => {
+                host::count_mac_control(pkt.data(), &mut slot.counters.pfc);
+                (enable & enabled, quanta)
+            }
+            Ok(MacControlRepr::Pause { quanta }) => {
+                let honored = enabled == 0 && slot.model.pfc.honor_pause_8023x;
+                (if honored { 0xFF } else { 0 }, [quanta; PRIORITIES])
+            }
+            Ok(MacControlRepr::Unknown(_)) | Err(_) => {
+                return slot.counters.drop(DropReason::BadMacControl);
+            }
+        };
+        slot.counters.punted += 1;
+        let speed = slot.model.speed_mbps;
+        let mut m = mask;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let bit = 1u8 << q;
+            let st = &mut slot.pfc;
+            if quanta[q] != 0 {
+                st.last_rx_pause[q] = now;
+            }
+            if st.stormed & bit != 0 {
+                // The watchdog holds this queue open until the pauses stop.
+                continue;
+            }
+            if quanta[q] == 0 {
+                if st.rx_paused & bit != 0 {
+                    st.rx_paused &= !bit;
+                    slot.counters.pfc.paused_ns[q] += now.saturating_sub(st.paused_since[q]);
+                    slot.queues.set_paused(q, false);
+                }
+            } else {
+                if st.rx_paused & bit == 0 {
+                    st.rx_paused |= bit;
+                    st.paused_since[q] = now;
+                    slot.queues.set_paused(q, true);
+                }
+                st.paused_until[q] = now + quanta_ns(quanta[q], speed);
+            }
+        }
+    }
+
+    /// Ends the pauses of port `p` that have run out by `now`.
+    fn pause_timers(&mut self, p: usize, now: Nanos) {
+        let slot = &mut self.ports[p];
+        let st = &mut slot.pfc;
+        let mut m = st.rx_paused;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if st.paused_until[q] <= now {
+                st.rx_paused &= !(1 << q);
+                slot.counters.pfc.paused_ns[q] += st.paused_until[q] - st.paused_since[q];
+                slot.queues.set_paused(q, false);
+            }
+        }
+    }
+
+    /// Declares storms on queues of port `p` paused too long while holding
+    /// packets, and restores stormed queues whose pauses have stopped.
+    fn watchdog(&mut self, p: usize, wd: &WatchdogModel, now: Nanos) {
+        let nonempty = self.ports[p].queues.nonempty_mask();
+        let st = self.ports[p].pfc;
+        let mut m = st.rx_paused & nonempty & !st.stormed;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if now.saturating_sub(st.paused_since[q]) >= wd.detect_ns() {
+                self.storm(p, q, now);
+            }
+        }
+        if let Some(restore) = wd.restore_ns() {
+            let mut m = st.stormed;
+            while m != 0 {
+                let q = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if now.saturating_sub(st.last_rx_pause[q]) >= restore {
+                    let slot = &mut self.ports[p];
+                    slot.pfc.stormed &= !(1 << q);
+                    slot.counters.pfc.watchdog_restores[q] += 1;
+                    tracing::info!(interface = %slot.model.name, priority = q, "PFC watchdog: queue restored");
+                }
+            }
+        }
+    }
+
+    /// Puts queue `q` of port `p` in the stormed state: resumed, flushed,
+    /// and no longer sending PFC for its priority.
+    fn storm(&mut self, p: usize, q: usize, now: Nanos) {
+        let acct = Arc::clone(&self.ingress_acct);
+        let slot = &mut self.ports[p];
+        let bit = 1u8 << q;
+        slot.pfc.stormed |= bit;
+        slot.pfc.rx_paused &= !bit;
+        slot.counters.pfc.paused_ns[q] += now.saturating_sub(slot.pfc.paused_since[q]);
+        slot.queues.set_paused(q, false);
+        slot.counters.pfc.watchdog_storms[q] += 1;
+        let counters = &mut slot.counters;
+        let n = slot.queues.flush(q, &mut counters.queues, |pkt| {
+            if pkt.meta.lossless {
+                acct.sub(
+                    pkt.in_port as usize,
+                    usize::from(pkt.meta.qos_group),
+                    pkt.len() as u64,
+                );
+            }
+        });
+        counters.drops[DropReason::PfcWatchdog as usize] += n as u64;
+        tracing::warn!(interface = %slot.model.name, priority = q, flushed = n, "PFC watchdog: storm, queue flushed");
+        if slot.pfc.tx_xoff & bit != 0 {
+            self.send_pfc(p, q, false, now);
         }
     }
 
@@ -542,7 +722,10 @@ impl Switch {
             return self.count_drop(p, DropReason::InterfaceDown);
         }
         pkt.meta.out_port = hop.port;
-        pkt.meta.qos_group = self.ports[p].classifier.classify(&pkt);
+        let qg = self.ports[p].classifier.classify(&pkt);
+        pkt.meta.qos_group = qg;
+        let lossless = self.ports[p].model.pfc.enabled_priorities & !self.ports[p].pfc.stormed;
+        pkt.meta.lossless = usize::from(qg) < PRIORITIES && lossless & (1 << qg) != 0;
         match self.neighbors.lookup(hop.port, hop.addr) {
             Some(mac) => self.rewrite_and_enqueue(pkt, mac),
             None => self.park(pkt, hop, now),
@@ -592,7 +775,91 @@ impl Switch {
             d[l3 + 7] -= 1;
         }
         pkt.meta.ttl -= 1;
+        if pkt.meta.lossless && !self.admit_lossless(&pkt) {
+            return;
+        }
         self.enqueue(pkt);
+    }
+
+    /// Counts a lossless packet into its ingress priority group, sending
+    /// XOFF when that crosses xOFF; false (and an `ingress_overflow` drop)
+    /// when the group's headroom is used up. Runs on the ingress port's worker.
+    fn admit_lossless(&mut self, pkt: &Packet) -> bool {
+        let in_port = pkt.in_port as usize;
+        let pg = usize::from(pkt.meta.qos_group);
+        let len = pkt.len() as u64;
+        let Some(slot) = self.ports.get(in_port) else {
+            return false;
+        };
+        let th = slot.model.pfc.pg[pg];
+        let occ = self.ingress_acct.get(in_port, pg);
+        if occ + len > th.xoff_bytes.saturating_add(th.headroom_bytes) {
+            self.count_drop(in_port, DropReason::IngressOverflow);
+            return false;
+        }
+        self.ingress_acct.add(in_port, pg, len);
+        if occ + len >= th.xoff_bytes && slot.pfc.tx_xoff & (1 << pg) == 0 {
+            self.send_pfc(in_port, pg, true, self.now);
+        }
+        true
+    }
+
+    /// Sends XOFF (the port's quanta) or XON (quanta 0) for priority `pg`
+    /// from port `p`, ahead of its queues, and updates the XOFF state.
+    fn send_pfc(&mut self, p: usize, pg: usize, xoff: bool, now: Nanos) {
+        let Some(mut pkt) = self.pool.alloc() else {
+            return;
+        };
+        let slot = &mut self.ports[p];
+        let quanta = if xoff { slot.model.pfc.quanta } else { 0 };
+        let mut q = [0u16; PRIORITIES];
+        q[pg] = quanta;
+        let repr = MacControlRepr::Pfc {
+            enable: 1 << pg,
+            quanta: q,
+        };
+        let mut frame = [0u8; mac_control::FRAME_LEN];
+        repr.emit_frame(slot.model.mac, &mut frame);
+        pkt.reset();
+        pkt.set_len(mac_control::FRAME_LEN);
+        pkt.data_mut().copy_from_slice(&frame);
+        if slot.ctrl_tx.try_push(pkt).is_err() {
+            slot.counters.drop(DropReason::TxError);
+            return;
+        }
+        let bit = 1u8 << pg;
+        if xoff {
+            slot.counters.pfc.tx_pause[pg] += 1;
+            slot.pfc.tx_xoff |= bit;
+            // Refresh at half the pause time, so the peer never resumes early.
+            let half = (quanta_ns(quanta, slot.model.speed_mbps) / 2).max(1);
+            slot.pfc.refresh_at[pg] = now + half;
+        } else {
+            slot.counters.pfc.tx_resume[pg] += 1;
+            slot.pfc.tx_xoff &= !bit;
+        }
+    }
+
+    /// For each priority port `p` has paused its peer on: XON once the
+    /// group is below xON, else XOFF again when the refresh is due. Returns
+    /// the frames sent.
+    fn pfc_release(&mut self, p: usize, now: Nanos) -> usize {
+        let mut sent = 0;
+        let mut m = self.ports[p].pfc.tx_xoff;
+        while m != 0 {
+            let pg = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let occ = self.ingress_acct.get(p, pg);
+            let slot = &self.ports[p];
+            if occ == 0 || occ < slot.model.pfc.pg[pg].xon_bytes {
+                self.send_pfc(p, pg, false, now);
+                sent += 1;
+            } else if slot.pfc.refresh_at[pg] <= now {
+                self.send_pfc(p, pg, true, now);
+                sent += 1;
+            }
+        }
+        sent
     }
 
     /// Queues a packet on its egress port, here or on the owning worker.
@@ -602,7 +869,11 @@ impl Switch {
         if !self.ports[out].owned {
             let Some(links) = &self.links else { return };
             let owner = links.owners[out];
-            if links.inboxes[owner].push(pkt).is_err() {
+            if let Err(pkt) = links.inboxes[owner].push(pkt) {
+                if pkt.meta.lossless {
+                    let pg = usize::from(pkt.meta.qos_group);
+                    self.ingress_acct.sub(in_port, pg, pkt.len() as u64);
+                }
                 self.count_drop(in_port, DropReason::HandoffFull);
             }
             return;
@@ -615,10 +886,22 @@ impl Switch {
             return;
         }
         let q = pkt.meta.qos_group as usize;
-        if let Err(reason) = slot
-            .queues
-            .enqueue(q, pkt, self.now, &mut slot.counters.queues)
+        let lossless = pkt.meta.lossless;
+        let len = pkt.len() as u64;
+        if slot.pfc.stormed & (1 << q.min(NUM_QUEUES - 1)) != 0 {
+            if lossless {
+                self.ingress_acct.sub(in_port, q, len);
+            }
+            slot.counters.drop(DropReason::PfcWatchdog);
+            return;
+        }
+        if let Err(reason) =
+            slot.queues
+                .offer(q, pkt, self.now, &mut slot.counters.queues, lossless)
         {
+            if lossless {
+                self.ingress_acct.sub(in_port, q, len);
+            }
             // The queue counted its own drop; the drop reason belongs to the egress port.
             slot.counters.drop(reason);
         }
@@ -756,12 +1039,20 @@ impl Switch {
             sent += n;
         }
         if !slot.queues.is_empty() {
+            let before = slot.tx_pending.len();
             slot.queues.dequeue_burst(
                 &mut slot.tx_pending,
                 BURST_SIZE,
                 now,
                 &mut slot.counters.queues,
             );
+            if self.any_lossless {
+                for pkt in slot.tx_pending[before..].iter().filter(|p| p.meta.lossless) {
+                    let pg = usize::from(pkt.meta.qos_group);
+                    self.ingress_acct
+                        .sub(pkt.in_port as usize, pg, pkt.len() as u64);
+                }
+            }
             sent += transmit(
                 backend.as_mut(),
                 &mut slot.tx_pending,

@@ -1,0 +1,306 @@
+//! Priority flow control (802.1Qbb) and 802.3x PAUSE: the per-port model,
+//! the pause timers a received frame sets, and the ingress accounting that
+//! decides when the switch itself sends XOFF and XON.
+//!
+//! # Priorities, groups and queues
+//!
+//! A priority is lossless on a port when bit n of
+//! [`PfcModel::enabled_priorities`] is set. Priority n is served by
+//! qos-group n and egress queue n (the book's configuration maps CoS 3 to
+//! qos-group 3), so a PFC frame pausing priority n pauses queue n, and
+//! lossless traffic of qos-group n is accounted in ingress priority group n.
+//!
+//! # Pause timing
+//!
+//! One quantum is 512 bit times at the port's speed (100 Gb/s when the port
+//! has none): `pause_ns = ceil(quanta × 512 × 1000 / speed_mbps)`. A new
+//! frame reloads the timer (it does not add); quanta 0 resumes at once.
+//!
+//! # Default thresholds
+//!
+//! When the ingress queuing policy gives no `pause` line for a lossless
+//! group, [`PgThresholds::default_for`] computes (REFERENCE §7):
+//!
+//! * headroom = 2 × (MTU + [`FRAME_OVERHEAD_BYTES`]) (a frame in flight at
+//!   each end) + 2 × cable delay × rate (the round trip of the cable,
+//!   [`DEFAULT_CABLE_METRES`] at [`CABLE_NS_PER_METRE`]) +
+//!   [`PEER_RESPONSE_BITS`] at the port's rate (the peer's reaction time);
+//!   at 100 Gb/s, MTU 9216 and 100 m that is 18 508 + 12 500 + 480 bytes;
+//! * xOFF = port buffer / [`XOFF_BUFFER_DIVISOR`] (1 MiB of the default
+//!   8 MiB buffer);
+//! * xON = xOFF / 2.
+//!
+//! # Watchdog
+//!
+//! With [`PfcModel::watchdog`] set, an egress queue that holds packets and
+//! stays paused by its peer for `interval × shutdown_multiplier` is declared
+//! stormed: its packets are flushed, new packets for it are dropped
+//! (`pfc_watchdog`), pause frames no longer pause it, and the port stops
+//! sending PFC for that priority (its traffic is admitted as lossy). It is
+//! restored once no pause frame for the priority has arrived for
+//! `interval × restore_multiplier` (0: never by itself).
+//!
+//! # Ingress accounting
+//!
+//! [`IngressAccounting`] holds, per ingress port and priority group, the
+//! bytes of that port's lossless traffic still buffered in any egress queue.
+//! The egress worker adds at enqueue and subtracts at dequeue; the worker
+//! owning the ingress port compares the total with xOFF/xON and sends the
+//! frames. The counters are relaxed atomics shared by every worker, so the
+//! accounting is exact with one worker and with several (no lock; one atomic
+//! add per lossless packet).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::clock::Nanos;
+
+/// Number of 802.1p priorities (and priority groups).
+pub const PRIORITIES: usize = 8;
+/// Pause quanta sent in an XOFF when the configuration gives none: the maximum.
+pub const DEFAULT_QUANTA: u16 = 0xFFFF;
+/// Speed assumed for pause timing on a port without one, in Mb/s.
+pub const DEFAULT_SPEED_MBPS: u32 = 100_000;
+/// Cable length assumed for default headroom, in metres.
+pub const DEFAULT_CABLE_METRES: u64 = 100;
+/// Propagation delay of a cable, ns per metre.
+pub const CABLE_NS_PER_METRE: u64 = 5;
+/// The peer's response time for default headroom, in bit times.
+pub const PEER_RESPONSE_BITS: u64 = 3840;
+/// Ethernet bytes around an IP MTU (header, tag, FCS, preamble, gap).
+pub const FRAME_OVERHEAD_BYTES: u64 = 42;
+/// Default xOFF is the port buffer divided by this.
+pub const XOFF_BUFFER_DIVISOR: u64 = 8;
+
+/// Thresholds of one ingress priority group, in bytes buffered (the
+/// `Default` is all zeros: every lossless byte overflows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PgThresholds {
+    /// At or above this occupancy the port sends XOFF.
+    pub xoff_bytes: u64,
+    /// Below this occupancy (or when empty) the port sends XON (quanta 0).
+    pub xon_bytes: u64,
+    /// Bytes admitted beyond xOFF while the peer reacts; beyond it, `ingress_overflow`.
+    pub headroom_bytes: u64,
+}
+
+impl PgThresholds {
+    /// The defaults for a port of `speed_mbps` (100 Gb/s when `None`) with IP
+    /// MTU `mtu` and `buffer_bytes` of buffer (see the module documentation).
+    pub fn default_for(speed_mbps: Option<u32>, mtu: u16, buffer_bytes: u64) -> Self {
+        let speed = u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS));
+        let frame = u64::from(mtu) + FRAME_OVERHEAD_BYTES;
+        // bits = ns × Mb/s / 1000; bytes = bits / 8.
+        let cable_bytes = 2 * DEFAULT_CABLE_METRES * CABLE_NS_PER_METRE * speed / 8000;
+        let response_bytes = PEER_RESPONSE_BITS / 8;
+        let xoff = buffer_bytes / XOFF_BUFFER_DIVISOR;
+        PgThresholds {
+            xoff_bytes: xoff,
+            xon_bytes: xoff / 2,
+            headroom_bytes: 2 * frame + cable_bytes + response_bytes,
+        }
+    }
+}
+
+/// PFC on one interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfcModel {
+    /// Lossless priorities (bit n = priority n); 0 when PFC is off.
+    pub enabled_priorities: u8,
+    /// Ingress thresholds per priority group.
+    pub pg: [PgThresholds; PRIORITIES],
+    /// Quanta sent in XOFF frames.
+    pub quanta: u16,
+    /// Act on 802.3x PAUSE (only when no priority is lossless).
+    pub honor_pause_8023x: bool,
+    /// The PFC watchdog; `None` when off.
+    pub watchdog: Option<WatchdogModel>,
+}
+
+/// PFC watchdog timers, so a peer that never stops pausing cannot wedge a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchdogModel {
+    /// Polling interval (NX-OS `watch-dog interval`, default 100 ms).
+    pub interval_ns: Nanos,
+    /// Intervals a non-empty queue must stay paused to be declared stormed.
+    pub shutdown_multiplier: u32,
+    /// Intervals without pause frames before a stormed queue is restored; 0: never.
+    pub restore_multiplier: u32,
+}
+
+impl WatchdogModel {
+    /// How long a queue must stay paused to be declared stormed.
+    pub fn detect_ns(&self) -> Nanos {
+        self.interval_ns * u64::from(self.shutdown_multiplier.max(1))
+    }
+
+    /// How long without pause frames restores a stormed queue; `None`: never.
+    pub fn restore_ns(&self) -> Option<Nanos> {
+        (self.restore_multiplier > 0).then(|| self.interval_ns * u64::from(self.restore_multiplier))
+    }
+}
+
+impl Default for PfcModel {
+    fn default() -> Self {
+        PfcModel {
+            enabled_priorities: 0,
+            // A hand-built model that only sets `enabled_priorities` gets
+            // usable thresholds: those of a 100G port, MTU 1500, default buffer.
+            pg: [PgThresholds::default_for(None, 1500, crate::model::DEFAULT_BUFFER_BYTES);
+                PRIORITIES],
+            quanta: DEFAULT_QUANTA,
+            honor_pause_8023x: true,
+            watchdog: None,
+        }
+    }
+}
+
+/// Nanoseconds `quanta` pause quanta last at `speed_mbps` (100 Gb/s when `None`).
+pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
+    let speed = u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS));
+    (u64::from(quanta) * 512 * 1000).div_ceil(speed)
+}
+
+/// Bytes of lossless traffic buffered per ingress port and priority group,
+/// shared by every worker.
+#[derive(Debug)]
+pub struct IngressAccounting {
+    bytes: Box<[[AtomicU64; PRIORITIES]]>,
+}
+
+impl IngressAccounting {
+    /// Zeroed counters for `ports` ports.
+    pub fn new(ports: usize) -> Self {
+        IngressAccounting {
+            bytes: (0..ports)
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// Bytes of `port`'s traffic of group `pg` buffered now.
+    #[inline]
+    pub fn get(&self, port: usize, pg: usize) -> u64 {
+        self.bytes
+            .get(port)
+            .map_or(0, |a| a[pg & 7].load(Ordering::Relaxed))
+    }
+
+    /// Counts `len` bytes of `port`'s group `pg` entering a queue.
+    #[inline]
+    pub fn add(&self, port: usize, pg: usize, len: u64) {
+        if let Some(a) = self.bytes.get(port) {
+            a[pg & 7].fetch_add(len, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts `len` bytes of `port`'s group `pg` leaving the switch.
+    #[inline]
+    pub fn sub(&self, port: usize, pg: usize, len: u64) {
+        if let Some(a) = self.bytes.get(port) {
+            a[pg & 7].fetch_sub(len, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The PFC state of one port, owned by the worker polling it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PfcPortState {
+    /// Bit n: queue n is paused by the peer.
+    pub rx_paused: u8,
+    /// When each paused queue resumes.
+    pub paused_until: [Nanos; PRIORITIES],
+    /// When each paused queue was paused (for the paused-time counter).
+    pub paused_since: [Nanos; PRIORITIES],
+    /// Bit n: XOFF sent for priority n and not yet released.
+    pub tx_xoff: u8,
+    /// When each XOFF must be refreshed.
+    pub refresh_at: [Nanos; PRIORITIES],
+    /// Bit n: queue n is stormed (watchdog).
+    pub stormed: u8,
+    /// When a pause frame last arrived for each priority.
+    pub last_rx_pause: [Nanos; PRIORITIES],
+}
+
+impl PfcPortState {
+    /// The earliest pause expiry among paused queues in `mask`.
+    pub fn next_expiry(&self, mask: u8) -> Option<Nanos> {
+        let mut m = self.rx_paused & mask;
+        let mut t = None::<Nanos>;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            t = Some(t.map_or(self.paused_until[q], |t| t.min(self.paused_until[q])));
+        }
+        t
+    }
+
+    /// The earliest watchdog deadline: a storm declared for a paused queue
+    /// in `nonempty`, or a stormed queue restored.
+    pub fn next_watchdog(&self, nonempty: u8, wd: &WatchdogModel) -> Option<Nanos> {
+        let mut t = None::<Nanos>;
+        let mut m = self.rx_paused & nonempty & !self.stormed;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let d = self.paused_since[q] + wd.detect_ns();
+            t = Some(t.map_or(d, |t| t.min(d)));
+        }
+        if let Some(r) = wd.restore_ns() {
+            let mut m = self.stormed;
+            while m != 0 {
+                let q = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let d = self.last_rx_pause[q] + r;
+                t = Some(t.map_or(d, |t| t.min(d)));
+            }
+        }
+        t
+    }
+
+    /// The earliest XOFF refresh due.
+    pub fn next_refresh(&self) -> Option<Nanos> {
+        let mut m = self.tx_xoff;
+        let mut t = None::<Nanos>;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            t = Some(t.map_or(self.refresh_at[q], |t| t.min(self.refresh_at[q])));
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quanta_at_two_speeds() {
+        // REFERENCE §1: 65535 quanta ≈ 335 µs at 100G, ≈ 84 µs at 400G.
+        assert_eq!(quanta_ns(0xFFFF, None), 335_540);
+        assert_eq!(quanta_ns(0xFFFF, Some(400_000)), 83_885);
+        assert_eq!(quanta_ns(1, Some(10_000)), 52); // 51.2 ns, rounded up
+        assert_eq!(quanta_ns(0, Some(10_000)), 0);
+    }
+
+    #[test]
+    fn default_thresholds() {
+        let t = PgThresholds::default_for(None, 9216, 8 << 20);
+        assert_eq!(t.xoff_bytes, 1 << 20);
+        assert_eq!(t.xon_bytes, 512 << 10);
+        assert_eq!(t.headroom_bytes, 2 * 9258 + 12_500 + 480);
+        let slow = PgThresholds::default_for(Some(10_000), 1500, 8 << 20);
+        assert_eq!(slow.headroom_bytes, 2 * 1542 + 1250 + 480);
+    }
+
+    #[test]
+    fn accounting_adds_and_subtracts() {
+        let a = IngressAccounting::new(2);
+        a.add(1, 3, 100);
+        a.add(1, 3, 50);
+        a.sub(1, 3, 100);
+        assert_eq!(a.get(1, 3), 50);
+        assert_eq!(a.get(0, 3), 0);
+        assert_eq!(a.get(9, 3), 0);
+    }
+}

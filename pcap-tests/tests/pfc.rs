@@ -1,0 +1,407 @@
+//! Priority flow control end to end, in virtual time: pause frames received
+//! on the egress port hold its lossless queue for exactly quanta × 512 bit
+//! times; a congested ingress port sends XOFF at its threshold, absorbs its
+//! headroom, drops beyond it, and sends XON once drained below xON.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+
+use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
+use railyard_control::traffic::{build, FrameSpec};
+use railyard_dataplane::model::{InterfaceModel, PgThresholds, SwitchModel};
+use railyard_dataplane::pfc::quanta_ns;
+use railyard_dataplane::wire::mac_control::{MacControlRepr, FRAME_LEN};
+use railyard_dataplane::wire::MacAddr;
+use railyard_pcap_tests::{read_pcap, write_pcap, Timed};
+
+const SENDER: usize = 0;
+const EGRESS: usize = 1;
+const PRIO: usize = 3;
+const FRAME: usize = 1000;
+
+fn port_mac(i: usize) -> MacAddr {
+    MacAddr([2, 0xaa, 0, 0, 0, i as u8 + 1])
+}
+
+fn host_mac(i: usize) -> MacAddr {
+    MacAddr([2, 0, 0, 0, 0, i as u8 + 1])
+}
+
+fn host_ip(i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, i as u8 + 1, 2)
+}
+
+/// Two ports at `speed` (None: no shaping, pause timed at 100 Gb/s); DSCP 24
+/// → qos-group 3, lossless on both ports when `pfc`.
+fn model(speed: Option<u32>, pfc: bool, pg: PgThresholds) -> SwitchModel {
+    let interfaces = (0..2)
+        .map(|i| {
+            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
+            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8 + 1, 1), 24));
+            m.static_arp.push((host_ip(i), host_mac(i)));
+            m.speed_mbps = speed;
+            m.dscp_to_qos_group[24] = PRIO as u8;
+            if pfc {
+                m.pfc.enabled_priorities = 1 << PRIO;
+            }
+            m.pfc.pg[PRIO] = pg;
+            m
+        })
+        .collect();
+    SwitchModel {
+        hostname: "pfc".into(),
+        interfaces,
+        ..SwitchModel::default()
+    }
+}
+
+/// A RoCE-class frame (DSCP 24, not ECN-capable) from the sender to the
+/// host behind the egress port.
+fn data(seq: u64) -> Vec<u8> {
+    let mut s = FrameSpec::udp(
+        host_mac(SENDER),
+        port_mac(SENDER),
+        IpAddr::V4(host_ip(SENDER)),
+        IpAddr::V4(host_ip(EGRESS)),
+    );
+    s.frame_len = FRAME;
+    s.dscp = 24;
+    build(&s, seq)
+}
+
+/// A PFC frame from the egress port's peer pausing priority 3 for `quanta`.
+fn pfc(quanta: u16) -> Vec<u8> {
+    let mut q = [0u16; 8];
+    q[PRIO] = quanta;
+    let mut f = [0u8; FRAME_LEN];
+    MacControlRepr::Pfc {
+        enable: 1 << PRIO,
+        quanta: q,
+    }
+    .emit_frame(host_mac(EGRESS), &mut f);
+    f.to_vec()
+}
+
+struct Run {
+    report: ReplayReport,
+    out: Vec<Vec<Timed>>,
+    _dir: tempfile::TempDir,
+}
+
+fn replay(model: &SwitchModel, inputs: Vec<Vec<Timed>>) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(usize, PathBuf)> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, frames)| {
+            let path = dir.path().join(format!("in{i}.pcap"));
+            write_pcap(&path, frames);
+            (i, path)
+        })
+        .collect();
+    let out = dir.path().join("out");
+    let report = replay_pcaps(model, &files, &out, |_, _| {}).unwrap();
+    let out = model
+        .interfaces
+        .iter()
+        .map(|m| {
+            let p = output_path(&out, &m.name);
+            if p.exists() {
+                read_pcap(&p)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    Run {
+        report,
+        out,
+        _dir: dir,
+    }
+}
+
+/// Departure time of each data frame leaving the egress port.
+fn departures(run: &Run) -> Vec<u64> {
+    run.out[EGRESS]
+        .iter()
+        .filter(|(_, f)| f.len() == FRAME)
+        .map(|(t, _)| *t)
+        .collect()
+}
+
+#[test]
+fn pause_lasts_quanta_times_512_bit_times_at_two_speeds() {
+    for speed in [Some(10_000), None, Some(400_000)] {
+        let m = model(speed, true, roomy());
+        let quanta = 1000;
+        let run = replay(&m, vec![vec![(2_000, data(0))], vec![(1_000, pfc(quanta))]]);
+        let expect = 1_000 + quanta_ns(quanta, speed);
+        assert_eq!(departures(&run), vec![expect], "speed {speed:?}");
+        let e = &run.report.stats.interfaces["Ethernet1/2"];
+        assert_eq!(e.pfc.rx_pause[PRIO], 1);
+        assert_eq!(e.pfc.paused_ns[PRIO], quanta_ns(quanta, speed));
+    }
+    // 1000 quanta = 512 000 bit times: 51.2 µs at 10G, 5.12 µs at 100G.
+    assert_eq!(quanta_ns(1000, Some(10_000)), 51_200);
+    assert_eq!(quanta_ns(1000, None), 5_120);
+}
+
+#[test]
+fn a_new_frame_reloads_and_quanta_zero_resumes() {
+    let speed = Some(10_000);
+    let m = model(speed, true, roomy());
+    let d = quanta_ns(1000, speed);
+    // Reload: a second XOFF half-way restarts the full pause time.
+    let run = replay(
+        &m,
+        vec![
+            vec![(2_000, data(0))],
+            vec![(1_000, pfc(1000)), (1_000 + d / 2, pfc(1000))],
+        ],
+    );
+    assert_eq!(departures(&run), vec![1_000 + d / 2 + d]);
+    // Resume: quanta 0 releases at once.
+    let run = replay(
+        &m,
+        vec![
+            vec![(2_000, data(0))],
+            vec![(1_000, pfc(1000)), (5_000, pfc(0))],
+        ],
+    );
+    assert_eq!(departures(&run), vec![5_000]);
+    let e = &run.report.stats.interfaces["Ethernet1/2"];
+    assert_eq!((e.pfc.rx_pause[PRIO], e.pfc.rx_resume[PRIO]), (1, 1));
+    assert_eq!(e.pfc.paused_ns[PRIO], 4_000);
+}
+
+#[test]
+fn pause_8023x_pauses_every_queue_only_without_pfc() {
+    let speed = Some(10_000);
+    let mut pause = [0u8; FRAME_LEN];
+    MacControlRepr::Pause { quanta: 1000 }.emit_frame(host_mac(EGRESS), &mut pause);
+    let inputs = || vec![vec![(2_000, data(0))], vec![(1_000, pause.to_vec())]];
+    let run = replay(&model(speed, false, roomy()), inputs());
+    assert_eq!(departures(&run), vec![1_000 + quanta_ns(1000, speed)]);
+    // With PFC on the port, PAUSE is not honoured.
+    let run = replay(&model(speed, true, roomy()), inputs());
+    assert_eq!(departures(&run), vec![2_000]);
+}
+
+#[test]
+fn bad_mac_control_frames_are_counted_and_dropped() {
+    let m = model(None, true, roomy());
+    let mut unknown = pfc(0xFFFF);
+    unknown[14..16].copy_from_slice(&[0x00, 0x02]);
+    let short = pfc(0xFFFF)[..20].to_vec();
+    let run = replay(
+        &m,
+        vec![
+            vec![(2_000, data(0))],
+            vec![(1_000, unknown), (1_100, short)],
+        ],
+    );
+    assert_eq!(departures(&run), vec![2_000], "nothing paused");
+    let e = &run.report.stats.interfaces["Ethernet1/2"];
+    assert_eq!(e.drops["bad_mac_control"], 2);
+    assert_eq!(e.pfc.rx_pause[PRIO], 0);
+}
+
+/// REFERENCE §1's XOFF for priority 3, 0xFFFF quanta, from `src`.
+fn reference_xoff(src: MacAddr) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x01]);
+    f.extend_from_slice(&src.0);
+    f.extend_from_slice(&[
+        0x88, 0x08, 0x01, 0x01, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    ]);
+    f.resize(60, 0);
+    f
+}
+
+/// The PFC frames a port sent: (time, priority-3 quanta).
+fn pfc_sent(run: &Run, port: usize) -> Vec<(u64, u16)> {
+    run.out[port]
+        .iter()
+        .filter(|(_, f)| f.len() == FRAME_LEN && f[12..14] == [0x88, 0x08])
+        .map(|(t, f)| (*t, u16::from_be_bytes([f[24], f[25]])))
+        .collect()
+}
+
+const XOFF: u64 = 10 * FRAME as u64;
+const XON: u64 = 5 * FRAME as u64;
+const HEADROOM: u64 = 5 * FRAME as u64;
+
+/// The lossless thresholds of the buffer tests: ten frames to xOFF, five
+/// more of headroom, xON at five.
+fn thresholds() -> PgThresholds {
+    PgThresholds {
+        xoff_bytes: XOFF,
+        xon_bytes: XON,
+        headroom_bytes: HEADROOM,
+    }
+}
+
+/// The SONiC buffer threshold test: with the egress paused, fill the
+/// ingress priority group to one below xOFF (no PFC, no drop), one more
+/// (exactly one XOFF), to the end of the headroom (no drop), one more (one
+/// `ingress_overflow`); release the egress and see exactly one XON.
+#[test]
+fn xoff_at_threshold_headroom_then_overflow_and_one_xon() {
+    let mut m = model(Some(10_000), true, thresholds());
+    // A queue limit of two frames: lossless traffic ignores it.
+    m.interfaces[EGRESS].queues[PRIO].limit =
+        railyard_dataplane::model::QueueLimit::Bytes(2 * FRAME as u64);
+    let t = |k: u64| 10_000 + 1_000 * k;
+    let n = XOFF / FRAME as u64 + HEADROOM / FRAME as u64 + 1; // 16
+    let sender: Vec<Timed> = (0..n).map(|k| (t(k), data(k))).collect();
+    let release = 100_000;
+    let run = replay(
+        &m,
+        vec![sender, vec![(1_000, pfc(0xFFFF)), (release, pfc(0))]],
+    );
+    let s = &run.report.stats.interfaces["Ethernet1/1"];
+    let sent = pfc_sent(&run, SENDER);
+    assert_eq!(sent.len(), 2, "one XOFF and one XON: {sent:?}");
+    // The 10th frame (k = 9) reaches xOFF; the XOFF leaves with it.
+    let (xoff_t, xoff_q) = sent[0];
+    assert_eq!(xoff_q, 0xFFFF);
+    assert!(xoff_t >= t(9) && xoff_t < t(10), "XOFF at {xoff_t}");
+    let xoff_frame = &run.out[SENDER]
+        .iter()
+        .find(|(tt, _)| *tt == xoff_t)
+        .unwrap()
+        .1;
+    assert_eq!(xoff_frame, &reference_xoff(port_mac(SENDER)));
+    // The 16th frame finds the headroom used up.
+    assert_eq!(s.drops["ingress_overflow"], 1);
+    assert_eq!(s.total_drops(), 1);
+    let e = &run.report.stats.interfaces["Ethernet1/2"];
+    assert_eq!(e.total_drops(), 0, "never tail-dropped: {:?}", e.drops);
+    assert_eq!(departures(&run).len() as u64, n - 1);
+    // Released at 100 µs: the XON goes once the group drains below xON.
+    let (xon_t, xon_q) = sent[1];
+    assert_eq!(xon_q, 0);
+    assert!(xon_t >= release);
+    let deps = departures(&run);
+    let below_xon = (n - 1 - XON / FRAME as u64) as usize; // 10th departure leaves 5 queued
+    assert!(
+        xon_t >= deps[below_xon - 1] && xon_t <= deps[below_xon],
+        "XON at {xon_t}, departures {deps:?}"
+    );
+    assert_eq!(s.pfc.tx_pause[PRIO], 1);
+    assert_eq!(s.pfc.tx_resume[PRIO], 1);
+}
+
+/// Held above xON, the XOFF is refreshed at half its pause time.
+#[test]
+fn xoff_is_refreshed_at_half_the_pause_time() {
+    let speed = Some(10_000);
+    let mut m = model(speed, true, thresholds());
+    m.interfaces[SENDER].pfc.quanta = 1000; // 51.2 µs at 10G
+    let sender: Vec<Timed> = (0..10).map(|k| (10_000 + 1_000 * k, data(k))).collect();
+    let release = 100_000;
+    let run = replay(
+        &m,
+        vec![sender, vec![(1_000, pfc(0xFFFF)), (release, pfc(0))]],
+    );
+    let sent = pfc_sent(&run, SENDER);
+    let half = quanta_ns(1000, speed) / 2;
+    let first = sent[0].0;
+    let expect: Vec<(u64, u16)> = (0..)
+        .map(|k| (first + k * half, 1000))
+        .take_while(|(t, _)| *t < release)
+        .collect();
+    assert_eq!(&sent[..expect.len()], &expect[..]);
+    assert_eq!(sent.len(), expect.len() + 1);
+    assert_eq!(sent.last().unwrap().1, 0, "ends with XON");
+}
+
+/// Thresholds the pause tests never reach.
+fn roomy() -> PgThresholds {
+    PgThresholds::default_for(None, 1500, 8 << 20)
+}
+
+/// A queue paused past the watchdog's detection time is flushed, new packets
+/// for it are dropped while the pauses continue, and it is restored once
+/// they stop; afterwards pause frames act again.
+#[test]
+fn watchdog_flushes_a_stormed_queue_and_restores_it() {
+    let speed = Some(10_000);
+    let mut m = model(speed, true, roomy());
+    m.interfaces[EGRESS].pfc.watchdog = Some(railyard_dataplane::model::WatchdogModel {
+        interval_ns: 1_000_000,
+        shutdown_multiplier: 1,
+        restore_multiplier: 2,
+    });
+    let run = replay(
+        &m,
+        vec![
+            vec![(2_000, data(0)), (1_500_000, data(1)), (3_100_000, data(2))],
+            vec![(1_000, pfc(0xFFFF)), (3_000_000, pfc(10_000))],
+        ],
+    );
+    // data(0) flushed at 1.001 ms, data(1) dropped while stormed; restored
+    // at 2.001 ms; data(2) waits for the new pause (512 µs at 10G).
+    assert_eq!(departures(&run), vec![3_000_000 + quanta_ns(10_000, speed)]);
+    let e = &run.report.stats.interfaces["Ethernet1/2"];
+    assert_eq!(e.drops["pfc_watchdog"], 2);
+    assert_eq!(e.pfc.watchdog_storms[PRIO], 1);
+    assert_eq!(e.pfc.watchdog_restores[PRIO], 1);
+    assert_eq!(e.queues[PRIO].watchdog_drops, 1);
+    assert_eq!(e.pfc.paused_ns[PRIO], 1_000_000 + quanta_ns(10_000, speed));
+}
+
+/// With the ingress and egress ports on different workers, the shared
+/// accounting lets the ingress worker send XOFF for packets the egress
+/// worker holds, and XON once the egress worker has sent them.
+#[test]
+fn two_workers_share_the_ingress_accounting() {
+    use railyard_dataplane::port::ring::RingLink;
+    use railyard_dataplane::port::Port;
+    use railyard_dataplane::switch::{Switch, WorkerLinks};
+    use railyard_dataplane::Pool;
+
+    let m = model(None, true, thresholds());
+    let pool = Pool::new(1024);
+    let (p0, mut h0, _) = RingLink::pair("p0", 256);
+    let (p1, mut h1, _) = RingLink::pair("p1", 256);
+    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
+    let (mut w0, _) = Switch::new_worker(
+        &m,
+        vec![Some(Box::new(p0) as Box<dyn Port>), None],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let (mut w1, _) = Switch::new_worker(
+        &m,
+        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let pfc_frames = |h: &mut railyard_dataplane::port::ring::RingPort| {
+        let mut out = Vec::new();
+        while let Some(p) = h.recv() {
+            if p.data()[12..14] == [0x88, 0x08] {
+                out.push(u16::from_be_bytes([p.data()[24], p.data()[25]]));
+            }
+        }
+        out
+    };
+    h1.send(pool.alloc_from(&pfc(0xFFFF)).unwrap()).unwrap();
+    w1.poll(1_000);
+    for k in 0..10 {
+        h0.send(pool.alloc_from(&data(k)).unwrap()).unwrap();
+    }
+    w0.poll(2_000); // routes and hands off; the 10th frame reaches xOFF
+    w1.poll(3_000); // queues them behind the pause
+    assert_eq!(pfc_frames(&mut h0), vec![0xFFFF], "one XOFF from worker 0");
+    assert_eq!(w1.queues(EGRESS as u16).unwrap().depth_packets(PRIO), 10);
+    w0.poll(4_000);
+    assert_eq!(pfc_frames(&mut h0), Vec::<u16>::new(), "still above xON");
+    h1.send(pool.alloc_from(&pfc(0)).unwrap()).unwrap();
+    w1.poll(5_000); // resumed: worker 1 sends all ten
+    assert_eq!(w1.queues(EGRESS as u16).unwrap().depth_packets(PRIO), 0);
+    w0.poll(6_000);
+    assert_eq!(pfc_frames(&mut h0), vec![0], "XON once drained");
+}
