@@ -173,10 +173,14 @@ enum ShowWhat {
         #[command(flatten)]
         source: ConfigSource,
     },
-    /// Interfaces with their counters, drops and queues.
+    /// Interfaces with their counters, drops and queues; `show interface
+    /// priority-flow-control [detail]` for PFC per port.
     Interface {
-        /// One interface, e.g. Ethernet1/1 (also eth1/1, e1/1).
+        /// One interface, e.g. Ethernet1/1 (also eth1/1, e1/1), or
+        /// `priority-flow-control`.
         name: Option<String>,
+        /// With `priority-flow-control`: `detail` for per-priority counts.
+        detail: Option<String>,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -450,9 +454,39 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             }
         }
         Command::Show {
-            what: ShowWhat::Interface { name, json, socket },
+            what:
+                ShowWhat::Interface {
+                    name,
+                    detail,
+                    json,
+                    socket,
+                },
         } => {
             let stats = mgmt::fetch_stats(&socket)?;
+            if name.as_deref() == Some("priority-flow-control") {
+                if json {
+                    let pfc: std::collections::BTreeMap<_, _> = stats
+                        .interfaces
+                        .iter()
+                        .map(|(n, i)| (n.clone(), &i.pfc))
+                        .collect();
+                    let text =
+                        serde_json::to_string_pretty(&serde_json::json!({ "interfaces": pfc }))
+                            .map_err(|e| e.to_string())?;
+                    return writeln!(out, "{text}").map_err(io);
+                }
+                let detail = match detail.as_deref() {
+                    None => false,
+                    Some("detail") => true,
+                    Some(other) => {
+                        return Err(format!("unexpected {other:?}: did you mean `detail`?"))
+                    }
+                };
+                return show::render_pfc(&mut out, &stats, detail).map_err(io);
+            }
+            if let Some(extra) = &detail {
+                return Err(format!("unexpected {extra:?} after the interface name"));
+            }
             let name = name
                 .map(|n| {
                     n.parse::<railyard_config::InterfaceName>()

@@ -391,6 +391,19 @@ fn hosts_ping_each_other_through_railyard_on_af_packet() {
         queuing.contains("QOS GROUP 0") && queuing.contains("Wait p50 / p99 / max"),
         "{queuing}"
     );
+    let pfc = run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "show",
+        "interface",
+        "priority-flow-control",
+        "--socket",
+        &sock,
+    ])
+    .expect("show interface priority-flow-control");
+    assert!(
+        pfc.contains("Ethernet1/1") && pfc.contains("Oper(VL bmap)"),
+        "{pfc}"
+    );
     let summary = switch.stop();
     assert!(
         summary.contains("Ethernet1/1"),

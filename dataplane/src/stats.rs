@@ -96,6 +96,10 @@ impl QueueStats {
 /// PFC frame counts per priority.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PfcStats {
+    /// Priorities that are lossless on this port (bit n = priority n): the
+    /// PFC enable vector it sends and honours.
+    #[serde(default)]
+    pub enabled: u8,
     /// Pause frames sent, per priority.
     pub tx_pause: [u64; 8],
     /// Resume (quanta 0) frames sent, per priority.
@@ -118,6 +122,7 @@ pub struct PfcStats {
 impl From<&PfcCounters> for PfcStats {
     fn from(c: &PfcCounters) -> Self {
         PfcStats {
+            enabled: 0,
             tx_pause: c.tx_pause,
             tx_resume: c.tx_resume,
             rx_pause: c.rx_pause,

@@ -435,7 +435,7 @@ impl Switch {
                     .map(|(a, l)| format!("{a}/{l}"))
                     .chain(m.ipv6.iter().map(|(a, l)| format!("{a}/{l}")))
                     .collect();
-                let s = InterfaceStats {
+                let mut s = InterfaceStats {
                     mac: m.mac.to_string(),
                     admin_up: m.admin_up,
                     link_up: p.backend.as_ref().is_some_and(|b| b.link_up()),
@@ -454,6 +454,8 @@ impl Switch {
                 .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
                     p.queues.latency(q)
                 }));
+                // The enable vector is configuration, not a counter.
+                s.pfc.enabled = m.pfc.enabled_priorities;
                 (m.name.clone(), s)
             })
             .collect();
