@@ -141,14 +141,13 @@ enum ShowWhat {
         #[command(flatten)]
         source: ConfigSource,
     },
-    /// Egress scheduling of an interface and its per-qos-group counters and
-    /// wait times (`show queuing interface NAME`).
+    /// `show queuing interface NAME`: egress scheduling, ingress PFC
+    /// thresholds and per-qos-group counters and wait times; `show queuing
+    /// pfc-queue [interface NAME]`: the PFC watchdog per lossless queue.
     Queuing {
-        /// `interface`.
-        #[arg(value_parser = ["interface"])]
-        keyword: String,
-        /// The interface, e.g. Ethernet1/1.
-        name: String,
+        /// `interface NAME`, or `pfc-queue [interface NAME]`.
+        #[arg(num_args = 1..=3, required = true)]
+        args: Vec<String>,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -388,25 +387,72 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             write!(out, "{config}").map_err(io)
         }
         Command::Show {
-            what: ShowWhat::Queuing {
-                name, json, source, ..
-            },
+            what: ShowWhat::Queuing { args, json, source },
         } => {
             let config = source.load()?;
-            let ifname = show_qos::find_interface(&config, &name)?;
-            let eq = config.effective_qos(&ifname);
-            let stats = match source.config {
-                Some(_) => None,
-                None => mgmt::fetch_stats(&source.socket)?
-                    .interfaces
-                    .remove(&ifname.to_string()),
+            let live = |source: &ConfigSource| match source.config {
+                Some(_) => Ok(None),
+                None => mgmt::fetch_stats(&source.socket).map(Some),
             };
-            if json {
-                let v = show_qos::queuing_json(&eq, stats.as_ref());
-                let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-                writeln!(out, "{text}").map_err(io)
-            } else {
-                show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)
+            match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                ["interface", name] => {
+                    let ifname = show_qos::find_interface(&config, name)?;
+                    let eq = config.effective_qos(&ifname);
+                    let stats =
+                        live(&source)?.and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
+                    let compiled =
+                        railyard_control::compile::compile(&config).map_err(|e| e.join("\n"))?;
+                    let pfc = compiled
+                        .model
+                        .interfaces
+                        .iter()
+                        .find(|i| i.name == ifname.to_string())
+                        .map(|i| i.pfc.clone())
+                        .unwrap_or_default();
+                    if json {
+                        let mut v = show_qos::queuing_json(&eq, stats.as_ref());
+                        v["ingress"] = serde_json::json!((0..8)
+                            .filter(|q| pfc.enabled_priorities & (1 << q) != 0)
+                            .map(|q| serde_json::json!({
+                                "qos_group": q,
+                                "xoff_bytes": pfc.pg[q].xoff_bytes,
+                                "xon_bytes": pfc.pg[q].xon_bytes,
+                                "headroom_bytes": pfc.pg[q].headroom_bytes,
+                            }))
+                            .collect::<Vec<_>>());
+                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+                        writeln!(out, "{text}").map_err(io)
+                    } else {
+                        show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
+                        show_qos::render_ingress(
+                            &mut out,
+                            &ifname.to_string(),
+                            &pfc,
+                            stats.as_ref(),
+                        )
+                        .map_err(io)
+                    }
+                }
+                ["pfc-queue", ref rest @ ..] => {
+                    let only = match rest {
+                        [] => None,
+                        ["interface", name] => Some(show_qos::find_interface(&config, name)?),
+                        _ => return Err("usage: show queuing pfc-queue [interface NAME]".into()),
+                    };
+                    let stats = live(&source)?.unwrap_or_default();
+                    if json {
+                        let v = show_qos::pfc_queue_json(&config, &stats, only.as_ref());
+                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+                        writeln!(out, "{text}").map_err(io)
+                    } else {
+                        show_qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
+                            .map_err(io)
+                    }
+                }
+                _ => Err(
+                    "usage: show queuing interface NAME | show queuing pfc-queue [interface NAME]"
+                        .into(),
+                ),
             }
         }
         Command::Show {

@@ -11,6 +11,7 @@ use railyard_config::{
     Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
     QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
+use railyard_dataplane::pfc::PfcModel;
 use railyard_dataplane::stats::InterfaceStats;
 
 fn indented(out: &mut dyn Write, text: &str, by: usize) -> std::io::Result<()> {
@@ -349,6 +350,178 @@ pub fn queuing_json(eq: &EffectiveQos, stats: Option<&InterfaceStats>) -> serde_
         "policy": eq.policies.queuing_output,
         "egress": eq.egress,
         "queues": stats.map(|s| &s.queues),
+    })
+}
+
+/// The ingress (PFC) half of `show queuing interface`: per lossless
+/// qos-group the headroom buffer, pause and resume thresholds the switch
+/// uses (configured or computed), then the PFC frame counts.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_ingress(
+    out: &mut dyn Write,
+    name: &str,
+    pfc: &PfcModel,
+    stats: Option<&InterfaceStats>,
+) -> std::io::Result<()> {
+    let rule = "-".repeat(62);
+    writeln!(out, "\nIngress Queuing for {name}")?;
+    writeln!(out, "{rule}")?;
+    writeln!(out, "QoS-Group#                 Pause")?;
+    writeln!(out, "           Buff Size       Pause Th      Resume Th")?;
+    writeln!(out, "{rule}")?;
+    if pfc.enabled_priorities == 0 {
+        writeln!(out, "  (no lossless qos-group on this interface)")?;
+    }
+    for q in (0..8usize).rev() {
+        if pfc.enabled_priorities & (1 << q) == 0 {
+            continue;
+        }
+        let t = &pfc.pg[q];
+        writeln!(
+            out,
+            "{q:>7} {:>13} {:>14} {:>14}",
+            t.xoff_bytes + t.headroom_bytes,
+            t.xoff_bytes,
+            t.xon_bytes
+        )?;
+    }
+    writeln!(out, "{rule}")?;
+    let Some(s) = stats else { return Ok(()) };
+    let p = &s.pfc;
+    let rx: u64 = p.rx_pause.iter().chain(&p.rx_resume).sum();
+    let tx: u64 = p.tx_pause.iter().chain(&p.tx_resume).sum();
+    writeln!(out, "\nPFC Statistics\n{rule}")?;
+    writeln!(out, "TxPPP: {tx:>20}, RxPPP: {rx:>20}\n{rule}")?;
+    writeln!(
+        out,
+        "PFC_COS QOS_Group    TxPause  TxCount    RxPause  RxCount     Paused"
+    )?;
+    for q in 0..8usize {
+        let lossless = p.enabled & (1 << q) != 0;
+        let state = |n: u64, r: u64| {
+            if lossless && n > r {
+                "Active"
+            } else {
+                "Inactive"
+            }
+        };
+        writeln!(
+            out,
+            "{q:>7} {q:>9} {:>10} {:>8} {:>10} {:>8} {:>10}",
+            state(p.tx_pause[q], p.tx_resume[q]),
+            p.tx_pause[q] + p.tx_resume[q],
+            state(p.rx_pause[q], p.rx_resume[q]),
+            p.rx_pause[q] + p.rx_resume[q],
+            crate::show::duration(p.paused_ns[q])
+        )?;
+    }
+    writeln!(out, "{rule}")
+}
+
+/// `show queuing pfc-queue [interface NAME]`: the PFC watchdog per lossless
+/// queue — whether it is armed, its state, storms, restores and drops.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_pfc_queue(
+    out: &mut dyn Write,
+    cfg: &Config,
+    stats: &railyard_dataplane::stats::SwitchStats,
+    only: Option<&InterfaceName>,
+) -> std::io::Result<()> {
+    let rule = format!("+{}+", "-".repeat(70));
+    let t = &cfg.pfc_watchdog;
+    writeln!(out, "{rule}")?;
+    writeln!(
+        out,
+        "| Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}",
+        t.interval_ms, t.shutdown_multiplier, t.auto_restore_multiplier
+    )?;
+    writeln!(out, "{rule}")?;
+    for ifc in cfg
+        .interfaces
+        .iter()
+        .filter(|i| only.is_none_or(|n| *n == i.name))
+    {
+        let eq = cfg.effective_qos(&ifc.name);
+        let name = ifc.name.to_string();
+        let s = stats.interfaces.get(&name);
+        writeln!(
+            out,
+            "{name}  watchdog {}",
+            if eq.watchdog.enabled {
+                "enabled"
+            } else {
+                "disabled"
+            }
+        )?;
+        writeln!(
+            out,
+            "  QOS Group  State      Storms  Restores   Drops pkts   Drops bytes"
+        )?;
+        for q in 0..8usize {
+            if eq.lossless & (1 << q) == 0 {
+                continue;
+            }
+            let (storms, restores) = s.map_or((0, 0), |s| {
+                (s.pfc.watchdog_storms[q], s.pfc.watchdog_restores[q])
+            });
+            let (drops, bytes) = s
+                .and_then(|s| s.queues.get(q))
+                .map_or((0, 0), |qs| (qs.watchdog_drops, qs.watchdog_drop_bytes));
+            let state = if storms > restores { "Stormed" } else { "Ok" };
+            writeln!(
+                out,
+                "  {q:>9}  {state:<9} {storms:>7} {restores:>9} {drops:>12} {bytes:>13}"
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `show queuing pfc-queue --json`.
+pub fn pfc_queue_json(
+    cfg: &Config,
+    stats: &railyard_dataplane::stats::SwitchStats,
+    only: Option<&InterfaceName>,
+) -> serde_json::Value {
+    let interfaces: serde_json::Map<String, serde_json::Value> = cfg
+        .interfaces
+        .iter()
+        .filter(|i| only.is_none_or(|n| *n == i.name))
+        .map(|ifc| {
+            let eq = cfg.effective_qos(&ifc.name);
+            let name = ifc.name.to_string();
+            let s = stats.interfaces.get(&name);
+            let queues: Vec<serde_json::Value> = (0..8usize)
+                .filter(|q| eq.lossless & (1 << q) != 0)
+                .map(|q| {
+                    let storms = s.map_or(0, |s| s.pfc.watchdog_storms[q]);
+                    let restores = s.map_or(0, |s| s.pfc.watchdog_restores[q]);
+                    let qs = s.and_then(|s| s.queues.get(q));
+                    serde_json::json!({
+                        "qos_group": q,
+                        "state": if storms > restores { "stormed" } else { "ok" },
+                        "storms": storms,
+                        "restores": restores,
+                        "drops": qs.map_or(0, |q| q.watchdog_drops),
+                        "drop_bytes": qs.map_or(0, |q| q.watchdog_drop_bytes),
+                    })
+                })
+                .collect();
+            (
+                name,
+                serde_json::json!({ "watchdog": eq.watchdog.enabled, "queues": queues }),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "interval_ms": cfg.pfc_watchdog.interval_ms,
+        "shutdown_multiplier": cfg.pfc_watchdog.shutdown_multiplier,
+        "restore_multiplier": cfg.pfc_watchdog.auto_restore_multiplier,
+        "interfaces": interfaces,
     })
 }
 

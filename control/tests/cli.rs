@@ -337,3 +337,35 @@ fn show_queuing_from_a_file() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["egress"][7]["priority_level"], 1);
 }
+
+#[test]
+fn show_queuing_has_the_ingress_pfc_table_and_pfc_queue_the_watchdog() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let c = conf.to_str().unwrap();
+    let out = railyard(&["show", "queuing", "interface", "e1/1", "--config", c]);
+    let s = text(&out.stdout);
+    assert!(s.contains("Ingress Queuing for Ethernet1/1"), "{s}");
+    let row = s
+        .lines()
+        .skip_while(|l| !l.starts_with("Ingress Queuing"))
+        .find(|l| l.trim_start().starts_with("3 "))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|v| v.parse::<u64>().unwrap_or(0))
+        .collect::<Vec<_>>();
+    assert_eq!(row.len(), 4, "{s}");
+    assert!(
+        row[3] < row[2] && row[2] < row[1],
+        "xON < xOFF < buffer: {row:?}"
+    );
+    let out = railyard(&["show", "queuing", "pfc-queue", "--json", "--config", c]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interval_ms"], 100);
+    assert_eq!(v["interfaces"]["Ethernet1/1"]["watchdog"], true);
+    assert_eq!(v["interfaces"]["Ethernet1/1"]["queues"][0]["qos_group"], 3);
+    assert_eq!(v["interfaces"]["Ethernet1/1"]["queues"][0]["state"], "ok");
+    let out = railyard(&["show", "queuing", "bogus", "--config", c]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("usage: show queuing"));
+}
