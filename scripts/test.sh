@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 declare -A needs=(
   [ip]=iproute2
   [ping]=iputils-ping
+  [tshark]=tshark
 )
 
 missing=()

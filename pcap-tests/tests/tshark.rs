@@ -1,0 +1,136 @@
+//! The PFC frames railyard sends decode in Wireshark as 802.1Qbb class-based
+//! flow control with the expected fields and no expert warnings.
+
+use std::net::IpAddr;
+use std::process::Command;
+
+use railyard_control::traffic::{build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
+use railyard_dataplane::wire::MacAddr;
+use railyard_pcap_tests::{replay, Timed};
+
+const CONFIG: &str = "
+hostname pfcsw
+class-map type qos match-any ROCEv2
+  match dscp 24
+policy-map type qos CLASSIFY
+  class ROCEv2
+    set qos-group 3
+policy-map type queuing IN
+  class type queuing c-in-q3
+    pause buffer-size 60000 pause-threshold 20000 resume-threshold 10000
+policy-map type network-qos NQ
+  class type network-qos c-8q-nq3
+    pause pfc-cos 3
+system qos
+  service-policy type network-qos NQ
+  service-policy type queuing input IN
+interface Ethernet1/1-3
+  no switchport
+  speed 10000
+  priority-flow-control mode on
+  service-policy type qos input CLASSIFY
+interface Ethernet1/1
+  mac-address 02:aa:00:00:00:01
+  ip address 10.0.1.1/24
+  ip arp 10.0.1.2 02:00:00:00:00:01
+interface Ethernet1/2
+  mac-address 02:aa:00:00:00:02
+  ip address 10.0.2.1/24
+  ip arp 10.0.2.2 02:00:00:00:00:02
+interface Ethernet1/3
+  ip address 10.0.3.1/24
+  ip arp 10.0.3.2 02:00:00:00:00:03
+";
+
+/// Two 10 Gb/s RoCEv2 senders into one 10 Gb/s port: each ingress port
+/// crosses its 20 000-byte pause threshold, then drains below resume.
+fn incast() -> Vec<(&'static str, Vec<Timed>)> {
+    ["Ethernet1/1", "Ethernet1/2"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let n = i as u8 + 1;
+            let mut s = FrameSpec::udp(
+                MacAddr([2, 0, 0, 0, 0, n]),
+                MacAddr([2, 0xaa, 0, 0, 0, n]),
+                IpAddr::V4([10, 0, n, 2].into()),
+                IpAddr::V4([10, 0, 3, 2].into()),
+            );
+            s.dscp = 24;
+            s.frame_len = 1000;
+            let frames = (0..100u64)
+                .map(|k| {
+                    s.transport = Transport::Roce {
+                        opcode: BTH_RC_WRITE_ONLY,
+                        dest_qp: u32::from(n),
+                        psn: k as u32,
+                    };
+                    (k * 820, build(&s, k))
+                })
+                .collect();
+            (*name, frames)
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs tshark; run by scripts/test.sh, which installs it"]
+fn pfc_frames_decode_in_tshark() {
+    let run = replay(CONFIG, &incast());
+    let out = run.out.join("Ethernet1_1.pcap");
+    let pfc: Vec<_> = run
+        .sent("Ethernet1/1")
+        .into_iter()
+        .filter(|(_, f)| f[12..14] == [0x88, 0x08])
+        .collect();
+    assert!(
+        pfc.len() >= 2,
+        "the incast made Ethernet1/1 send XOFF and XON: {}",
+        pfc.len()
+    );
+    let tshark = Command::new("tshark")
+        .arg("-r")
+        .arg(&out)
+        .args([
+            "-Y",
+            "macc",
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-e",
+            "eth.dst",
+            "-e",
+            "macc.opcode",
+            "-e",
+            "macc.cbfc.enbv",
+            "-e",
+            "macc.cbfc.pause_time.c3",
+            "-e",
+            "_ws.expert",
+        ])
+        .output()
+        .expect("run tshark");
+    assert!(
+        tshark.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tshark.stderr)
+    );
+    let text = String::from_utf8_lossy(&tshark.stdout);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('|').collect()).collect();
+    assert_eq!(rows.len(), pfc.len(), "tshark saw every PFC frame:\n{text}");
+    let mut quanta = Vec::new();
+    for r in &rows {
+        assert_eq!(r[0], "01:80:c2:00:00:01", "{text}");
+        assert_eq!(r[1], "0x0101", "PFC opcode: {text}");
+        assert_eq!(r[2], "0x0008", "priority 3 enabled: {text}");
+        assert_eq!(
+            r.get(4).copied().unwrap_or(""),
+            "",
+            "no expert item: {text}"
+        );
+        quanta.push(r[3].parse::<u32>().expect("pause_time.c3"));
+    }
+    assert_eq!(quanta.first(), Some(&65535), "first an XOFF: {quanta:?}");
+    assert_eq!(quanta.last(), Some(&0), "last an XON: {quanta:?}");
+}
