@@ -15,6 +15,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use railyard_config::{parse_str, ParseOptions};
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::port::trace::TracePort;
+use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::MacAddr;
 
@@ -174,7 +175,9 @@ pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), Str
         .iter()
         .map(|ifc| {
             let frames = trace.next().unwrap_or_default();
-            Some(Box::new(TracePort::new(&ifc.name, frames)) as Box<dyn Port>)
+            let port =
+                TracePort::new(&ifc.name, frames).closed_loop(PfcUpstream::for_interface(ifc));
+            Some(Box::new(port) as Box<dyn Port>)
         })
         .collect();
     let report = run_virtual(&sw.model, backends, |_, _| {}).map_err(|e| e.to_string())?;
@@ -229,7 +232,7 @@ pub fn explain(
     writeln!(
         out,
         "PFC priority 3 (lossless, `pause pfc-cos 3`): the sender ports sent {xoff} pause and {xon} resume frames\n\
-         upstream. The synthetic senders replay a fixed trace and do not slow down when paused, so\n\
-         {overflow} lossless packets overflowed the ingress headroom (`ingress_overflow`)."
+         upstream. The senders honour PFC (closed-loop replay): they hold a paused priority back and\n\
+         send it on resume, so {overflow} lossless packets overflowed the ingress headroom (`ingress_overflow`)."
     )
 }

@@ -64,6 +64,9 @@ enum Command {
         /// Treat unsupported configuration sections as errors.
         #[arg(long)]
         strict: bool,
+        /// Replay the traces unchanged instead of holding back priorities the switch pauses.
+        #[arg(long)]
+        open_loop: bool,
     },
     /// Run the embedded rail-switch demo (no root, no files).
     Demo {
@@ -256,6 +259,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             out: dir,
             stats_json,
             strict,
+            open_loop,
         } => {
             let compiled = load(&config, strict)?.compiled;
             let mut inputs = Vec::new();
@@ -290,10 +294,11 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             if inputs.is_empty() {
                 return Err("nothing to replay: give --pcap INTERFACE=FILE (or `bind pcap FILE` under an interface)".into());
             }
-            let report = replay::replay_pcaps(&compiled.model, &inputs, &dir, |rx, t| {
-                eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
-            })
-            .map_err(|e| format!("replay: {e}"))?;
+            let report =
+                replay::replay_pcaps(&compiled.model, &inputs, &dir, open_loop, |rx, t| {
+                    eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
+                })
+                .map_err(|e| format!("replay: {e}"))?;
             for w in &report.warnings {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }
@@ -407,7 +412,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                         .interfaces
                         .iter()
                         .find(|i| i.name == ifname.to_string())
-                        .map(|i| i.pfc.clone())
+                        .map(|i| i.pfc)
                         .unwrap_or_default();
                     if json {
                         let mut v = show_qos::queuing_json(&eq, stats.as_ref());

@@ -13,6 +13,7 @@ use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::port::pcap::{PcapPort, PcapSink, PcapSource};
+use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::switch::Switch;
@@ -108,11 +109,14 @@ pub fn output_path(dir: &Path, interface: &str) -> PathBuf {
 
 /// Replays pcap files: `inputs` maps interface index to a trace. Every
 /// interface writes what it transmits to `output_path(out_dir, name)`, with
-/// timestamps on the inputs' own time line.
+/// timestamps on the inputs' own time line. Each trace is a PFC-honouring
+/// sender (paused priorities are held back and released on resume, see
+/// [`PfcUpstream`]) unless `open_loop`, which replays the traces unchanged.
 pub fn replay_pcaps(
     model: &SwitchModel,
     inputs: &[(usize, PathBuf)],
     out_dir: &Path,
+    open_loop: bool,
     progress: impl FnMut(u64, Nanos),
 ) -> std::io::Result<ReplayReport> {
     std::fs::create_dir_all(out_dir)?;
@@ -128,7 +132,14 @@ pub fn replay_pcaps(
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (i, ifc) in model.interfaces.iter().enumerate() {
         let source = match inputs.iter().find(|(p, _)| *p == i) {
-            Some((_, path)) => Some(PcapSource::open_aligned(path, epoch)?),
+            Some((_, path)) => {
+                let src = PcapSource::open_aligned(path, epoch)?;
+                Some(if open_loop {
+                    src
+                } else {
+                    src.closed_loop(PfcUpstream::for_interface(ifc))
+                })
+            }
             None => None,
         };
         let sink = PcapSink::create(output_path(out_dir, &ifc.name), epoch);

@@ -162,6 +162,20 @@ interface Ethernet1/2
     );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(v["interfaces"]["Ethernet1/2"]["tx_packets"], 50);
+    // `--open-loop` replays the trace unchanged; nothing pauses here, so
+    // the result is the same.
+    let out = railyard(&[
+        "replay",
+        "--config",
+        conf.to_str().unwrap(),
+        "--pcap",
+        &format!("eth1/1={}", input.display()),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--open-loop",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replayed 50 frames"));
 }
 
 #[test]
@@ -294,7 +308,13 @@ fn demo_shows_the_incast_marked_and_cnps_unhindered() {
         let q7 = &v["interfaces"][port]["queues"][7];
         assert_eq!(q7["tx_packets"], 400, "{port}: {q7}");
         assert_eq!(q7["tail_drops"], 0);
+        // Closed-loop senders: paused, and nothing lost in the lossless class.
+        let i = &v["interfaces"][port];
+        assert!(i["pfc"]["tx_pause"][3].as_u64().unwrap() > 0, "{port}: {i}");
+        assert_eq!(i["drops"]["ingress_overflow"], 0, "{port}");
     }
+    assert_eq!(q3["tail_drops"], 0, "{q3}");
+    assert_eq!(q3["wred_drops"], 0, "{q3}");
     let text_out = railyard(&["demo"]);
     let s = text(&text_out.stdout);
     assert!(s.contains("WRED/ECN (150-3000 KB, 7 %) marked"), "{s}");

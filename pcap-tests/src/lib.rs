@@ -106,7 +106,7 @@ pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
         files.push((idx, path));
     }
     let out = dir.path().join("out");
-    let report = replay_pcaps(&compiled.model, &files, &out, |_, _| {}).expect("replay");
+    let report = replay_pcaps(&compiled.model, &files, &out, false, |_, _| {}).expect("replay");
     Run {
         report,
         out,

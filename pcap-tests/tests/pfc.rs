@@ -100,7 +100,7 @@ fn replay(model: &SwitchModel, inputs: Vec<Vec<Timed>>) -> Run {
         })
         .collect();
     let out = dir.path().join("out");
-    let report = replay_pcaps(model, &files, &out, |_, _| {}).unwrap();
+    let report = replay_pcaps(model, &files, &out, true, |_, _| {}).unwrap();
     let out = model
         .interfaces
         .iter()

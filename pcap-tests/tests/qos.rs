@@ -134,7 +134,7 @@ fn replay(model: &SwitchModel, inputs: Vec<Vec<Timed>>) -> Run {
         })
         .collect();
     let out = dir.path().join("out");
-    let report = replay_pcaps(model, &files, &out, |_, _| {}).unwrap();
+    let report = replay_pcaps(model, &files, &out, false, |_, _| {}).unwrap();
     let sent = read_pcap(&output_path(&out, &model.interfaces[EGRESS].name));
     Run {
         report,

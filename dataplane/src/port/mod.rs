@@ -12,6 +12,7 @@ pub mod pcap;
 pub mod ring;
 pub mod tap;
 pub mod trace;
+pub mod upstream;
 
 /// Counters a backend keeps about its own I/O (not the pipeline's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

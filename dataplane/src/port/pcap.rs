@@ -31,6 +31,7 @@ use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::port::upstream::PfcUpstream;
 use crate::port::{IoCounters, Port};
 
 /// Length of the pcap global header.
@@ -217,6 +218,7 @@ pub struct PcapSource {
     rx_dropped: u64,
     truncated: u64,
     read_errors: u64,
+    upstream: Option<PfcUpstream>,
 }
 
 impl PcapSource {
@@ -283,6 +285,7 @@ impl PcapSource {
             rx_dropped: 0,
             truncated: 0,
             read_errors: 0,
+            upstream: None,
         };
         src.read_ahead();
         Ok(src)
@@ -311,43 +314,119 @@ impl PcapSource {
             .saturating_add(ts_abs.saturating_sub(self.origin_abs))
     }
 
-    /// The trace time at which the next frame is due, `None` at the end.
-    pub fn next_rx_time(&self) -> Option<Nanos> {
-        self.pending.then(|| self.trace_time(self.ahead.ts_abs))
+    /// Makes the trace a PFC-honouring sender (closed loop): priorities the
+    /// switch pauses on this interface are held back and released on resume
+    /// (see [`PfcUpstream`]); held frames are copied out of the file once.
+    pub fn closed_loop(mut self, upstream: PfcUpstream) -> Self {
+        self.upstream = Some(upstream);
+        self.absorb();
+        self
     }
 
-    /// Whether every frame has been delivered (or the file broke off).
-    pub fn exhausted(&self) -> bool {
-        !self.pending
+    /// Shows the closed-loop upstream the frames the switch sent at `now`.
+    pub fn on_tx(&mut self, burst: &Burst, now: Nanos) {
+        if let Some(up) = self.upstream.as_mut() {
+            for p in burst.iter() {
+                up.on_tx(p.data(), now);
+            }
+            self.absorb();
+        }
     }
 
-    /// Appends the frames due at or before `now` to `burst`, stamped with
-    /// their trace time; oversize frames and pool misses are dropped and
-    /// counted. Returns how many were appended.
-    pub fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
-        let mut n = 0;
-        while self.pending && burst.len() < BURST_SIZE {
+    /// Moves paused frames at the head of the trace aside, so frames of
+    /// other priorities behind them can pass.
+    fn absorb(&mut self) {
+        while self.pending && !self.ahead.oversize {
             let t = self.trace_time(self.ahead.ts_abs);
-            if t > now {
-                break;
+            let Some(up) = self.upstream.as_mut() else {
+                return;
+            };
+            if !up.should_hold(t, &self.ahead.data) {
+                return;
             }
             if self.ahead.truncated {
                 self.truncated += 1;
             }
-            let pkt = if self.ahead.oversize {
-                None
-            } else {
-                pool.alloc_from(&self.ahead.data)
-            };
-            match pkt {
-                Some(mut p) => {
-                    p.timestamp = t;
-                    burst.push(p);
-                    n += 1;
-                }
-                None => self.rx_dropped += 1,
-            }
+            up.hold(t, std::mem::take(&mut self.ahead.data));
             self.read_ahead();
+        }
+    }
+
+    /// When the look-ahead frame may leave: its trace time, later when paused.
+    fn head_time(&self) -> Option<Nanos> {
+        if !self.pending {
+            return None;
+        }
+        let t = self.trace_time(self.ahead.ts_abs);
+        Some(match &self.upstream {
+            Some(up) if !self.ahead.oversize => up.release_time(t, &self.ahead.data),
+            _ => t,
+        })
+    }
+
+    /// The trace time at which the next frame is due, `None` at the end.
+    pub fn next_rx_time(&self) -> Option<Nanos> {
+        let held = self
+            .upstream
+            .as_ref()
+            .and_then(PfcUpstream::next_release)
+            .map(|(t, _)| t);
+        held.into_iter().chain(self.head_time()).min()
+    }
+
+    /// Whether every frame has been delivered (or the file broke off).
+    pub fn exhausted(&self) -> bool {
+        !self.pending && self.upstream.as_ref().is_none_or(|u| u.held_now() == 0)
+    }
+
+    /// Appends the frames due at or before `now` to `burst`, stamped with
+    /// their trace time (closed loop: their release time); oversize frames
+    /// and pool misses are dropped and counted. Returns how many were appended.
+    pub fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
+        let mut n = 0;
+        while burst.len() < BURST_SIZE {
+            let head = self.head_time().filter(|t| *t <= now);
+            let held = self
+                .upstream
+                .as_ref()
+                .and_then(PfcUpstream::next_release)
+                .filter(|(t, _)| *t <= now);
+            match (held, head) {
+                (Some((ht, p)), h) if h.is_none_or(|h| ht <= h) => {
+                    let Some((t, f)) = self.upstream.as_mut().and_then(|u| u.release(p)) else {
+                        break;
+                    };
+                    match pool.alloc_from(&f) {
+                        Some(mut pkt) => {
+                            pkt.timestamp = t;
+                            burst.push(pkt);
+                            n += 1;
+                        }
+                        None => self.rx_dropped += 1,
+                    }
+                }
+                (_, Some(t)) => {
+                    if self.ahead.truncated {
+                        self.truncated += 1;
+                    }
+                    let pkt = if self.ahead.oversize {
+                        None
+                    } else {
+                        pool.alloc_from(&self.ahead.data)
+                    };
+                    match pkt {
+                        Some(mut p) => {
+                            p.timestamp = t;
+                            burst.push(p);
+                            n += 1;
+                        }
+                        None => self.rx_dropped += 1,
+                    }
+                    self.read_ahead();
+                    self.absorb();
+                }
+                _ => break,
+            }
         }
         self.rx_frames += n as u64;
         n
@@ -561,6 +640,9 @@ impl Port for PcapPort {
     /// Without a sink, frames are discarded as sent (a port with nowhere to
     /// write is a wire with nothing attached).
     fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+        if let Some(s) = self.source.as_mut() {
+            s.on_tx(burst, now);
+        }
         match self.sink.as_mut() {
             Some(s) => s.tx_burst(burst, now),
             None => {
@@ -949,5 +1031,55 @@ mod tests {
         assert!(idle.exhausted());
         assert_eq!(idle.describe(), "pcap");
         assert_eq!(idle.next_rx_time(), None);
+    }
+
+    #[test]
+    fn closed_loop_holds_paused_frames_and_stamps_their_release() {
+        let ip = |dscp: u8, seq: u8| {
+            let mut f = frame(seq, 60);
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            f[14] = 0x45;
+            f[15] = dscp << 2;
+            f
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (inp, out) = (dir.path().join("in.pcap"), dir.path().join("out.pcap"));
+        let recs = vec![
+            (T0 + 1_000, ip(24, 1), 60),
+            (T0 + 2_000, ip(0, 2), 60),
+            (T0 + 3_000, ip(24, 3), 60),
+        ];
+        write_pcap(&inp, TsResolution::NanoSecond, DataLink::ETHERNET, &recs);
+        let mut dscp = [0u8; 64];
+        dscp[24] = 3;
+        let src = PcapSource::open(&inp, 1_000)
+            .unwrap()
+            .closed_loop(PfcUpstream::new(Some(100_000), dscp, None));
+        let mut port = PcapPort::new(Some(src), Some(PcapSink::create(&out, 0)));
+        let pool = Pool::new(8);
+        // The switch pauses priority 3 for 1000 quanta (5120 ns) at time 500.
+        let mut q = [0u16; 8];
+        q[3] = 1000;
+        let mut xoff = [0u8; crate::wire::mac_control::FRAME_LEN];
+        crate::wire::mac_control::MacControlRepr::Pfc {
+            enable: 1 << 3,
+            quanta: q,
+        }
+        .emit_frame(crate::wire::MacAddr([2, 0, 0, 0, 0, 9]), &mut xoff);
+        let mut tx = Burst::new();
+        tx.push(pool.alloc_from(&xoff).unwrap());
+        port.tx_burst(&mut tx, 500);
+        // Priority 0 passes the held priority-3 frame.
+        assert_eq!(port.next_rx_time(), Some(2_000));
+        let mut b = Burst::new();
+        assert_eq!(port.rx_burst(&pool, &mut b, 5_000), 1);
+        assert_eq!((b[0].timestamp, b[0].data()[20]), (2_000, 2));
+        assert_eq!(port.next_rx_time(), Some(5_620));
+        assert!(!port.exhausted());
+        assert_eq!(port.rx_burst(&pool, &mut b, 10_000), 2);
+        assert_eq!((b[1].timestamp, b[1].data()[20]), (5_620, 1));
+        assert_eq!((b[2].timestamp, b[2].data()[20]), (5_620, 3));
+        assert!(port.exhausted());
+        assert_eq!(port.io_counters().rx_frames, 3);
     }
 }

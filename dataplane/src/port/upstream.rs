@@ -1,0 +1,228 @@
+//! A PFC-honouring upstream for replay sources: closed-loop replay.
+//!
+//! A trace replayed open-loop keeps sending whatever the switch says; a real
+//! sender stops a priority when the switch pauses it. [`PfcUpstream`] gives
+//! a replay source that behaviour: the source shows it every frame the
+//! switch transmits on the interface ([`PfcUpstream::on_tx`]); PFC frames
+//! (and 802.3x PAUSE, which pauses every priority) set per-priority
+//! pause-until times of quanta × 512 bit times at the interface's speed,
+//! and quanta 0 resumes at once.
+//!
+//! On receive, a trace frame whose priority is paused at its timestamp is
+//! moved aside into a per-priority queue (a NIC's per-priority queues), so
+//! later frames of other priorities still pass; it is delivered when the
+//! pause ends, stamped with the release time. A frame's priority is its
+//! qos-group as the interface classifies it ([`crate::pfc`]: priority n is
+//! qos-group n), from the 802.1p table when the interface has one, else the
+//! DSCP table (ACL rules are not consulted).
+//!
+//! Held frames are owned buffers (a source that reads from a file copies
+//! the frame once); at most [`MAX_HELD`] are held, beyond which the trace
+//! waits behind its first paused frame. This is the replay source, not the
+//! switch's fast path.
+
+use std::collections::VecDeque;
+
+use crate::clock::Nanos;
+use crate::model::InterfaceModel;
+use crate::pfc::{quanta_ns, PRIORITIES};
+use crate::wire::mac_control::{MacControlRepr, Packet as MacControl, PAUSE_DST};
+
+/// Frames a closed-loop source holds back at most (bounds its memory).
+pub const MAX_HELD: usize = 65_536;
+
+const ETH_HEADER: usize = 14;
+
+/// Pause state and held frames of one replayed sender (see the module doc).
+#[derive(Debug, Clone)]
+pub struct PfcUpstream {
+    speed_mbps: Option<u32>,
+    dscp_to_prio: [u8; 64],
+    cos_to_prio: Option<[u8; 8]>,
+    paused_until: [Nanos; PRIORITIES],
+    held: [VecDeque<(Nanos, Vec<u8>)>; PRIORITIES],
+    held_now: usize,
+    pause_frames: u64,
+    held_frames: u64,
+}
+
+impl PfcUpstream {
+    /// An upstream timing pauses at `speed_mbps` (100 Gb/s when `None`) and
+    /// classifying frames with the interface's qos-group tables.
+    pub fn new(speed_mbps: Option<u32>, dscp_to_qos_group: [u8; 64], cos: Option<[u8; 8]>) -> Self {
+        PfcUpstream {
+            speed_mbps,
+            dscp_to_prio: dscp_to_qos_group.map(|g| g & 7),
+            cos_to_prio: cos.map(|t| t.map(|g| g & 7)),
+            paused_until: [0; PRIORITIES],
+            held: std::array::from_fn(|_| VecDeque::new()),
+            held_now: 0,
+            pause_frames: 0,
+            held_frames: 0,
+        }
+    }
+
+    /// The upstream of a configured interface: its speed and classification.
+    pub fn for_interface(m: &InterfaceModel) -> Self {
+        Self::new(m.speed_mbps, m.dscp_to_qos_group, m.cos_to_qos_group)
+    }
+
+    /// The priority (qos-group) the switch gives `frame` on this interface.
+    pub fn priority(&self, frame: &[u8]) -> usize {
+        let Some(mut ethertype) = frame.get(12..14).map(|b| u16::from_be_bytes([b[0], b[1]]))
+        else {
+            return 0;
+        };
+        let mut l3 = ETH_HEADER;
+        let mut pcp = 0u8;
+        if ethertype == 0x8100 {
+            let Some(tag) = frame.get(14..18) else {
+                return 0;
+            };
+            pcp = tag[0] >> 5;
+            ethertype = u16::from_be_bytes([tag[2], tag[3]]);
+            l3 += 4;
+        }
+        if let Some(cos) = &self.cos_to_prio {
+            return usize::from(cos[usize::from(pcp)]);
+        }
+        let dscp = match (ethertype, frame.get(l3..l3 + 2)) {
+            (0x0800, Some(b)) => b[1] >> 2,
+            (0x86dd, Some(b)) => (((b[0] & 0x0f) << 4) | (b[1] >> 4)) >> 2,
+            _ => return 0,
+        };
+        usize::from(self.dscp_to_prio[usize::from(dscp)])
+    }
+
+    /// Looks at a frame the switch sent on this interface at `now`: a PFC or
+    /// PAUSE frame reloads the pause timers of the priorities it names.
+    pub fn on_tx(&mut self, frame: &[u8], now: Nanos) {
+        if frame.len() < ETH_HEADER + 2
+            || frame[..6] != PAUSE_DST.0
+            || frame[12..14] != [0x88, 0x08]
+        {
+            return;
+        }
+        let Ok(repr) = MacControlRepr::parse(&MacControl::new_unchecked(&frame[ETH_HEADER..]))
+        else {
+            return;
+        };
+        let (enable, quanta) = match repr {
+            MacControlRepr::Pfc { enable, quanta } => (enable, quanta),
+            MacControlRepr::Pause { quanta } => (0xff, [quanta; PRIORITIES]),
+            MacControlRepr::Unknown(_) => return,
+        };
+        self.pause_frames += 1;
+        for (p, q) in quanta.iter().enumerate() {
+            if enable & (1 << p) != 0 {
+                self.paused_until[p] = now + quanta_ns(*q, self.speed_mbps);
+            }
+        }
+    }
+
+    /// When a frame of `frame`'s priority stamped `t` may leave the sender.
+    pub fn release_time(&self, t: Nanos, frame: &[u8]) -> Nanos {
+        t.max(self.paused_until[self.priority(frame)])
+    }
+
+    /// Whether a trace frame stamped `t` must be moved aside rather than
+    /// sent at `t`: its priority is paused then, or earlier frames of it are
+    /// held; `false` when the held queues are full (the trace then waits).
+    pub fn should_hold(&self, t: Nanos, frame: &[u8]) -> bool {
+        let p = self.priority(frame);
+        self.held_now < MAX_HELD && (self.paused_until[p] > t || !self.held[p].is_empty())
+    }
+
+    /// Moves a trace frame aside until its priority resumes.
+    pub fn hold(&mut self, t: Nanos, frame: Vec<u8>) {
+        let p = self.priority(&frame);
+        self.held[p].push_back((t, frame));
+        self.held_now += 1;
+        self.held_frames += 1;
+    }
+
+    /// The earliest release among held frames: (time, priority).
+    pub fn next_release(&self) -> Option<(Nanos, usize)> {
+        (0..PRIORITIES)
+            .filter_map(|p| {
+                self.held[p]
+                    .front()
+                    .map(|(t, _)| ((*t).max(self.paused_until[p]), p))
+            })
+            .min()
+    }
+
+    /// Takes the oldest held frame of priority `p`, stamped with its release time.
+    pub fn release(&mut self, p: usize) -> Option<(Nanos, Vec<u8>)> {
+        let (t, f) = self.held.get_mut(p)?.pop_front()?;
+        self.held_now -= 1;
+        Some((t.max(self.paused_until[p]), f))
+    }
+
+    /// Frames held back now.
+    pub fn held_now(&self) -> usize {
+        self.held_now
+    }
+
+    /// Frames held back since the start (each counted once).
+    pub fn held_frames(&self) -> u64 {
+        self.held_frames
+    }
+
+    /// PFC and PAUSE frames received from the switch.
+    pub fn pause_frames(&self) -> u64 {
+        self.pause_frames
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::mac_control::FRAME_LEN;
+    use crate::wire::MacAddr;
+
+    fn ipv4(dscp: u8) -> Vec<u8> {
+        let mut f = vec![0u8; 60];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[15] = dscp << 2;
+        f
+    }
+
+    fn pfc(prio: usize, quanta: u16) -> Vec<u8> {
+        let mut q = [0u16; 8];
+        q[prio] = quanta;
+        let mut f = [0u8; FRAME_LEN];
+        MacControlRepr::Pfc {
+            enable: 1 << prio,
+            quanta: q,
+        }
+        .emit_frame(MacAddr([2, 0, 0, 0, 0, 1]), &mut f);
+        f.to_vec()
+    }
+
+    #[test]
+    fn pauses_hold_and_resume_releases() {
+        let mut dscp = [0u8; 64];
+        dscp[24] = 3;
+        let mut up = PfcUpstream::new(Some(100_000), dscp, None);
+        assert_eq!(up.priority(&ipv4(24)), 3);
+        assert_eq!(up.priority(&ipv4(0)), 0);
+        assert!(!up.should_hold(10, &ipv4(24)));
+        up.on_tx(&pfc(3, 1000), 100);
+        assert_eq!(up.pause_frames(), 1);
+        let until = 100 + quanta_ns(1000, Some(100_000));
+        assert_eq!(up.release_time(150, &ipv4(24)), until);
+        assert!(up.should_hold(150, &ipv4(24)));
+        assert!(!up.should_hold(150, &ipv4(0)));
+        up.hold(150, ipv4(24));
+        assert_eq!(up.next_release(), Some((until, 3)));
+        // A later frame of the same priority queues behind, even past the pause.
+        assert!(up.should_hold(until + 1, &ipv4(24)));
+        up.on_tx(&pfc(3, 0), 300);
+        assert_eq!(up.next_release(), Some((300, 3)));
+        assert_eq!(up.release(3).map(|(t, _)| t), Some(300));
+        assert_eq!(up.held_now(), 0);
+        assert_eq!(up.held_frames(), 1);
+    }
+}
