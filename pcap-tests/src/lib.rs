@@ -119,3 +119,38 @@ pub fn ipv4_checksum_ok(frame: &[u8], l3: usize) -> bool {
     let ihl = usize::from(frame[l3] & 0x0f) * 4;
     railyard_dataplane::wire::checksum::data(&frame[l3..l3 + ihl]) == 0xffff
 }
+
+/// The addressing plan the hand-built test switches share: port `i`
+/// (0-based, `Ethernet1/{i+1}`) is 10.0.{i+1}.1/24 with MAC
+/// 02:aa:00:00:00:{i+1}, and one host behind it at 10.0.{i+1}.2 with MAC
+/// 02:00:00:00:00:{i+1}.
+pub mod plan {
+    use std::net::Ipv4Addr;
+
+    use railyard_dataplane::model::InterfaceModel;
+    use railyard_dataplane::wire::MacAddr;
+
+    /// MAC of switch port `i`.
+    pub fn port_mac(i: usize) -> MacAddr {
+        MacAddr([2, 0xaa, 0, 0, 0, i as u8 + 1])
+    }
+
+    /// MAC of the host behind port `i`.
+    pub fn host_mac(i: usize) -> MacAddr {
+        MacAddr([2, 0, 0, 0, 0, i as u8 + 1])
+    }
+
+    /// Address of the host behind port `i`.
+    pub fn host_ip(i: usize) -> Ipv4Addr {
+        Ipv4Addr::new(10, 0, i as u8 + 1, 2)
+    }
+
+    /// Port `i` as a routed interface with its subnet and a static ARP
+    /// entry for its host.
+    pub fn routed_port(i: usize) -> InterfaceModel {
+        let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
+        m.ipv4.push((Ipv4Addr::new(10, 0, i as u8 + 1, 1), 24));
+        m.static_arp.push((host_ip(i), host_mac(i)));
+        m
+    }
+}

@@ -3,15 +3,16 @@
 //! times; a congested ingress port sends XOFF at its threshold, absorbs its
 //! headroom, drops beyond it, and sends XON once drained below xON.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
 use railyard_control::traffic::{build, FrameSpec};
-use railyard_dataplane::model::{InterfaceModel, PgThresholds, SwitchModel};
+use railyard_dataplane::model::{PgThresholds, SwitchModel};
 use railyard_dataplane::pfc::quanta_ns;
 use railyard_dataplane::wire::mac_control::{MacControlRepr, FRAME_LEN};
 use railyard_dataplane::wire::MacAddr;
+use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
 use railyard_pcap_tests::{read_pcap, write_pcap, Timed};
 
 const SENDER: usize = 0;
@@ -19,26 +20,12 @@ const EGRESS: usize = 1;
 const PRIO: usize = 3;
 const FRAME: usize = 1000;
 
-fn port_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0xaa, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_ip(i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, i as u8 + 1, 2)
-}
-
 /// Two ports at `speed` (None: no shaping, pause timed at 100 Gb/s); DSCP 24
 /// → qos-group 3, lossless on both ports when `pfc`.
 fn model(speed: Option<u32>, pfc: bool, pg: PgThresholds) -> SwitchModel {
     let interfaces = (0..2)
         .map(|i| {
-            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
-            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8 + 1, 1), 24));
-            m.static_arp.push((host_ip(i), host_mac(i)));
+            let mut m = routed_port(i);
             m.speed_mbps = speed;
             m.dscp_to_qos_group[24] = PRIO as u8;
             if pfc {

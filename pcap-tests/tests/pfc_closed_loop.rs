@@ -3,13 +3,13 @@
 //! senders back and the lossless class loses nothing; replayed open-loop,
 //! the same traces overflow the ingress headroom.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
 use railyard_control::traffic::{build, FrameSpec};
-use railyard_dataplane::model::{InterfaceModel, PgThresholds, SwitchModel};
-use railyard_dataplane::wire::MacAddr;
+use railyard_dataplane::model::{PgThresholds, SwitchModel};
+use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
 use railyard_pcap_tests::{read_pcap, write_pcap, Timed};
 
 const SENDERS: usize = 3;
@@ -20,25 +20,11 @@ const PER_SENDER: u64 = 400;
 /// Gap between one sender's frames: line rate at 100 Gb/s.
 const GAP: u64 = 80;
 
-fn port_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0xaa, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_ip(i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, i as u8 + 1, 2)
-}
-
 /// Four 100 Gb/s ports; DSCP 24 → qos-group 3, lossless everywhere.
 fn model() -> SwitchModel {
     let interfaces = (0..=EGRESS)
         .map(|i| {
-            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
-            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8 + 1, 1), 24));
-            m.static_arp.push((host_ip(i), host_mac(i)));
+            let mut m = routed_port(i);
             m.speed_mbps = Some(100_000);
             m.dscp_to_qos_group[24] = PRIO as u8;
             m.pfc.enabled_priorities = 1 << PRIO;

@@ -3,17 +3,15 @@
 //! DSCP 48 → qos-group 7 strict priority). The model is built by hand.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
-use railyard_dataplane::model::{
-    InterfaceModel, QueueModel, SwitchModel, ThresholdUnit, WredModel, KBYTE,
-};
+use railyard_dataplane::model::{QueueModel, SwitchModel, ThresholdUnit, WredModel, KBYTE};
 use railyard_dataplane::qos::shaper::{serialisation_ps, wire_bytes, PS_PER_NS};
 use railyard_dataplane::stats::SwitchStats;
-use railyard_dataplane::wire::MacAddr;
+use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
 use railyard_pcap_tests::{ipv4_checksum_ok, read_pcap, write_pcap, Timed};
 
 const SPEED_MBPS: u32 = 10_000;
@@ -25,27 +23,13 @@ const WRED_MIN: u64 = 150 * KBYTE;
 const WRED_MAX: u64 = 3000 * KBYTE;
 const WRED_P: f64 = 0.07;
 
-fn port_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0xaa, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_mac(i: usize) -> MacAddr {
-    MacAddr([2, 0, 0, 0, 0, i as u8 + 1])
-}
-
-fn host_ip(i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, i as u8 + 1, 2)
-}
-
 /// Four 10G ports; the book's classification on every port and its egress
 /// policy (q3 `bandwidth remaining percent 50` with WRED 150 KB–3000 KB, 7 %,
 /// weight 0, ecn; q7 `priority level 1`) over the NX-OS defaults.
 fn model() -> SwitchModel {
     let interfaces = (0..=SENDERS)
         .map(|i| {
-            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
-            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8 + 1, 1), 24));
-            m.static_arp.push((host_ip(i), host_mac(i)));
+            let mut m = routed_port(i);
             m.mtu = 9216;
             m.speed_mbps = Some(SPEED_MBPS);
             m.dscp_to_qos_group[24] = 3;
