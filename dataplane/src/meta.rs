@@ -73,8 +73,11 @@ pub struct Meta {
     /// Egress interface index, set by forwarding.
     pub out_port: u16,
     /// Lossless on its ingress port: counted in the ingress port's priority
-    /// group `qos_group` until it leaves (see [`crate::pfc`]).
+    /// group `pfc_priority` until it leaves (see [`crate::pfc`]).
     pub lossless: bool,
+    /// The PFC priority (and ingress priority group) of the frame: its 802.1Q
+    /// PCP when it arrived tagged, otherwise its qos-group (DSCP-based PFC).
+    pub pfc_priority: u8,
 }
 
 impl Meta {

@@ -642,7 +642,7 @@ impl Switch {
             if pkt.meta.lossless {
                 acct.sub(
                     pkt.in_port as usize,
-                    usize::from(pkt.meta.qos_group),
+                    usize::from(pkt.meta.pfc_priority),
                     pkt.len() as u64,
                 );
             }
@@ -726,8 +726,12 @@ impl Switch {
         pkt.meta.out_port = hop.port;
         let qg = self.ports[p].classifier.classify(&pkt);
         pkt.meta.qos_group = qg;
+        // Tagged frames carry their PFC priority in the PCP; untagged routed
+        // traffic is DSCP-based, so its priority is its qos-group.
+        let prio = pkt.meta.pcp().unwrap_or(qg);
+        pkt.meta.pfc_priority = prio;
         let lossless = self.ports[p].model.pfc.enabled_priorities & !self.ports[p].pfc.stormed;
-        pkt.meta.lossless = usize::from(qg) < PRIORITIES && lossless & (1 << qg) != 0;
+        pkt.meta.lossless = usize::from(prio) < PRIORITIES && lossless & (1 << prio) != 0;
         match self.neighbors.lookup(hop.port, hop.addr) {
             Some(mac) => self.rewrite_and_enqueue(pkt, mac),
             None => self.park(pkt, hop, now),
@@ -788,7 +792,7 @@ impl Switch {
     /// when the group's headroom is used up. Runs on the ingress port's worker.
     fn admit_lossless(&mut self, pkt: &Packet) -> bool {
         let in_port = pkt.in_port as usize;
-        let pg = usize::from(pkt.meta.qos_group);
+        let pg = usize::from(pkt.meta.pfc_priority);
         let len = pkt.len() as u64;
         let Some(slot) = self.ports.get(in_port) else {
             return false;
@@ -873,7 +877,7 @@ impl Switch {
             let owner = links.owners[out];
             if let Err(pkt) = links.inboxes[owner].push(pkt) {
                 if pkt.meta.lossless {
-                    let pg = usize::from(pkt.meta.qos_group);
+                    let pg = usize::from(pkt.meta.pfc_priority);
                     self.ingress_acct.sub(in_port, pg, pkt.len() as u64);
                 }
                 self.count_drop(in_port, DropReason::HandoffFull);
@@ -1050,7 +1054,7 @@ impl Switch {
             );
             if self.any_lossless {
                 for pkt in slot.tx_pending[before..].iter().filter(|p| p.meta.lossless) {
-                    let pg = usize::from(pkt.meta.qos_group);
+                    let pg = usize::from(pkt.meta.pfc_priority);
                     self.ingress_acct
                         .sub(pkt.in_port as usize, pg, pkt.len() as u64);
                 }

@@ -392,3 +392,46 @@ fn two_workers_share_the_ingress_accounting() {
     w0.poll(6_000);
     assert_eq!(pfc_frames(&mut h0), vec![0], "XON once drained");
 }
+
+#[test]
+fn a_tagged_frame_is_lossless_by_its_pcp_and_untagged_by_its_dscp() {
+    // Egress paused; xOFF within one frame so any lossless arrival shows.
+    let pg = PgThresholds {
+        xoff_bytes: FRAME as u64 / 2,
+        xon_bytes: 1,
+        headroom_bytes: 100 * FRAME as u64,
+    };
+    let m = model(Some(10_000), true, pg);
+    let frame = |dscp: u8, pcp: Option<u16>, seq: u64| {
+        let mut s = FrameSpec::udp(
+            host_mac(SENDER),
+            port_mac(SENDER),
+            IpAddr::V4(host_ip(SENDER)),
+            IpAddr::V4(host_ip(EGRESS)),
+        );
+        s.frame_len = FRAME;
+        s.dscp = dscp;
+        s.vlan_tci = pcp.map(|p| p << 13);
+        build(&s, seq)
+    };
+    let pause = vec![(0, pfc(0xffff))];
+    // Tagged PCP 3 with DSCP 0: lossless by its PCP, so XOFF for priority 3.
+    let tagged = replay(&m, vec![vec![(1_000, frame(0, Some(3), 0))], pause.clone()]);
+    let s = &tagged.report.stats.interfaces["Ethernet1/1"];
+    assert_eq!(
+        s.pfc.tx_pause[PRIO], 1,
+        "PCP 3 counts against priority group 3"
+    );
+    // Untagged DSCP 0 is qos-group 0: lossy, no pause.
+    let untagged = replay(&m, vec![vec![(1_000, frame(0, None, 0))], pause.clone()]);
+    assert_eq!(
+        untagged.report.stats.interfaces["Ethernet1/1"].pfc.tx_pause,
+        [0; 8]
+    );
+    // Tagged PCP 1 with DSCP 24: the PCP decides, and priority 1 is lossy.
+    let pcp1 = replay(&m, vec![vec![(1_000, frame(24, Some(1), 0))], pause]);
+    assert_eq!(
+        pcp1.report.stats.interfaces["Ethernet1/1"].pfc.tx_pause,
+        [0; 8]
+    );
+}

@@ -75,7 +75,8 @@ impl PfcUpstream {
         };
         let mut l3 = ETH_HEADER;
         let mut pcp = 0u8;
-        if ethertype == 0x8100 {
+        let tagged = ethertype == 0x8100;
+        if tagged {
             let Some(tag) = frame.get(14..18) else {
                 return 0;
             };
@@ -83,8 +84,12 @@ impl PfcUpstream {
             ethertype = u16::from_be_bytes([tag[2], tag[3]]);
             l3 += 4;
         }
+        if tagged {
+            // A tagged frame's PFC priority is its PCP.
+            return usize::from(pcp);
+        }
         if let Some(cos) = &self.cos_to_prio {
-            return usize::from(cos[usize::from(pcp)]);
+            return usize::from(cos[0]);
         }
         let dscp = match (ethertype, frame.get(l3..l3 + 2)) {
             (0x0800, Some(b)) => b[1] >> 2,
