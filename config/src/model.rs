@@ -63,6 +63,9 @@ pub struct Config {
     pub lldp: Lldp,
     /// railyard's `buffer-size N UNIT` extension: the shared packet buffer, in bytes.
     pub buffer_bytes: Option<u64>,
+    /// railyard's `priority-flow-control pause-quanta N` extension: the quanta
+    /// of the PFC pause frames the switch sends (default 65535).
+    pub pfc_pause_quanta: Option<u16>,
 }
 
 impl Config {

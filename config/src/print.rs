@@ -47,6 +47,9 @@ impl fmt::Display for Config {
         if let Some(bytes) = self.buffer_bytes {
             blocks.push(format!("buffer-size {}\n", Bytes(bytes)));
         }
+        if let Some(q) = self.pfc_pause_quanta {
+            blocks.push(format!("priority-flow-control pause-quanta {q}\n"));
+        }
         blocks.extend(self.access_lists.iter().map(ToString::to_string));
         blocks.extend(self.class_maps.iter().map(ToString::to_string));
         blocks.extend(self.qos_policies.iter().map(ToString::to_string));

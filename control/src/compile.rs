@@ -267,6 +267,9 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
             m.buffer_bytes = b;
         }
         m.pfc = pfc(&eq, &m);
+        if let Some(q) = cfg.pfc_pause_quanta {
+            m.pfc.quanta = q;
+        }
         interfaces.push(m);
         binds.push(ifc.bind.clone());
     }
@@ -464,6 +467,21 @@ interface Ethernet1/2
         );
         assert_eq!(e1.pfc.quanta, 0xFFFF);
         assert_eq!(e1.pfc.watchdog, None, "no watch-dog-interval");
+        let quanta = format!("{text}\npriority-flow-control pause-quanta 4096\n");
+        let parsed = railyard_config::parse_str(&quanta, "q.conf", &Default::default()).unwrap();
+        assert_eq!(parsed.config.pfc_pause_quanta, Some(4096));
+        assert!(parsed
+            .config
+            .to_string()
+            .contains("priority-flow-control pause-quanta 4096"));
+        assert_eq!(
+            compile(&parsed.config).unwrap().model.interfaces[0]
+                .pfc
+                .quanta,
+            4096
+        );
+        let bad = format!("{text}\npriority-flow-control pause-quanta 0\n");
+        assert!(railyard_config::parse_str(&bad, "q.conf", &Default::default()).is_err());
         let demo = demo_switch_model();
         let wd = demo.interfaces[0].pfc.watchdog.unwrap();
         assert_eq!(

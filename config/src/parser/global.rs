@@ -516,3 +516,20 @@ pub(super) fn no_buffer_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<()
     b.config.buffer_bytes = None;
     Ok(())
 }
+
+/// `priority-flow-control pause-quanta N` (1-65535): railyard's extension
+/// setting the quanta of the pause frames the switch sends.
+pub(super) fn pause_quanta(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("pause-quanta")?;
+    a.finish()?;
+    let n = value::ranged(tok, "pause-quanta", 1, 65535)?;
+    b.config.pfc_pause_quanta = Some(n as u16);
+    Ok(())
+}
+
+/// `no priority-flow-control pause-quanta`.
+pub(super) fn no_pause_quanta(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.pfc_pause_quanta = None;
+    Ok(())
+}

@@ -95,6 +95,16 @@ pub(super) static TABLE: &[Spec] = &[
         global::no_timer,
     ),
     Spec::run(
+        &["priority-flow-control", "pause-quanta"],
+        "priority-flow-control pause-quanta 1-65535",
+        global::pause_quanta,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "pause-quanta"],
+        "no priority-flow-control pause-quanta",
+        global::no_pause_quanta,
+    ),
+    Spec::run(
         &["hardware", "profile", "dlb"],
         "hardware profile dlb",
         global::hardware_profile_dlb,
