@@ -386,13 +386,9 @@ impl PcapSource {
         let mut n = 0;
         while burst.len() < BURST_SIZE {
             let head = self.head_time().filter(|t| *t <= now);
-            let held = self
-                .upstream
-                .as_ref()
-                .and_then(PfcUpstream::next_release)
-                .filter(|(t, _)| *t <= now);
+            let held = self.upstream.as_ref().and_then(|u| u.due_before(head, now));
             match (held, head) {
-                (Some((ht, p)), h) if h.is_none_or(|h| ht <= h) => {
+                (Some(p), _) => {
                     let Some((t, f)) = self.upstream.as_mut().and_then(|u| u.release(p)) else {
                         break;
                     };

@@ -89,23 +89,14 @@ impl TracePort {
     /// or the trace's head, whichever leaves first.
     fn take_due(&mut self, now: Nanos) -> Option<(Nanos, Vec<u8>)> {
         let head = self.head_time().filter(|t| *t <= now);
-        let held = self
-            .upstream
-            .as_ref()
-            .and_then(PfcUpstream::next_release)
-            .filter(|(t, _)| *t <= now);
-        match (held, head) {
-            (Some((ht, p)), h) if h.is_none_or(|h| ht <= h) => {
-                self.upstream.as_mut().and_then(|u| u.release(p))
-            }
-            (_, Some(h)) => {
-                let (_, f) = self.next.take()?;
-                self.next = self.frames.next();
-                self.absorb();
-                Some((h, f))
-            }
-            _ => None,
+        if let Some(p) = self.upstream.as_ref().and_then(|u| u.due_before(head, now)) {
+            return self.upstream.as_mut().and_then(|u| u.release(p));
         }
+        let h = head?;
+        let (_, f) = self.next.take()?;
+        self.next = self.frames.next();
+        self.absorb();
+        Some((h, f))
     }
 
     /// Records transmitted frames; returns the shared list.

@@ -157,6 +157,14 @@ impl PfcUpstream {
             .min()
     }
 
+    /// The priority whose held frame a source should deliver next at `now`:
+    /// one is due, and it leaves no later than the trace's own next frame
+    /// `head` (already filtered to those due).
+    pub fn due_before(&self, head: Option<Nanos>, now: Nanos) -> Option<usize> {
+        let (t, p) = self.next_release()?;
+        (t <= now && head.is_none_or(|h| t <= h)).then_some(p)
+    }
+
     /// Takes the oldest held frame of priority `p`, stamped with its release time.
     pub fn release(&mut self, p: usize) -> Option<(Nanos, Vec<u8>)> {
         let (t, f) = self.held.get_mut(p)?.pop_front()?;
