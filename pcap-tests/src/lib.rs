@@ -114,6 +114,41 @@ pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
     }
 }
 
+/// A replay of a hand-built model, with what every interface sent.
+pub struct ModelRun {
+    /// Counters and timings.
+    pub report: ReplayReport,
+    /// Frames each interface transmitted, by interface index.
+    pub out: Vec<Vec<Timed>>,
+}
+
+/// Replays `inputs[i]` into interface `i` of `model` through real pcap
+/// files, closed-loop unless `open_loop`, and reads every output back.
+pub fn replay_model(
+    model: &railyard_dataplane::model::SwitchModel,
+    inputs: &[Vec<Timed>],
+    open_loop: bool,
+) -> ModelRun {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files: Vec<(usize, PathBuf)> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, frames)| {
+            let path = dir.path().join(format!("in{i}.pcap"));
+            write_pcap(&path, frames);
+            (i, path)
+        })
+        .collect();
+    let out = dir.path().join("out");
+    let report = replay_pcaps(model, &files, &out, open_loop, |_, _| {}).expect("replay");
+    let out = model
+        .interfaces
+        .iter()
+        .map(|m| read_pcap(&output_path(&out, &m.name)))
+        .collect();
+    ModelRun { report, out }
+}
+
 /// True when the IPv4 header at `l3` has a valid checksum.
 pub fn ipv4_checksum_ok(frame: &[u8], l3: usize) -> bool {
     let ihl = usize::from(frame[l3] & 0x0f) * 4;

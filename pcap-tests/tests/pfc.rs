@@ -4,16 +4,14 @@
 //! headroom, drops beyond it, and sends XON once drained below xON.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 
-use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::model::{PgThresholds, SwitchModel};
 use railyard_dataplane::pfc::quanta_ns;
 use railyard_dataplane::wire::mac_control::{MacControlRepr, FRAME_LEN};
 use railyard_dataplane::wire::MacAddr;
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
-use railyard_pcap_tests::{read_pcap, write_pcap, Timed};
+use railyard_pcap_tests::{replay_model, ModelRun, Timed};
 
 const SENDER: usize = 0;
 const EGRESS: usize = 1;
@@ -69,42 +67,11 @@ fn pfc(quanta: u16) -> Vec<u8> {
     f.to_vec()
 }
 
-struct Run {
-    report: ReplayReport,
-    out: Vec<Vec<Timed>>,
-    _dir: tempfile::TempDir,
-}
+type Run = ModelRun;
 
+/// Open loop: these tests drive the switch past its thresholds on purpose.
 fn replay(model: &SwitchModel, inputs: Vec<Vec<Timed>>) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<(usize, PathBuf)> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, frames)| {
-            let path = dir.path().join(format!("in{i}.pcap"));
-            write_pcap(&path, frames);
-            (i, path)
-        })
-        .collect();
-    let out = dir.path().join("out");
-    let report = replay_pcaps(model, &files, &out, true, |_, _| {}).unwrap();
-    let out = model
-        .interfaces
-        .iter()
-        .map(|m| {
-            let p = output_path(&out, &m.name);
-            if p.exists() {
-                read_pcap(&p)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    Run {
-        report,
-        out,
-        _dir: dir,
-    }
+    replay_model(model, &inputs, true)
 }
 
 /// Departure time of each data frame leaving the egress port.

@@ -4,15 +4,14 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::PathBuf;
 
-use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
+use railyard_control::replay::ReplayReport;
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
 use railyard_dataplane::model::{QueueModel, SwitchModel, ThresholdUnit, WredModel, KBYTE};
 use railyard_dataplane::qos::shaper::{serialisation_ps, wire_bytes, PS_PER_NS};
 use railyard_dataplane::stats::SwitchStats;
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
-use railyard_pcap_tests::{ipv4_checksum_ok, read_pcap, write_pcap, Timed};
+use railyard_pcap_tests::{ipv4_checksum_ok, replay_model, ModelRun, Timed};
 
 const SPEED_MBPS: u32 = 10_000;
 const LINE_BPS: u64 = SPEED_MBPS as u64 * 1_000_000;
@@ -103,28 +102,14 @@ struct Run {
     report: ReplayReport,
     inputs: Vec<Vec<Timed>>,
     sent: Vec<Timed>,
-    _dir: tempfile::TempDir,
 }
 
 fn replay(model: &SwitchModel, inputs: Vec<Vec<Timed>>) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<(usize, PathBuf)> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, frames)| {
-            let path = dir.path().join(format!("in{i}.pcap"));
-            write_pcap(&path, frames);
-            (i, path)
-        })
-        .collect();
-    let out = dir.path().join("out");
-    let report = replay_pcaps(model, &files, &out, false, |_, _| {}).unwrap();
-    let sent = read_pcap(&output_path(&out, &model.interfaces[EGRESS].name));
+    let ModelRun { report, mut out } = replay_model(model, &inputs, false);
     Run {
         report,
         inputs,
-        sent,
-        _dir: dir,
+        sent: std::mem::take(&mut out[EGRESS]),
     }
 }
 
