@@ -141,15 +141,16 @@ impl Switch {
         sw
     }
 
+    /// Runs `railyard ARGS… --socket <this switch's socket>` and returns its stdout.
+    fn cli(&self, args: &[&str]) -> Result<String, String> {
+        let mut cmd = vec![env!("CARGO_BIN_EXE_railyard")];
+        cmd.extend_from_slice(args);
+        cmd.extend(["--socket", self.socket.to_str().unwrap_or_default()]);
+        run(&cmd)
+    }
+
     fn show(&self) -> Result<serde_json::Value, String> {
-        let out = run(&[
-            env!("CARGO_BIN_EXE_railyard"),
-            "show",
-            "interface",
-            "--json",
-            "--socket",
-            self.socket.to_str().unwrap_or_default(),
-        ])?;
+        let out = self.cli(&["show", "interface", "--json"])?;
         serde_json::from_str(&out).map_err(|e| e.to_string())
     }
 
@@ -353,53 +354,27 @@ fn hosts_ping_each_other_through_railyard_on_af_packet() {
     let e2 = &stats["interfaces"]["Ethernet1/2"];
     assert!(e2["tx_packets"].as_u64().unwrap_or(0) >= 6, "{e2}");
     assert_eq!(stats["interfaces"]["Ethernet1/1"]["rx_malformed"], 0);
-    let sock = switch.socket.to_str().unwrap_or_default().to_string();
-    let running = run(&[
-        env!("CARGO_BIN_EXE_railyard"),
-        "show",
-        "running-config",
-        "--socket",
-        &sock,
-    ])
-    .expect("show running-config");
+    let running = switch
+        .cli(&["show", "running-config"])
+        .expect("show running-config");
     assert!(
         running.contains("hostname labsw") && running.contains("bind af-packet p2"),
         "{running}"
     );
-    let pmap = run(&[
-        env!("CARGO_BIN_EXE_railyard"),
-        "show",
-        "policy-map",
-        "interface",
-        "e1/2",
-        "--socket",
-        &sock,
-    ])
-    .expect("show policy-map interface");
+    let pmap = switch
+        .cli(&["show", "policy-map", "interface", "e1/2"])
+        .expect("show policy-map interface");
     assert!(pmap.contains("queue transmit pkts"), "{pmap}");
-    let queuing = run(&[
-        env!("CARGO_BIN_EXE_railyard"),
-        "show",
-        "queuing",
-        "interface",
-        "e1/2",
-        "--socket",
-        &sock,
-    ])
-    .expect("show queuing interface");
+    let queuing = switch
+        .cli(&["show", "queuing", "interface", "e1/2"])
+        .expect("show queuing interface");
     assert!(
         queuing.contains("QOS GROUP 0") && queuing.contains("Wait p50 / p99 / max"),
         "{queuing}"
     );
-    let pfc = run(&[
-        env!("CARGO_BIN_EXE_railyard"),
-        "show",
-        "interface",
-        "priority-flow-control",
-        "--socket",
-        &sock,
-    ])
-    .expect("show interface priority-flow-control");
+    let pfc = switch
+        .cli(&["show", "interface", "priority-flow-control"])
+        .expect("show interface priority-flow-control");
     assert!(
         pfc.contains("Ethernet1/1") && pfc.contains("Oper(VL bmap)"),
         "{pfc}"
