@@ -13,6 +13,7 @@ use crate::packet::Packet;
 use crate::wire::arp::{self, Operation};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
+use crate::wire::{ethernet, icmpv6, ipv6, Icmpv6Repr, IpProtocol, Ipv6Repr, NaFlags};
 
 /// Hop limit of neighbour discovery messages (RFC 4861 requires 255).
 const ND_HOP_LIMIT: u8 = 255;
@@ -260,32 +261,43 @@ fn write_na(
     to_mac: MacAddr,
     solicited: bool,
 ) {
-    let (l3, l4) = (pkt.meta.l3_offset as usize, pkt.meta.l4_offset as usize);
-    let end = l4 + 32;
-    if pkt.capacity() < end {
+    let l3 = pkt.meta.l3_offset as usize;
+    let mut flags = NaFlags::ROUTER | NaFlags::OVERRIDE;
+    if solicited {
+        flags = flags | NaFlags::SOLICITED;
+    }
+    let na = Icmpv6Repr::NeighborAdvert {
+        flags,
+        target_addr: target,
+        lladdr: Some(mac),
+    };
+    let end = l3 + ipv6::HEADER_LEN + na.buffer_len();
+    if pkt.capacity() < end.max(60) {
         return;
     }
     pkt.set_len(end.max(60));
     let d = pkt.data_mut();
     d[0..6].copy_from_slice(&to_mac.0);
     d[6..12].copy_from_slice(&mac.0);
-    d[l3..l3 + 4].copy_from_slice(&(6u32 << 28).to_be_bytes());
-    d[l3 + 4..l3 + 6].copy_from_slice(&32u16.to_be_bytes());
-    d[l3 + 6] = 58;
-    d[l3 + 7] = ND_HOP_LIMIT;
-    d[l3 + 8..l3 + 24].copy_from_slice(&target.octets());
-    d[l3 + 24..l3 + 40].copy_from_slice(&to.octets());
-    let b = &mut d[l4..end];
-    b.fill(0);
-    b[0] = 136;
-    b[4] = 0x80 | 0x20 | if solicited { 0x40 } else { 0 };
-    b[8..24].copy_from_slice(&target.octets());
-    b[24] = 2;
-    b[25] = 1;
-    b[26..32].copy_from_slice(&mac.0);
-    let ck = !icmpv6_checksum(d, l3, l4, end);
-    d[l4 + 2..l4 + 4].copy_from_slice(&ck.to_be_bytes());
-    pkt.meta.l3_len = 72;
+    emit_nd(&mut d[l3..], target, to, &na);
+    pkt.meta.l3_len = (end - l3) as u16;
+}
+
+/// Writes an IPv6 neighbour-discovery message from `src` to `dst` (header,
+/// hop limit 255, message with its checksum) at the start of `l3`.
+fn emit_nd(l3: &mut [u8], src: Ipv6Addr, dst: Ipv6Addr, msg: &Icmpv6Repr) {
+    let ip = Ipv6Repr {
+        src_addr: src,
+        dst_addr: dst,
+        next_header: IpProtocol::Icmpv6,
+        payload_len: msg.buffer_len() as u16,
+        hop_limit: ND_HOP_LIMIT,
+        dscp: 0,
+        ecn: 0,
+    };
+    let (head, body) = l3.split_at_mut(ipv6::HEADER_LEN);
+    ip.emit(&mut ipv6::Packet::new_unchecked(head));
+    msg.emit(&mut icmpv6::Packet::new_unchecked(body), &src, &dst);
 }
 
 /// Builds into `pkt` an ARP request or neighbour solicitation asking for
@@ -343,26 +355,18 @@ pub fn build_resolution(pkt: &mut Packet, ifc: &InterfaceModel, addr: IpAddr) ->
                 0xff00 | u16::from(t[13]),
                 u16::from_be_bytes([t[14], t[15]]),
             );
-            let (l3, l4, end) = (14, 54, 86);
+            let ns = Icmpv6Repr::NeighborSolicit {
+                target_addr: target,
+                lladdr: Some(ifc.mac),
+            };
+            let end = ethernet::HEADER_LEN + ipv6::HEADER_LEN + ns.buffer_len();
             pkt.set_len(end);
             let d = pkt.data_mut();
             d.fill(0);
             d[0..6].copy_from_slice(&[0x33, 0x33, 0xff, t[13], t[14], t[15]]);
             d[6..12].copy_from_slice(&ifc.mac.0);
             d[12..14].copy_from_slice(&0x86DDu16.to_be_bytes());
-            d[l3..l3 + 4].copy_from_slice(&(6u32 << 28).to_be_bytes());
-            d[l3 + 4..l3 + 6].copy_from_slice(&32u16.to_be_bytes());
-            d[l3 + 6] = 58;
-            d[l3 + 7] = ND_HOP_LIMIT;
-            d[l3 + 8..l3 + 24].copy_from_slice(&src.octets());
-            d[l3 + 24..l3 + 40].copy_from_slice(&group.octets());
-            d[l4] = 135;
-            d[l4 + 8..l4 + 24].copy_from_slice(&t);
-            d[l4 + 24] = 1;
-            d[l4 + 25] = 1;
-            d[l4 + 26..l4 + 32].copy_from_slice(&ifc.mac.0);
-            let ck = !icmpv6_checksum(d, l3, l4, end);
-            d[l4 + 2..l4 + 4].copy_from_slice(&ck.to_be_bytes());
+            emit_nd(&mut d[ethernet::HEADER_LEN..], src, group, &ns);
             true
         }
     }
