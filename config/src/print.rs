@@ -433,8 +433,11 @@ fn dlb_block(d: &crate::qos::Dlb) -> String {
     if let Some(n) = d.sampling_interval_ns {
         s += &format!("  sampling-interval {n} nsecs\n");
     }
-    if d.load_awareness {
-        s += "  load-awareness\n";
+    if !d.load_awareness {
+        s += "  no load-awareness\n";
+    }
+    if d.flowlet_table_size != dflt.flowlet_table_size {
+        s += &format!("  flowlet-table-size {}\n", d.flowlet_table_size);
     }
     s
 }
@@ -459,6 +462,9 @@ fn load_sharing(l: &LoadSharing) -> String {
     }
     if l.concatenation {
         s += " concatenation";
+    }
+    if l.rocev2_dest_qp {
+        s += " rocev2-dest-qp";
     }
     if let Some(r) = l.rotate {
         s += &format!(" rotate {r}");

@@ -587,6 +587,25 @@ pub enum DlbMode {
 pub const DEFAULT_DLB_MAC: [u8; 6] = [0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc];
 /// Default flowlet aging in microseconds (Cloud Scale).
 pub const DEFAULT_FLOWLET_AGING_US: u32 = 500;
+/// Default DRE thresholds: the percent of link load at which quality bands
+/// 1..7 start, so the eight bands (0 below level-1) are equal in width and
+/// no load range is favoured.
+pub const DEFAULT_DRE_THRESHOLDS: [u8; 7] = [12, 25, 37, 50, 62, 75, 87];
+/// Default DRE decay factor: with [`DEFAULT_SAMPLING_INTERVAL_NS`] it gives
+/// the rate estimator a time constant of 2² × 16 µs = 64 µs, well under the
+/// flowlet aging, so a member's quality reflects the last few flowlets.
+pub const DEFAULT_DECAY_FACTOR: u8 = 2;
+/// Default DRE sampling interval in nanoseconds (16 µs): fine enough that
+/// the estimator follows load within a flowlet gap (see [`DEFAULT_DECAY_FACTOR`]).
+pub const DEFAULT_SAMPLING_INTERVAL_NS: u32 = 16_000;
+/// Default number of flowlet table entries: enough that distinct flows
+/// rarely share an entry at lab scale while the table stays small; a power
+/// of two so a flow hash indexes it by masking.
+pub const DEFAULT_FLOWLET_TABLE_SIZE: u32 = 4096;
+/// Smallest `flowlet-table-size` accepted.
+pub(crate) const MIN_FLOWLET_TABLE_SIZE: u32 = 256;
+/// Largest `flowlet-table-size` accepted (2²⁰ entries, bounding the memory a table takes).
+pub(crate) const MAX_FLOWLET_TABLE_SIZE: u32 = 1 << 20;
 
 /// `hardware profile dlb`: dynamic (flowlet) load balancing over ECMP members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -603,10 +622,15 @@ pub struct Dlb {
     pub dre_thresholds: Option<[u8; 7]>,
     /// `decay-factor N` (0-15) of the discounted rate estimator.
     pub decay_factor: Option<u8>,
-    /// `sampling-interval NS nsecs`.
+    /// `sampling-interval NS nsecs` (at least 1).
     pub sampling_interval_ns: Option<u32>,
-    /// `load-awareness`: weigh members by their load.
+    /// `[no] load-awareness`: weigh members by their load (default on,
+    /// since balancing by load is the point of DLB; railyard's choice).
     pub load_awareness: bool,
+    /// `flowlet-table-size N` (railyard extension): entries in the flowlet
+    /// table, a power of two from 256 to 1048576 (default
+    /// [`DEFAULT_FLOWLET_TABLE_SIZE`]).
+    pub flowlet_table_size: u32,
 }
 
 impl Default for Dlb {
@@ -619,8 +643,28 @@ impl Default for Dlb {
             dre_thresholds: None,
             decay_factor: None,
             sampling_interval_ns: None,
-            load_awareness: false,
+            load_awareness: true,
+            flowlet_table_size: DEFAULT_FLOWLET_TABLE_SIZE,
         }
+    }
+}
+
+impl Dlb {
+    /// The DRE thresholds in force: as configured, else [`DEFAULT_DRE_THRESHOLDS`].
+    pub fn dre_thresholds_or_default(&self) -> [u8; 7] {
+        self.dre_thresholds.unwrap_or(DEFAULT_DRE_THRESHOLDS)
+    }
+
+    /// The decay factor in force: as configured, else [`DEFAULT_DECAY_FACTOR`].
+    pub fn decay_factor_or_default(&self) -> u8 {
+        self.decay_factor.unwrap_or(DEFAULT_DECAY_FACTOR)
+    }
+
+    /// The sampling interval in force, in nanoseconds: as configured, else
+    /// [`DEFAULT_SAMPLING_INTERVAL_NS`].
+    pub fn sampling_interval_ns_or_default(&self) -> u32 {
+        self.sampling_interval_ns
+            .unwrap_or(DEFAULT_SAMPLING_INTERVAL_NS)
     }
 }
 
@@ -640,6 +684,10 @@ pub struct LoadSharing {
     pub dst_port: bool,
     /// `concatenation`: hash the fields concatenated rather than folded.
     pub concatenation: bool,
+    /// `rocev2-dest-qp` (railyard extension): also hash the RoCEv2 BTH
+    /// destination QP, so RDMA connections between the same two hosts spread
+    /// over members.
+    pub rocev2_dest_qp: bool,
     /// `rotate N` (0-63): bits the hash is rotated by; `None` leaves the platform's choice.
     pub rotate: Option<u8>,
     /// `universal-id N`: the hash seed; `None` leaves the platform's choice.
@@ -654,6 +702,7 @@ impl Default for LoadSharing {
             src_port: true,
             dst_port: true,
             concatenation: false,
+            rocev2_dest_qp: false,
             rotate: None,
             universal_id: None,
         }
@@ -830,6 +879,30 @@ mod tests {
         assert!(w.ecn && w.preset == Some(WredPreset::MeshOptimized));
         assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
         assert!(!Threshold::Bytes(1).same_unit(Threshold::Packets(1)));
+    }
+
+    #[test]
+    fn dlb_defaults_in_force() {
+        let mut d = Dlb::default();
+        assert!(d.load_awareness);
+        assert_eq!(d.flowlet_table_size, DEFAULT_FLOWLET_TABLE_SIZE);
+        assert!(DEFAULT_FLOWLET_TABLE_SIZE.is_power_of_two());
+        assert_eq!(d.dre_thresholds_or_default(), DEFAULT_DRE_THRESHOLDS);
+        assert_eq!(d.decay_factor_or_default(), DEFAULT_DECAY_FACTOR);
+        assert_eq!(
+            d.sampling_interval_ns_or_default(),
+            DEFAULT_SAMPLING_INTERVAL_NS
+        );
+        // The time constant the defaults give is well under the flowlet aging.
+        let tau_ns = (1u32 << DEFAULT_DECAY_FACTOR) * DEFAULT_SAMPLING_INTERVAL_NS;
+        assert_eq!(tau_ns, 64_000);
+        assert!(tau_ns < DEFAULT_FLOWLET_AGING_US * 1000);
+        d.dre_thresholds = Some([1, 2, 3, 4, 5, 6, 7]);
+        d.decay_factor = Some(9);
+        d.sampling_interval_ns = Some(256);
+        assert_eq!(d.dre_thresholds_or_default(), [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(d.decay_factor_or_default(), 9);
+        assert_eq!(d.sampling_interval_ns_or_default(), 256);
     }
 
     #[test]

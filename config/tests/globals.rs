@@ -6,7 +6,8 @@ mod common;
 use common::{clean, ok, parse_strict};
 use railyard_config::{
     Dlb, DlbInterfaces, DlbMode, InterfaceName, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
-    DEFAULT_DLB_MAC, MBYTE,
+    DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_FLOWLET_TABLE_SIZE,
+    DEFAULT_SAMPLING_INTERVAL_NS, MBYTE,
 };
 
 #[test]
@@ -46,7 +47,7 @@ fn a_global_command_after_an_indented_interface_body_is_global() {
 
 #[test]
 fn hardware_profile_dlb_with_every_sub_command() {
-    let text = "hardware profile dlb\n  dlb-interface Ethernet1/1, Ethernet1/2\n  dlb-interface e1/5-6\n  mode per-packet\n  mac-address 00:AA:BB:CC:DD:EE\n  flowlet-aging 256\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70\n  decay-factor 4\n  sampling-interval 256 nsecs\n  load-awareness\n";
+    let text = "hardware profile dlb\n  dlb-interface Ethernet1/1, Ethernet1/2\n  dlb-interface e1/5-6\n  mode per-packet\n  mac-address 00:AA:BB:CC:DD:EE\n  flowlet-aging 256\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70\n  decay-factor 4\n  sampling-interval 256 nsecs\n  load-awareness\n  flowlet-table-size 65536\n";
     let c = clean(text).config;
     let d = c.dlb.clone().unwrap();
     assert_eq!(
@@ -65,6 +66,7 @@ fn hardware_profile_dlb_with_every_sub_command() {
             decay_factor: Some(4),
             sampling_interval_ns: Some(256),
             load_awareness: true,
+            flowlet_table_size: 65536,
         }
     );
     assert_eq!(clean(&c.to_string()).config, c);
@@ -74,15 +76,30 @@ fn hardware_profile_dlb_with_every_sub_command() {
     assert_eq!(d, Dlb::default());
     assert_eq!(d.mac_address, DEFAULT_DLB_MAC);
     assert_eq!((d.flowlet_aging_us, d.mode), (500, DlbMode::Flowlet));
-    let undo = format!("{text}hardware profile dlb\n  dlb-interface all\n  no mode\n  no mac-address\n  no flowlet-aging\n  no dre-thresholds\n  no decay-factor\n  no sampling-interval\n  no load-awareness\n");
-    let d = clean(&undo).config.dlb.unwrap();
+    assert!(d.load_awareness);
+    assert_eq!(d.flowlet_table_size, DEFAULT_FLOWLET_TABLE_SIZE);
+    assert_eq!(d.dre_thresholds_or_default(), DEFAULT_DRE_THRESHOLDS);
+    assert_eq!(d.decay_factor_or_default(), DEFAULT_DECAY_FACTOR);
+    assert_eq!(
+        d.sampling_interval_ns_or_default(),
+        DEFAULT_SAMPLING_INTERVAL_NS
+    );
+    let undo = format!("{text}hardware profile dlb\n  dlb-interface all\n  no mode\n  no mac-address\n  no flowlet-aging\n  no dre-thresholds\n  no decay-factor\n  no sampling-interval\n  no load-awareness\n  no flowlet-table-size\n");
+    let c = clean(&undo).config;
+    let d = c.dlb.clone().unwrap();
     assert_eq!(
         d,
         Dlb {
             interfaces: DlbInterfaces::All,
+            load_awareness: false,
             ..Dlb::default()
         }
     );
+    assert_eq!(
+        c.to_string(),
+        "hardware profile dlb\n  dlb-interface all\n  no load-awareness\n"
+    );
+    assert_eq!(clean(&c.to_string()).config, c);
     assert_eq!(
         clean(&format!("{text}no hardware profile dlb\n"))
             .config
@@ -131,6 +148,71 @@ fn ip_load_sharing_forms() {
         ls("ip load-sharing address source port source\nno ip load-sharing\n"),
         LoadSharing::default()
     );
+    // railyard's `rocev2-dest-qp`, anywhere among the optional keywords.
+    let qp = LoadSharing {
+        concatenation: true,
+        rocev2_dest_qp: true,
+        rotate: Some(5),
+        ..LoadSharing::default()
+    };
+    for line in [
+        "ip load-sharing address source-destination port source-destination concatenation rocev2-dest-qp rotate 5\n",
+        "ip load-sharing rocev2-dest-qp address source-destination rotate 5 port source-destination concatenation\n",
+        "ip load-sharing address source-destination rotate 5 concatenation port source-destination ROCEV2-DEST-QP\n",
+    ] {
+        assert_eq!(ls(line), qp, "{line}");
+    }
+    assert!(!LoadSharing::default().rocev2_dest_qp);
+    assert_eq!(
+        ls("ip load-sharing address destination rocev2-dest-qp\n"),
+        LoadSharing {
+            src_addr: false,
+            src_port: false,
+            dst_port: false,
+            rocev2_dest_qp: true,
+            ..LoadSharing::default()
+        }
+    );
+}
+
+#[test]
+fn ip_load_sharing_prints_rocev2_dest_qp_after_concatenation() {
+    let c = clean("ip load-sharing universal-id 9 rocev2-dest-qp rotate 5 concatenation address source-destination port source-destination\n").config;
+    let text = c.to_string();
+    assert_eq!(
+        text,
+        "ip load-sharing address source-destination port source-destination concatenation rocev2-dest-qp rotate 5 universal-id 9\n"
+    );
+    assert_eq!(clean(&text).config, c);
+    // On its own it still makes the line differ from the default, so it prints.
+    let c = clean(
+        "ip load-sharing address source-destination port source-destination rocev2-dest-qp\n",
+    )
+    .config;
+    assert_eq!(
+        c.to_string(),
+        "ip load-sharing address source-destination port source-destination rocev2-dest-qp\n"
+    );
+    assert_eq!(clean(&c.to_string()).config, c);
+}
+
+#[test]
+fn dlb_flowlet_table_size_and_load_awareness_print_only_off_default() {
+    for n in [256u32, 512, 4096, 65536, 1 << 20] {
+        let c = clean(&format!("hardware profile dlb\n  flowlet-table-size {n}\n")).config;
+        assert_eq!(c.dlb.as_ref().unwrap().flowlet_table_size, n);
+        let text = c.to_string();
+        assert_eq!(
+            text.contains("flowlet-table-size"),
+            n != DEFAULT_FLOWLET_TABLE_SIZE,
+            "{text}"
+        );
+        assert_eq!(clean(&text).config, c);
+    }
+    // `load-awareness` is accepted and is the default, so it does not print.
+    let c = clean("hardware profile dlb\n  no load-awareness\n  load-awareness\n").config;
+    assert_eq!(c.dlb, Some(Dlb::default()));
+    assert_eq!(c.to_string(), "hardware profile dlb\n");
 }
 
 #[test]

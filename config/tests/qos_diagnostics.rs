@@ -545,6 +545,74 @@ fn a_misspelt_load_sharing_keyword() {
 }
 
 #[test]
+fn a_misspelt_rocev2_dest_qp_is_suggested() {
+    let d = one_error("ip load-sharing address source-destination rocev2-dst-qp\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            44,
+            "unknown load-sharing keyword `rocev2-dst-qp`",
+            Some("did you mean `rocev2-dest-qp`?")
+        )
+    );
+}
+
+#[test]
+fn a_flowlet_table_size_not_a_power_of_two() {
+    let d = one_error("hardware profile dlb\n  flowlet-table-size 5000\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            22,
+            "flowlet-table-size 5000 is not a power of two",
+            Some("flowlet-table-size is a power of two from 256 to 1048576")
+        )
+    );
+}
+
+#[test]
+fn a_flowlet_table_size_out_of_range() {
+    for (n, col) in [("128", 22), ("2097152", 22), ("0", 22)] {
+        let d = one_error(&format!("hardware profile dlb\n  flowlet-table-size {n}\n"));
+        assert_eq!(
+            summary(&d),
+            (
+                2,
+                col,
+                format!("flowlet-table-size {n} is out of range").as_str(),
+                Some("flowlet-table-size is a power of two from 256 to 1048576")
+            )
+        );
+    }
+    let d = one_error("hardware profile dlb\n  flowlet-table-size big\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            22,
+            "invalid flowlet-table-size `big`",
+            Some("flowlet-table-size is a power of two from 256 to 1048576")
+        )
+    );
+}
+
+#[test]
+fn a_zero_sampling_interval() {
+    let d = one_error("hardware profile dlb\n  sampling-interval 0 nsecs\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            21,
+            "sampling-interval 0 is out of range",
+            Some("sampling-interval is 1-4294967295")
+        )
+    );
+}
+
+#[test]
 fn an_lldp_timer_out_of_range() {
     let d = one_error("lldp timer 300\n");
     assert_eq!(

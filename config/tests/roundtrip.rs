@@ -13,6 +13,7 @@ use railyard_config::{
     LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds,
     PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy,
     RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
+    DEFAULT_FLOWLET_TABLE_SIZE,
 };
 
 #[test]
@@ -584,6 +585,11 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
             decay_factor: rng.chance(50).then(|| rng.below(16) as u8),
             sampling_interval_ns: rng.chance(50).then(|| 1 + rng.below(100_000) as u32),
             load_awareness: rng.chance(50),
+            flowlet_table_size: if rng.chance(50) {
+                DEFAULT_FLOWLET_TABLE_SIZE
+            } else {
+                256 << rng.below(13)
+            },
         });
     }
     if rng.chance(40) {
@@ -596,6 +602,7 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
             src_port,
             dst_port,
             concatenation: rng.chance(30),
+            rocev2_dest_qp: rng.chance(30),
             rotate: rng.chance(50).then(|| rng.below(64) as u8),
             universal_id: rng.chance(50).then(|| rng.next() as u32),
         };

@@ -8,12 +8,13 @@ use super::{Args, Builder, Fail, FrameKind, Section};
 use crate::model::InterfaceName;
 use crate::qos::{
     Dlb, DlbInterfaces, DlbMode, LldpTlvSelect, LoadSharing, PfcWatchdogTimers, DEFAULT_DLB_MAC,
-    DEFAULT_FLOWLET_AGING_US, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
+    DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
+    DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_FLOWLET_TABLE_SIZE, MIN_FLOWLET_TABLE_SIZE,
 };
 use crate::validate::key;
 
 /// Usage of `ip load-sharing`.
-pub(super) const LOAD_SHARING: &str = "ip load-sharing address source|destination|source-destination [port source|destination|source-destination] [concatenation] [rotate 0-63] [universal-id N]";
+pub(super) const LOAD_SHARING: &str = "ip load-sharing address source|destination|source-destination [port source|destination|source-destination] [concatenation] [rocev2-dest-qp] [rotate 0-63] [universal-id N]";
 
 /// Commands under `hardware profile dlb`.
 pub(super) static DLB: &[Spec] = &[
@@ -64,6 +65,16 @@ pub(super) static DLB: &[Spec] = &[
         &["no", "load-awareness"],
         "no load-awareness",
         no_load_awareness,
+    ),
+    Spec::run(
+        &["flowlet-table-size"],
+        "flowlet-table-size N",
+        flowlet_table_size,
+    ),
+    Spec::run(
+        &["no", "flowlet-table-size"],
+        "no flowlet-table-size",
+        no_flowlet_table_size,
     ),
 ];
 
@@ -355,6 +366,43 @@ fn no_load_awareness(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> 
     Ok(())
 }
 
+/// `flowlet-table-size N` (railyard extension): a power of two, 256-1048576,
+/// so the dataplane can index the table by masking a flow hash.
+fn flowlet_table_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("flowlet table size")?;
+    a.finish()?;
+    let hint = format!(
+        "flowlet-table-size is a power of two from {MIN_FLOWLET_TABLE_SIZE} to {MAX_FLOWLET_TABLE_SIZE}"
+    );
+    let n = value::number(t, "flowlet-table-size", &hint)?;
+    let problem =
+        if !(u64::from(MIN_FLOWLET_TABLE_SIZE)..=u64::from(MAX_FLOWLET_TABLE_SIZE)).contains(&n) {
+            "is out of range"
+        } else if !n.is_power_of_two() {
+            "is not a power of two"
+        } else {
+            dlb(b).flowlet_table_size = n as u32;
+            return Ok(());
+        };
+    let shown = if t.text.len() > 20 {
+        t.text.to_owned()
+    } else {
+        n.to_string()
+    };
+    Err(Fail::new(
+        t.col,
+        format!("flowlet-table-size {shown} {problem}"),
+        Some(hint),
+    ))
+}
+
+/// `no flowlet-table-size`.
+fn no_flowlet_table_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    dlb(b).flowlet_table_size = DEFAULT_FLOWLET_TABLE_SIZE;
+    Ok(())
+}
+
 // ---------------------------------------------------------------- load sharing
 
 /// Which of source and destination a `source-destination`-style keyword selects.
@@ -383,12 +431,20 @@ pub(super) fn load_sharing(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), 
         any = true;
         match keyword(
             t,
-            &["address", "port", "concatenation", "rotate", "universal-id"],
+            &[
+                "address",
+                "port",
+                "concatenation",
+                "rocev2-dest-qp",
+                "rotate",
+                "universal-id",
+            ],
             "load-sharing keyword",
         )? {
             "address" => address = Some(sides(a, "address")?),
             "port" => port = Some(sides(a, "port")?),
             "concatenation" => ls.concatenation = true,
+            "rocev2-dest-qp" => ls.rocev2_dest_qp = true,
             "rotate" => {
                 let v = a.expect("rotation")?;
                 ls.rotate = Some(value::ranged(v, "rotate", 0, 63)? as u8);
