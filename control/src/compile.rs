@@ -113,7 +113,64 @@ pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
             }
         }
     }
+    if let Some(d) = c.model.load_balance.dlb.as_mut() {
+        for p in &mut d.ports {
+            *p = new_index[usize::from(*p)];
+        }
+        d.ports.sort_unstable();
+    }
     Some(c)
+}
+
+/// The hash seed when `ip load-sharing universal-id` is not set: derived from
+/// the hostname like the base MAC, so two switches of a lab differ (and do
+/// not polarise) while each is the same on every run.
+pub fn default_universal_id(hostname: &str) -> u32 {
+    let b = base_mac(hostname).0;
+    u32::from_be_bytes([0, b[1], b[2], b[3]])
+}
+
+/// ECMP hash settings and DLB from `ip load-sharing` and `hardware profile dlb`.
+fn load_balance(
+    cfg: &Config,
+    hostname: &str,
+    index: impl Fn(&InterfaceName) -> Option<u16>,
+) -> dp::LoadBalanceModel {
+    let ls = &cfg.load_sharing;
+    let hash = dp::EcmpHashModel {
+        src_addr: ls.src_addr,
+        dst_addr: ls.dst_addr,
+        src_port: ls.src_port,
+        dst_port: ls.dst_port,
+        concatenation: ls.concatenation,
+        rocev2_dest_qp: ls.rocev2_dest_qp,
+        rotate: ls.rotate.unwrap_or(0),
+        seed: ls
+            .universal_id
+            .unwrap_or_else(|| default_universal_id(hostname)),
+    };
+    let dlb = cfg.dlb.as_ref().map(|d| {
+        let mut ports: Vec<u16> = match &d.interfaces {
+            cfg::DlbInterfaces::All => (0..cfg.interfaces.len() as u16).collect(),
+            cfg::DlbInterfaces::List(names) => names.iter().filter_map(&index).collect(),
+        };
+        ports.sort_unstable();
+        dp::DlbModel {
+            ports,
+            mode: match d.mode {
+                cfg::DlbMode::Flowlet => dp::DlbMode::Flowlet,
+                cfg::DlbMode::PerPacket => dp::DlbMode::PerPacket,
+            },
+            mac: MacAddr(d.mac_address),
+            flowlet_aging_ns: u64::from(d.flowlet_aging_us) * 1_000,
+            thresholds: d.dre_thresholds_or_default(),
+            decay_factor: d.decay_factor_or_default(),
+            sampling_interval_ns: u64::from(d.sampling_interval_ns_or_default()),
+            load_awareness: d.load_awareness,
+            flowlet_table_size: d.flowlet_table_size as usize,
+        }
+    });
+    dp::LoadBalanceModel { hash, dlb }
 }
 
 fn prefix(p: &IpPrefix) -> (IpAddr, u8) {
@@ -335,14 +392,23 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
             })
         })
         .collect();
+    if let Some(cfg::DlbInterfaces::List(names)) = cfg.dlb.as_ref().map(|d| &d.interfaces) {
+        for n in names.iter().filter(|n| index(n).is_none()) {
+            warnings.push(format!(
+                "hardware profile dlb: dlb-interface {n} is not configured; ignored"
+            ));
+        }
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
+    let load_balance = load_balance(cfg, &hostname, index);
     Ok(Compiled {
         model: SwitchModel {
             hostname,
             interfaces,
             routes,
+            load_balance,
             ..SwitchModel::default()
         },
         binds,

@@ -9,6 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
+use crate::balance::EcmpGroup;
 use crate::model::{NextHopModel, PortId, SwitchModel};
 
 /// A longest-prefix-match table over `W`-bit keys (u32 for IPv4, u128 for IPv6).
@@ -124,8 +125,9 @@ pub enum RouteAction {
     Local(PortId),
     /// On-link: resolve the destination itself on this interface.
     Connected(PortId),
-    /// Through one of these next hops, chosen by flow hash (ECMP).
-    Forward(Vec<NextHop>),
+    /// Through one of a group of next hops (ECMP, or DLB when the group's
+    /// members are all DLB interfaces).
+    Forward(EcmpGroup),
     /// Dropped (Null0).
     Discard,
 }
@@ -156,6 +158,8 @@ pub struct Fib {
     v4: Lpm<u32>,
     v6: Lpm<u128>,
     routes: Vec<Route>,
+    /// ECMP groups numbered so far (ids are 0..groups).
+    groups: u32,
 }
 
 impl Fib {
@@ -164,7 +168,21 @@ impl Fib {
     /// interface reaches is reported and left out of its group (a route left
     /// with no next hop is not installed).
     pub fn build(model: &SwitchModel) -> (Fib, Vec<FibWarning>) {
+        Self::rebuild(model, None)
+    }
+
+    /// Builds like [`build`](Self::build), keeping each ECMP group's bucket
+    /// table from `previous` where the route still exists, so a changed
+    /// member set moves only the flows it must.
+    pub fn rebuild(model: &SwitchModel, previous: Option<&Fib>) -> (Fib, Vec<FibWarning>) {
         let mut fib = Fib::default();
+        let dlb_port = |p: PortId| {
+            model
+                .load_balance
+                .dlb
+                .as_ref()
+                .is_some_and(|d| d.ports.contains(&p))
+        };
         let mut warnings = Vec::new();
         for (i, ifc) in model.interfaces.iter().enumerate() {
             let port = i as PortId;
@@ -218,7 +236,14 @@ impl Fib {
                 }
             }
             if !hops.is_empty() {
-                fib.add(r.prefix, r.len, RouteAction::Forward(hops));
+                let id = fib.groups;
+                fib.groups += 1;
+                let dlb = hops.len() > 1 && hops.iter().all(|h| dlb_port(h.port));
+                let group = match previous.and_then(|p| p.group_for(r.prefix, r.len)) {
+                    Some(old) => EcmpGroup::rebuilt(old, hops, id, dlb),
+                    None => EcmpGroup::new(hops, id, dlb),
+                };
+                fib.add(r.prefix, r.len, RouteAction::Forward(group));
             } else if discard {
                 fib.add(r.prefix, r.len, RouteAction::Discard);
             } else {
@@ -289,6 +314,30 @@ impl Fib {
     /// Every installed route, for show output.
     pub fn routes(&self) -> &[Route] {
         &self.routes
+    }
+
+    /// Every ECMP group with its route.
+    pub fn groups(&self) -> impl Iterator<Item = (&Route, &EcmpGroup)> {
+        self.routes.iter().filter_map(|r| match &r.action {
+            RouteAction::Forward(g) => Some((r, g)),
+            _ => None,
+        })
+    }
+
+    /// How many group ids are in use (ids run from 0 to this, exclusive).
+    pub fn group_count(&self) -> usize {
+        self.groups as usize
+    }
+
+    /// The group of the route for exactly `prefix/len`.
+    pub fn group_for(&self, prefix: IpAddr, len: u8) -> Option<&EcmpGroup> {
+        self.routes
+            .iter()
+            .find(|r| r.prefix == prefix && r.len == len)
+            .and_then(|r| match &r.action {
+                RouteAction::Forward(g) => Some(g),
+                _ => None,
+            })
     }
 }
 
@@ -371,7 +420,8 @@ mod tests {
         );
         assert_eq!(fib.lookup_v4(v4("172.20.0.1")), Some(&RouteAction::Discard));
         match fib.lookup_v4(v4("192.168.3.4")) {
-            Some(RouteAction::Forward(hops)) => {
+            Some(RouteAction::Forward(g)) => {
+                let hops = g.hops();
                 assert_eq!(hops.len(), 2);
                 assert_eq!(hops[0].port, 0);
                 assert_eq!(hops[1].port, 1);

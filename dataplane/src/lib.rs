@@ -12,10 +12,10 @@
 // Tests state their expectations with unwrap and panic.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod balance;
 pub mod clock;
 pub mod counters;
 pub mod fib;
-pub mod forward;
 pub mod host;
 pub mod meta;
 pub mod model;

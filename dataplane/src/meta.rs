@@ -64,7 +64,8 @@ pub struct Meta {
     pub dst_port: u16,
     /// True for IPv4 fragments (non-first fragments carry no ports).
     pub fragment: bool,
-    /// Flow hash over addresses, protocol and ports (0 for non-IP frames).
+    /// ECMP flow hash, set by forwarding for packets routed over a group
+    /// (see [`crate::balance::hash`]); 0 otherwise.
     pub hash: u32,
     /// RoCEv2 BTH fields when the frame is RoCEv2.
     pub roce: Option<Roce>,

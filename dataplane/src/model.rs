@@ -29,6 +29,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub use crate::balance::{DlbMode, DlbModel, EcmpHashModel, LoadBalanceModel};
 pub use crate::pfc::{PfcModel, PgThresholds, WatchdogModel};
 use crate::wire::MacAddr;
 
@@ -369,6 +370,8 @@ pub struct SwitchModel {
     /// Seed of the switch's pseudo-random choices (WRED), so a replay gives
     /// the same marks every time.
     pub random_seed: u64,
+    /// How ECMP groups spread traffic: hash fields and seed, and DLB.
+    pub load_balance: LoadBalanceModel,
 }
 
 /// The default [`SwitchModel::random_seed`].
@@ -383,6 +386,7 @@ impl Default for SwitchModel {
             neighbor_queue_per_entry: 16,
             neighbor_queue_total: 1024,
             random_seed: DEFAULT_RANDOM_SEED,
+            load_balance: LoadBalanceModel::default(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The parser stage: one pass over a received frame that fills [`Meta`].
 //!
-//! Every later stage reads offsets, addresses' hash, DSCP/ECN and RoCEv2
+//! Every later stage reads offsets, ports, DSCP/ECN and RoCEv2
 //! fields from [`Meta`] instead of re-parsing. The parser allocates nothing
 //! and never panics, whatever the bytes; a frame it cannot trust is
 //! reported as [`DropReason::Malformed`].
@@ -62,9 +62,8 @@ fn reset(meta: &mut Meta) {
 ///   these `l3_offset` marks the EtherType's payload and `l4_offset` and
 ///   `payload_offset` equal it.
 ///
-/// `hash` is [`flow_hash_v4`] / [`flow_hash_v6`] over the 5-tuple (ports 0
-/// when there are none) for IP, 0 otherwise. `qos_group` and `out_port` are
-/// left untouched. On error the contents of `meta` are unspecified.
+/// `hash` is cleared (forwarding computes it for ECMP routes only, with the
+/// switch's hash settings). `qos_group` and `out_port` are left untouched. On error the contents of `meta` are unspecified.
 ///
 /// # Errors
 /// [`DropReason::Malformed`] for a truncated or inconsistent frame.
@@ -142,13 +141,6 @@ fn parse_ipv4(buf: &[u8], l3: usize, meta: &mut Meta) -> Result<(), DropReason> 
     };
     meta.src_port = sport;
     meta.dst_port = dport;
-    meta.hash = flow_hash_v4(
-        ip.src_addr().octets(),
-        ip.dst_addr().octets(),
-        meta.ip_proto,
-        sport,
-        dport,
-    );
     Ok(())
 }
 
@@ -169,13 +161,6 @@ fn parse_ipv6(buf: &[u8], l3: usize, meta: &mut Meta) -> Result<(), DropReason> 
     let (sport, dport) = parse_l4(ip.payload(), l4, proto, meta)?;
     meta.src_port = sport;
     meta.dst_port = dport;
-    meta.hash = flow_hash_v6(
-        &ip.src_addr().octets(),
-        &ip.dst_addr().octets(),
-        meta.ip_proto,
-        sport,
-        dport,
-    );
     Ok(())
 }
 
@@ -229,60 +214,6 @@ fn first_fragment_ports(buf: &[u8], proto: Protocol) -> (u16, u16) {
         ),
         _ => (0, 0),
     }
-}
-
-// Flow hash: the 5-tuple is packed into 64-bit words, each folded in with an
-// FxHash-style step (rotate, xor, multiply by 2^64/φ), then finished with the
-// MurmurHash3 `fmix64` avalanche so every input bit reaches every output bit.
-// Each step is a bijection of the word for a given state, so tuples that
-// differ in one word (e.g. swapped ports) can only meet by a 32-bit collision
-// after the final fold. Fixed constants: the same flow hashes the same on
-// every run and every worker. Not keyed: not meant to resist chosen flows.
-
-const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
-const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-
-#[inline(always)]
-fn hash_step(h: u64, word: u64) -> u64 {
-    (h.rotate_left(5) ^ word).wrapping_mul(HASH_MUL)
-}
-
-#[inline(always)]
-fn hash_finish(mut h: u64) -> u32 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    (h ^ (h >> 32)) as u32
-}
-
-#[inline(always)]
-fn ports_word(proto: u8, sport: u16, dport: u16) -> u64 {
-    (u64::from(proto) << 32) | (u64::from(sport) << 16) | u64::from(dport)
-}
-
-/// Flow hash of an IPv4 5-tuple, which picks the ECMP/LAG member so a flow
-/// stays on one path; direction-sensitive (swapping ports or addresses gives
-/// another hash) and the same on every run.
-#[inline]
-pub fn flow_hash_v4(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16) -> u32 {
-    let addrs = (u64::from(u32::from_be_bytes(src)) << 32) | u64::from(u32::from_be_bytes(dst));
-    let h = hash_step(HASH_SEED, addrs);
-    hash_finish(hash_step(h, ports_word(proto, sport, dport)))
-}
-
-/// Flow hash of an IPv6 5-tuple, for the same purpose and with the same
-/// properties as [`flow_hash_v4`].
-#[inline]
-pub fn flow_hash_v6(src: &[u8; 16], dst: &[u8; 16], proto: u8, sport: u16, dport: u16) -> u32 {
-    let s = u128::from_be_bytes(*src);
-    let d = u128::from_be_bytes(*dst);
-    let mut h = hash_step(HASH_SEED, (s >> 64) as u64);
-    h = hash_step(h, s as u64);
-    h = hash_step(h, (d >> 64) as u64);
-    h = hash_step(h, d as u64);
-    hash_finish(hash_step(h, ports_word(proto, sport, dport)))
 }
 
 #[cfg(test)]
@@ -449,10 +380,6 @@ mod tests {
                 psn: 0x12_3456
             })
         );
-        assert_eq!(
-            m.hash,
-            flow_hash_v4(H1.octets(), H2.octets(), 17, 49152, 4791)
-        );
         // Byte-level spot checks of the frame the builders made.
         assert_eq!(&f[12..14], &[0x08, 0x00]);
         assert_eq!(f[15], (24 << 2) | 2);
@@ -490,16 +417,6 @@ mod tests {
         assert_eq!((m.dscp, m.ecn, m.ttl), (10, 1, 63));
         assert_eq!((m.src_port, m.dst_port), (40000, 5201));
         assert_eq!(m.roce, None);
-        assert_eq!(
-            m.hash,
-            flow_hash_v6(
-                &v6("fd00::1").octets(),
-                &v6("fd00::2").octets(),
-                6,
-                40000,
-                5201
-            )
-        );
         // Data offset below 5, and past the payload.
         let mut b = f.clone();
         b[54 + 12] = 0x40;
@@ -541,7 +458,6 @@ mod tests {
         assert_eq!(m.kind, FrameKind::Ipv6);
         assert_eq!((m.ip_proto, m.ttl, m.src_port, m.dst_port), (58, 255, 0, 0));
         assert_eq!(m.payload_offset, 54 + 4);
-        assert_ne!(m.hash, 0);
         // Unknown next header: classified, no transport checks.
         let mut b = f.clone();
         b[20] = 0; // hop-by-hop options
@@ -640,8 +556,6 @@ mod tests {
         let m = parsed(&frag(false, 1480, 3000));
         assert!(m.fragment);
         assert_eq!((m.src_port, m.dst_port), (0, 0));
-        assert_eq!(m.hash, flow_hash_v4(H1.octets(), H2.octets(), 17, 0, 0));
-        assert_ne!(m.hash, parsed(&f).hash);
     }
 
     #[test]
@@ -681,10 +595,7 @@ mod tests {
         .emit(&mut arp::Packet::new_unchecked(&mut f[14..]));
         let m = parsed(&f);
         assert_eq!(m.kind, FrameKind::Arp);
-        assert_eq!(
-            (m.l3_offset, m.l4_offset, m.payload_offset, m.hash),
-            (14, 14, 14, 0)
-        );
+        assert_eq!((m.l3_offset, m.l4_offset, m.payload_offset), (14, 14, 14));
         assert!(parsed(&f[..42]).kind == FrameKind::Arp);
         assert!(fails(&f[..41]));
     }
@@ -708,7 +619,6 @@ mod tests {
         eth(&mut other, EtherType::Unknown(0x88b5), None);
         let m = parsed(&other);
         assert_eq!(m.kind, FrameKind::Other(0x88b5));
-        assert_eq!(m.hash, 0);
 
         let mut tagged_lldp = vec![0u8; 60];
         eth(&mut tagged_lldp, EtherType::Lldp, Some(7 << 13));
@@ -753,41 +663,6 @@ mod tests {
             }
         );
     }
-
-    #[test]
-    fn flow_hash_properties() {
-        let (a, b) = ([10, 0, 0, 1], [10, 0, 1, 2]);
-        // Fixed values: the hash must not change between runs or builds.
-        assert_eq!(
-            flow_hash_v4(a, b, 17, 49152, 4791),
-            flow_hash_v4(a, b, 17, 49152, 4791)
-        );
-        assert_eq!(flow_hash_v4(a, b, 17, 49152, 4791), GOLDEN_V4);
-        assert_ne!(
-            flow_hash_v4(a, b, 17, 49152, 4791),
-            flow_hash_v4(a, b, 17, 4791, 49152)
-        );
-        assert_ne!(flow_hash_v4(a, b, 17, 1, 2), flow_hash_v4(b, a, 17, 1, 2));
-        assert_ne!(flow_hash_v4(a, b, 17, 1, 2), flow_hash_v4(a, b, 6, 1, 2));
-        let (s, d) = (v6("fd00::1").octets(), v6("fd00::2").octets());
-        assert_eq!(flow_hash_v6(&s, &d, 6, 40000, 5201), GOLDEN_V6);
-        assert_ne!(
-            flow_hash_v6(&s, &d, 6, 40000, 5201),
-            flow_hash_v6(&s, &d, 6, 5201, 40000)
-        );
-        // Spread: source ports of one RoCE host pair over 16 ECMP members.
-        let mut buckets = [0u32; 16];
-        for sport in 0..16384u16 {
-            buckets[(flow_hash_v4(a, b, 17, 49152 + sport % 16384, 4791) % 16) as usize] += 1;
-        }
-        for n in buckets {
-            assert!((900..1150).contains(&n), "{buckets:?}");
-        }
-    }
-
-    /// Values from an independent implementation of the documented construction.
-    const GOLDEN_V4: u32 = 0x2f5e_ec9d;
-    const GOLDEN_V6: u32 = 0x5efe_69a5;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]

@@ -155,12 +155,7 @@ impl Runtime {
                 Ok(g) => g.clone(),
                 Err(poisoned) => poisoned.into_inner().clone(),
             };
-            if all.hostname.is_empty() {
-                all.hostname = s.hostname.clone();
-            }
-            all.interfaces.extend(s.interfaces);
-            all.pool = s.pool;
-            all.neighbor_parked += s.neighbor_parked;
+            all.merge(s);
         }
         all
     }

@@ -239,4 +239,83 @@ pub struct SwitchStats {
     pub pool: PoolStats,
     /// Packets waiting on neighbour resolution.
     pub neighbor_parked: usize,
+    /// ECMP groups, keyed by prefix (`10.0.2.0/24`).
+    #[serde(default)]
+    pub load_balancing: BTreeMap<String, GroupStats>,
+}
+
+impl SwitchStats {
+    /// Adds another worker's snapshot: its interfaces (each worker reports
+    /// only the ports it owns) and its share of every group's counters.
+    pub fn merge(&mut self, other: SwitchStats) {
+        if self.hostname.is_empty() {
+            self.hostname = other.hostname;
+        }
+        self.interfaces.extend(other.interfaces);
+        self.pool = other.pool;
+        self.neighbor_parked += other.neighbor_parked;
+        for (prefix, g) in other.load_balancing {
+            match self.load_balancing.get_mut(&prefix) {
+                Some(mine) => mine.add(&g),
+                None => {
+                    self.load_balancing.insert(prefix, g);
+                }
+            }
+        }
+    }
+}
+
+/// One member of an ECMP group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberStats {
+    /// Egress interface.
+    pub interface: String,
+    /// Next-hop address (none for an interface route).
+    pub gateway: Option<String>,
+    /// Packets sent through this member.
+    pub packets: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Buckets of the resilient hash table naming this member.
+    pub buckets: usize,
+    /// Port quality band 0 (idle) … 7 (loaded), for DLB groups.
+    pub quality_band: u8,
+    /// Port load in percent of its speed, queue included, for DLB groups.
+    pub load_percent: u16,
+}
+
+/// One ECMP group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupStats {
+    /// `ecmp`, `flowlet` or `per-packet`.
+    pub mode: String,
+    /// Members in configuration order.
+    pub members: Vec<MemberStats>,
+    /// Flowlets started.
+    pub flowlets_started: u64,
+    /// Flowlets placed on another member than the flow's previous one.
+    pub flowlet_moves: u64,
+    /// Packets placed one by one (per-packet mode).
+    pub per_packet_choices: u64,
+    /// Packets sent on another member than their flow's previous packet
+    /// within the flowlet aging: an upper bound on reordering.
+    pub reorder_risk: u64,
+    /// Packets whose member was down, re-hashed over the members up.
+    pub rehashed: u64,
+}
+
+impl GroupStats {
+    fn add(&mut self, o: &GroupStats) {
+        for (m, x) in self.members.iter_mut().zip(&o.members) {
+            m.packets += x.packets;
+            m.bytes += x.bytes;
+            m.quality_band = m.quality_band.max(x.quality_band);
+            m.load_percent = m.load_percent.max(x.load_percent);
+        }
+        self.flowlets_started += o.flowlets_started;
+        self.flowlet_moves += o.flowlet_moves;
+        self.per_packet_choices += o.per_packet_choices;
+        self.reorder_risk += o.reorder_risk;
+        self.rehashed += o.rehashed;
+    }
 }

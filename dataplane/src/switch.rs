@@ -21,17 +21,20 @@
 //! ([`WorkerLinks`]), and neighbour answers learned by one worker are
 //! broadcast to the others, so every worker's tables converge.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::balance::dlb::Dre;
+use crate::balance::{Balancer, QualityBoard};
 use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::host;
 use crate::meta::{FrameKind, Meta, QOS_GROUP_CONTROL};
-use crate::model::{InterfaceModel, PortId, SwitchModel};
+use crate::model::{DlbMode, InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
 use crate::parse::parse;
@@ -39,7 +42,7 @@ use crate::pfc::{quanta_ns, IngressAccounting, PfcPortState, WatchdogModel, PRIO
 use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::{EgressQueues, NUM_QUEUES};
-use crate::stats::{InterfaceStats, PoolStats, SwitchStats};
+use crate::stats::{GroupStats, InterfaceStats, MemberStats, PoolStats, SwitchStats};
 use crate::wire::checksum;
 use crate::wire::mac_control::{self, MacControlRepr};
 use crate::wire::MacAddr;
@@ -75,6 +78,8 @@ pub struct WorkerLinks {
     /// Lossless bytes buffered per ingress port, shared by every worker so
     /// that the ingress port's worker sees what other workers queued.
     pub ingress: Arc<IngressAccounting>,
+    /// DLB port quality, published by each port's owner and read by all.
+    pub quality: Arc<QualityBoard>,
 }
 
 impl WorkerLinks {
@@ -88,6 +93,7 @@ impl WorkerLinks {
             .map(|_| Arc::new(ArrayQueue::new(1024)))
             .collect();
         let ingress = Arc::new(IngressAccounting::new(owners.len()));
+        let quality = Arc::new(QualityBoard::new(owners.len()));
         (0..workers)
             .map(|id| WorkerLinks {
                 id,
@@ -97,6 +103,7 @@ impl WorkerLinks {
                 events: Arc::clone(&events[id]),
                 all_events: events.clone(),
                 ingress: Arc::clone(&ingress),
+                quality: Arc::clone(&quality),
             })
             .collect()
     }
@@ -143,6 +150,12 @@ pub struct Switch {
     ingress_acct: Arc<IngressAccounting>,
     /// Some port has a lossless priority (dequeues then settle the accounting).
     any_lossless: bool,
+    /// Picks ECMP/DLB group members.
+    balancer: Balancer,
+    /// Rate estimator per port (sampled for owned ports when DLB is on).
+    dre: Vec<Dre>,
+    /// When port quality was last sampled.
+    last_dre_sample: Nanos,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -222,6 +235,11 @@ impl Switch {
             || Arc::new(IngressAccounting::new(model.interfaces.len())),
             |l| Arc::clone(&l.ingress),
         );
+        let quality = links.as_ref().map_or_else(
+            || Arc::new(QualityBoard::new(model.interfaces.len())),
+            |l| Arc::clone(&l.quality),
+        );
+        let balancer = Balancer::new(&model.load_balance, &fib, quality);
         let sw = Switch {
             ingress_acct,
             any_lossless: model
@@ -239,6 +257,9 @@ impl Switch {
             tick_out: TickOutput::default(),
             last_tick: 0,
             now: 0,
+            balancer,
+            dre: vec![Dre::default(); model.interfaces.len()],
+            last_dre_sample: 0,
         };
         (sw, warnings)
     }
@@ -248,7 +269,9 @@ impl Switch {
     /// same interfaces, in the same order (the runtime checks); returns the
     /// routes that could not be installed.
     pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
-        let (fib, warnings) = Fib::build(model);
+        let (fib, warnings) = Fib::rebuild(model, Some(&self.fib));
+        self.balancer
+            .apply(&model.load_balance, Some(&self.fib), &fib);
         for (slot, m) in self.ports.iter_mut().zip(&model.interfaces) {
             if slot.model != *m {
                 slot.queues.configure(m);
@@ -308,6 +331,14 @@ impl Switch {
         if now.saturating_sub(self.last_tick) >= TICK_INTERVAL {
             self.last_tick = now;
             self.tick(now);
+        }
+        if let Some(dlb) = self.balancer.dlb_model() {
+            let interval = dlb.sampling_interval_ns.max(1);
+            let elapsed = now.saturating_sub(self.last_dre_sample);
+            if elapsed >= interval {
+                self.last_dre_sample = now - elapsed % interval;
+                self.sample_quality(elapsed / interval);
+            }
         }
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
@@ -468,6 +499,76 @@ impl Switch {
                 exhausted: self.pool.exhausted(),
             },
             neighbor_parked: self.neighbors.parked(),
+            load_balancing: self.group_stats(),
+        }
+    }
+
+    /// Per-group counters with member port quality, keyed by prefix.
+    fn group_stats(&self) -> BTreeMap<String, GroupStats> {
+        let mode = |dlb: bool| match self.balancer.dlb_model() {
+            Some(m) if dlb => match m.mode {
+                DlbMode::Flowlet => "flowlet",
+                DlbMode::PerPacket => "per-packet",
+            },
+            _ => "ecmp",
+        };
+        let board = self.balancer.quality();
+        self.fib
+            .groups()
+            .filter_map(|(route, g)| {
+                let c = self.balancer.counters(g.id())?;
+                let buckets = g.bucket_counts();
+                let members = g
+                    .hops()
+                    .iter()
+                    .zip(&c.members)
+                    .zip(buckets)
+                    .map(|((h, m), buckets)| MemberStats {
+                        interface: self
+                            .ports
+                            .get(usize::from(h.port))
+                            .map_or_else(String::new, |p| p.model.name.clone()),
+                        gateway: h.gateway.map(|a| a.to_string()),
+                        packets: m.packets,
+                        bytes: m.bytes,
+                        buckets,
+                        quality_band: board.band(h.port),
+                        load_percent: board.load_percent(h.port),
+                    })
+                    .collect();
+                let s = GroupStats {
+                    mode: mode(g.is_dlb()).to_string(),
+                    members,
+                    flowlets_started: c.flowlets_started,
+                    flowlet_moves: c.flowlet_moves,
+                    per_packet_choices: c.per_packet_choices,
+                    reorder_risk: c.reorder_risk,
+                    rehashed: c.rehashed,
+                };
+                Some((format!("{}/{}", route.prefix, route.len), s))
+            })
+            .collect()
+    }
+
+    /// Samples the rate estimators of this worker's ports, `intervals`
+    /// sampling intervals after the last sample, and publishes their quality.
+    fn sample_quality(&mut self, intervals: u64) {
+        let Some(dlb) = self.balancer.dlb_model() else {
+            return;
+        };
+        let board = self.balancer.quality();
+        for (i, (slot, dre)) in self.ports.iter().zip(self.dre.iter_mut()).enumerate() {
+            if !slot.owned {
+                continue;
+            }
+            let (load, band) = dre.sample(
+                dlb,
+                intervals,
+                slot.counters.tx_bytes,
+                slot.queues.total_bytes(),
+                slot.model.speed_mbps,
+            );
+            board.publish(i, load, band);
         }
     }
 
@@ -702,8 +803,19 @@ impl Switch {
                 port: *port,
                 addr: dst,
             },
-            Some(RouteAction::Forward(hops)) => {
-                let h = hops[pkt.meta.hash as usize % hops.len()];
+            Some(RouteAction::Forward(group)) => {
+                let hash = self.balancer.flow_hash(pkt.data(), &pkt.meta);
+                pkt.meta.hash = hash;
+                let ports = &self.ports;
+                let usable = |port: PortId| {
+                    ports
+                        .get(usize::from(port))
+                        .is_some_and(|e| e.model.admin_up && (!e.owned || e.up()))
+                };
+                let Some(choice) = self.balancer.choose(group, hash, pkt.len(), now, usable) else {
+                    return self.count_drop(p, DropReason::InterfaceDown);
+                };
+                let h = group.hops()[choice.member];
                 Hop {
                     port: h.port,
                     addr: h.gateway.unwrap_or(dst),

@@ -1,0 +1,366 @@
+//! Dynamic load balancing: port quality, flowlets and per-packet choice.
+//!
+//! # Port quality
+//!
+//! Each egress port keeps a discounting rate estimator (DRE, as in CONGA and
+//! Cisco's Cloud Scale DLB): every `sampling-interval` T the bytes sent
+//! since the last sample are added to X, then X loses 2^−`decay-factor` of
+//! itself. In steady state X ≈ B · (2^d − 1) for B bytes per interval, so
+//! B ≈ X / (2^d − 1), with a time constant of T · 2^d. The port's load is
+//!
+//! ```text
+//! load % = 100 × (B + queued bytes) / (bytes the port's speed allows in T)
+//! ```
+//!
+//! so a busy port with a standing queue reads above 100 %. The load is
+//! quantised into a band 0…7 by `dre-thresholds` (band n starts at level-n;
+//! default edges at 12, 25, 37, 50, 62, 75, 87 %). Ports without a configured
+//! speed are measured against [`REFERENCE_MBPS`].
+//!
+//! The port's owning worker samples and publishes (load, band) into a shared
+//! [`QualityBoard`] of atomics; every worker reads it without locks.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::group::EcmpGroup;
+use super::{DlbMode, DlbModel, GroupCounters};
+use crate::clock::Nanos;
+use crate::model::PortId;
+
+/// Speed a port without `speed` is measured against: 100 Gb/s, the usual
+/// rail and spine port of an AI fabric.
+pub const REFERENCE_MBPS: u64 = 100_000;
+
+/// Published quality of every port: load percent (16 bits) and band (8 bits)
+/// in one atomic per port, written by the owning worker, read by all.
+#[derive(Debug, Default)]
+pub struct QualityBoard {
+    ports: Vec<AtomicU32>,
+}
+
+impl QualityBoard {
+    /// A board for `ports` ports, all idle.
+    pub fn new(ports: usize) -> Self {
+        QualityBoard {
+            ports: (0..ports).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    /// Publishes a port's load and band.
+    pub fn publish(&self, port: usize, load_percent: u16, band: u8) {
+        if let Some(a) = self.ports.get(port) {
+            a.store(
+                (u32::from(load_percent) << 8) | u32::from(band),
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// A port's band, 0 (idle) … 7 (loaded).
+    #[inline]
+    pub fn band(&self, port: PortId) -> u8 {
+        self.ports
+            .get(usize::from(port))
+            .map_or(0, |a| a.load(Ordering::Relaxed) as u8)
+    }
+
+    /// A port's load in percent of its speed (above 100 with a standing queue).
+    pub fn load_percent(&self, port: PortId) -> u16 {
+        self.ports
+            .get(usize::from(port))
+            .map_or(0, |a| (a.load(Ordering::Relaxed) >> 8) as u16)
+    }
+}
+
+/// The rate estimator of one egress port.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dre {
+    x: u64,
+    last_tx_bytes: u64,
+}
+
+impl Dre {
+    /// Takes a sample `intervals` sampling intervals after the previous one:
+    /// `tx_bytes` is the port's running total of bytes sent, `queued` what
+    /// waits in its queues. Returns (load percent, band).
+    pub fn sample(
+        &mut self,
+        model: &DlbModel,
+        intervals: u64,
+        tx_bytes: u64,
+        queued: u64,
+        speed_mbps: Option<u32>,
+    ) -> (u16, u8) {
+        let sent = tx_bytes.saturating_sub(self.last_tx_bytes);
+        self.last_tx_bytes = tx_bytes;
+        self.x = self.x.saturating_add(sent);
+        let d = u32::from(model.decay_factor.min(15));
+        for _ in 0..intervals.clamp(1, 64) {
+            self.x -= self.x >> d;
+        }
+        let per_interval = if d == 0 {
+            sent / intervals.max(1)
+        } else {
+            self.x / ((1u64 << d) - 1)
+        };
+        let speed = speed_mbps.map_or(REFERENCE_MBPS, u64::from);
+        // Bytes per interval at line rate: Mb/s × ns / 8000.
+        let capacity = (speed * model.sampling_interval_ns / 8_000).max(1);
+        let load = ((per_interval + queued).saturating_mul(100) + capacity / 2) / capacity;
+        let load = load.min(u64::from(u16::MAX));
+        let band = model
+            .thresholds
+            .iter()
+            .filter(|t| load >= u64::from(**t))
+            .count() as u8;
+        (load as u16, band)
+    }
+}
+
+/// One flow's last placement.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flowlet {
+    hash: u32,
+    /// Group id + 1; 0 marks an empty slot.
+    group: u32,
+    member: u8,
+    last: Nanos,
+}
+
+/// A worker's DLB state: the flowlet table and round-robin positions.
+#[derive(Debug)]
+pub struct DlbState {
+    model: DlbModel,
+    table: Vec<Flowlet>,
+    mask: usize,
+    /// Per-packet round-robin position, per group id.
+    rr: Vec<u32>,
+}
+
+impl DlbState {
+    /// Fresh state for `model`.
+    pub fn new(model: &DlbModel) -> Self {
+        let size = model
+            .flowlet_table_size
+            .clamp(1, 1 << 20)
+            .next_power_of_two();
+        DlbState {
+            model: model.clone(),
+            table: vec![Flowlet::default(); size],
+            mask: size - 1,
+            rr: Vec::new(),
+        }
+    }
+
+    /// The settings this state was built for.
+    pub fn model(&self) -> &DlbModel {
+        &self.model
+    }
+
+    /// Makes room for `groups` groups' round-robin positions.
+    pub fn resize_groups(&mut self, groups: usize) {
+        self.rr.resize(groups, 0);
+    }
+
+    /// Picks a member of DLB `group` for a packet of flow `hash`; `None` when
+    /// no member is usable.
+    #[inline]
+    pub fn choose(
+        &mut self,
+        group: &EcmpGroup,
+        hash: u32,
+        now: Nanos,
+        board: &QualityBoard,
+        usable: &impl Fn(PortId) -> bool,
+        c: &mut GroupCounters,
+    ) -> Option<usize> {
+        let gid = group.id() + 1;
+        let slot = &mut self.table[hash as usize & self.mask];
+        let same_flow = slot.group == gid && slot.hash == hash;
+        let recent = same_flow && now.saturating_sub(slot.last) <= self.model.flowlet_aging_ns;
+        let aware = self.model.load_awareness;
+        let member = match self.model.mode {
+            DlbMode::Flowlet => {
+                let prev = usize::from(slot.member);
+                if recent && group.hops().get(prev).is_some_and(|h| usable(h.port)) {
+                    slot.last = now;
+                    return Some(prev);
+                }
+                c.flowlets_started += 1;
+                let m = best(group, board, usable, aware, hash)?;
+                if same_flow && m != prev {
+                    c.flowlet_moves += 1;
+                }
+                m
+            }
+            DlbMode::PerPacket => {
+                let rr = self.rr.get_mut(group.id() as usize)?;
+                let m = best(group, board, usable, aware, *rr)?;
+                *rr = rr.wrapping_add(1);
+                c.per_packet_choices += 1;
+                m
+            }
+        };
+        if recent && usize::from(slot.member) != member {
+            c.reorder_risk += 1;
+        }
+        *slot = Flowlet {
+            hash,
+            group: gid,
+            member: member as u8,
+            last: now,
+        };
+        Some(member)
+    }
+}
+
+/// The usable member of best (lowest) band; among equals the `pick`-th
+/// modulo their number.
+#[inline]
+fn best(
+    group: &EcmpGroup,
+    board: &QualityBoard,
+    usable: &impl Fn(PortId) -> bool,
+    aware: bool,
+    pick: u32,
+) -> Option<usize> {
+    let band = |port: PortId| if aware { board.band(port) } else { 0 };
+    let mut lowest = u8::MAX;
+    let mut ties = 0u32;
+    for h in group.hops().iter().filter(|h| usable(h.port)) {
+        let b = band(h.port);
+        if b < lowest {
+            lowest = b;
+            ties = 1;
+        } else if b == lowest {
+            ties += 1;
+        }
+    }
+    if ties == 0 {
+        return None;
+    }
+    let k = (pick % ties) as usize;
+    group
+        .hops()
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| usable(h.port) && band(h.port) == lowest)
+        .nth(k)
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fib::NextHop;
+
+    fn group(ports: &[PortId]) -> EcmpGroup {
+        let hops = ports
+            .iter()
+            .map(|p| NextHop {
+                port: *p,
+                gateway: None,
+            })
+            .collect();
+        EcmpGroup::new(hops, 0, true)
+    }
+
+    fn counters(n: usize) -> GroupCounters {
+        GroupCounters {
+            members: vec![Default::default(); n],
+            ..GroupCounters::default()
+        }
+    }
+
+    #[test]
+    fn dre_tracks_rate_and_queue() {
+        let m = DlbModel::default();
+        let mut dre = Dre::default();
+        // 100 Gb/s for 16 µs is 200 000 bytes: send half of that per interval.
+        let mut total = 0;
+        let mut last = (0, 0);
+        for _ in 0..40 {
+            total += 100_000;
+            last = dre.sample(&m, 1, total, 0, Some(100_000));
+        }
+        assert!((48..=52).contains(&last.0), "{last:?}");
+        assert_eq!(last.1, 4, "50 % is in band 4 (50-61 %)");
+        // A standing queue of one interval's worth adds 100 %.
+        let (load, band) = dre.sample(&m, 1, total + 100_000, 200_000, Some(100_000));
+        assert!(load >= 148, "{load}");
+        assert_eq!(band, 7);
+        // Idle for many intervals: back to band 0.
+        let (load, band) = dre.sample(&m, 64, total + 100_000, 0, Some(100_000));
+        assert_eq!((load, band), (0, 0));
+    }
+
+    #[test]
+    fn flowlet_keeps_its_member_within_the_aging_and_moves_after_a_gap() {
+        let m = DlbModel::default();
+        let mut s = DlbState::new(&m);
+        s.resize_groups(1);
+        let g = group(&[0, 1, 2, 3]);
+        let board = QualityBoard::new(4);
+        let mut c = counters(4);
+        let up = |_: PortId| true;
+        let first = s.choose(&g, 42, 0, &board, &up, &mut c).unwrap();
+        // The chosen member becomes loaded; within the flowlet it stays.
+        board.publish(usize::from(g.hops()[first].port), 200, 7);
+        for t in 1..100 {
+            let now = t * 4_000; // gaps of 4 µs
+            assert_eq!(s.choose(&g, 42, now, &board, &up, &mut c), Some(first));
+        }
+        assert_eq!(c.flowlets_started, 1);
+        // After a gap longer than the aging the flowlet moves off the loaded member.
+        let later = 396_000 + m.flowlet_aging_ns + 1;
+        let next = s.choose(&g, 42, later, &board, &up, &mut c).unwrap();
+        assert_ne!(next, first);
+        assert_eq!(
+            (c.flowlets_started, c.flowlet_moves, c.reorder_risk),
+            (2, 1, 0)
+        );
+        // A member that goes down forces a move at once, counted as a risk.
+        let down = g.hops()[next].port;
+        let forced = s
+            .choose(&g, 42, later + 1, &board, &|p| p != down, &mut c)
+            .unwrap();
+        assert_ne!(g.hops()[forced].port, down);
+        assert_eq!(c.reorder_risk, 1);
+        assert_eq!(
+            s.choose(&g, 42, later + 2, &board, &|_| false, &mut c),
+            None
+        );
+    }
+
+    #[test]
+    fn per_packet_round_robins_among_the_best() {
+        let m = DlbModel {
+            mode: DlbMode::PerPacket,
+            ..DlbModel::default()
+        };
+        let mut s = DlbState::new(&m);
+        s.resize_groups(1);
+        let g = group(&[0, 1, 2, 3]);
+        let board = QualityBoard::new(4);
+        board.publish(2, 90, 7);
+        let mut c = counters(4);
+        let mut hits = [0; 4];
+        for t in 0..300 {
+            hits[s.choose(&g, 7, t, &board, &|_| true, &mut c).unwrap()] += 1;
+        }
+        assert_eq!(hits, [100, 100, 0, 100]);
+        assert_eq!(c.per_packet_choices, 300);
+        assert!(c.reorder_risk >= 299, "{}", c.reorder_risk);
+        // Without load awareness the loaded member takes its share too.
+        let mut s = DlbState::new(&DlbModel {
+            load_awareness: false,
+            ..m
+        });
+        s.resize_groups(1);
+        let mut hits = [0; 4];
+        for t in 0..400 {
+            hits[s.choose(&g, 7, t, &board, &|_| true, &mut c).unwrap()] += 1;
+        }
+        assert_eq!(hits, [100; 4]);
+    }
+}
