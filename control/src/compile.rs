@@ -566,4 +566,80 @@ interface Ethernet1/2
         let c = compile(&parsed.config).unwrap();
         assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
     }
+
+    fn compiled(text: &str) -> Compiled {
+        let parsed = railyard_config::parse_str(text, "lb.conf", &Default::default()).unwrap();
+        compile(&parsed.config).unwrap()
+    }
+
+    const FABRIC: &str = "interface Ethernet1/1
+  no switchport
+interface Ethernet1/2
+  no switchport
+interface Ethernet1/3
+  no switchport
+";
+
+    #[test]
+    fn load_sharing_and_dlb_compile_into_the_balance_model() {
+        let text = format!(
+            "hostname rail1
+ip load-sharing address source-destination port source rocev2-dest-qp rotate 8 universal-id 99
+hardware profile dlb
+  dlb-interface Ethernet1/3, Ethernet1/2
+  mode per-packet
+  flowlet-aging 200
+  decay-factor 4
+  no load-awareness
+{FABRIC}"
+        );
+        let lb = compiled(&text).model.load_balance;
+        assert_eq!(
+            lb.hash,
+            dp::EcmpHashModel {
+                src_addr: true,
+                dst_addr: true,
+                src_port: true,
+                dst_port: false,
+                concatenation: false,
+                rocev2_dest_qp: true,
+                rotate: 8,
+                seed: 99,
+            }
+        );
+        let dlb = lb.dlb.unwrap();
+        assert_eq!(dlb.ports, vec![1, 2]);
+        assert_eq!(dlb.mode, dp::DlbMode::PerPacket);
+        assert_eq!(dlb.flowlet_aging_ns, 200_000);
+        assert_eq!(dlb.decay_factor, 4);
+        assert!(!dlb.load_awareness);
+        assert_eq!(dlb.thresholds, cfg::DEFAULT_DRE_THRESHOLDS);
+        assert_eq!(dlb.mac, MacAddr(cfg::DEFAULT_DLB_MAC));
+        // Interfaces renumbered to a running switch's order keep their DLB role.
+        let order: Vec<String> = ["Ethernet1/3", "Ethernet1/1", "Ethernet1/2"]
+            .map(String::from)
+            .to_vec();
+        let r = reorder(compiled(&text), &order).unwrap();
+        assert_eq!(r.model.load_balance.dlb.unwrap().ports, vec![0, 2]);
+    }
+
+    #[test]
+    fn default_hash_seed_differs_per_switch_and_dlb_all_takes_every_port() {
+        let a = compiled(&format!("hostname rail1\n{FABRIC}")).model;
+        let b = compiled(&format!("hostname spine1\n{FABRIC}")).model;
+        assert_eq!(a.load_balance.hash.seed, default_universal_id("rail1"));
+        assert_ne!(a.load_balance.hash.seed, b.load_balance.hash.seed);
+        assert!(a.load_balance.dlb.is_none());
+        let all = compiled(&format!(
+            "hardware profile dlb\n  dlb-interface all\n{FABRIC}"
+        ));
+        let dlb = all.model.load_balance.dlb.unwrap();
+        assert_eq!(dlb.ports, vec![0, 1, 2]);
+        assert_eq!(dlb.mode, dp::DlbMode::Flowlet);
+        assert!(dlb.load_awareness);
+        let unknown = compiled(&format!(
+            "hardware profile dlb\n  dlb-interface Ethernet1/9\n{FABRIC}"
+        ));
+        assert!(unknown.warnings.iter().any(|w| w.contains("Ethernet1/9")));
+    }
 }
