@@ -13,6 +13,7 @@ pub mod live;
 pub mod mgmt;
 pub mod replay;
 pub mod show;
+pub mod show_lb;
 pub mod show_qos;
 pub mod traffic;
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{demo, load_config, mgmt, replay, show, show_qos, Loaded};
+use railyard_control::{demo, load_config, mgmt, replay, show, show_lb, show_qos, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -117,6 +117,14 @@ struct ConfigSource {
 }
 
 impl ConfigSource {
+    /// Counters of the running switch; `None` when reading a file.
+    fn live_stats(&self) -> Result<Option<railyard_dataplane::stats::SwitchStats>, String> {
+        match self.config {
+            Some(_) => Ok(None),
+            None => mgmt::fetch_stats(&self.socket).map(Some),
+        }
+    }
+
     /// The configuration, from the file or the running switch.
     fn load(&self) -> Result<railyard_config::Config, String> {
         match &self.config {
@@ -135,8 +143,77 @@ impl ConfigSource {
     }
 }
 
+/// What `show ip` shows.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum IpWhat {
+    /// `show ip route`: the IPv4 routing table.
+    Route,
+    /// `show ip load-sharing`: the ECMP hash in force and a DLB summary.
+    LoadSharing,
+}
+
+/// What `show ipv6` shows.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Ipv6What {
+    /// `show ipv6 route`: the IPv6 routing table.
+    Route,
+}
+
+/// The word after `show hardware`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum HardwareWhat {
+    /// `show hardware profile …`.
+    Profile,
+}
+
+/// The word after `show hardware profile`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProfileWhat {
+    /// `show hardware profile dlb`: dynamic load balancing.
+    Dlb,
+}
+
 #[derive(Subcommand)]
 enum ShowWhat {
+    /// `show ip route`: the IPv4 routing table in the NX-OS layout, ECMP and
+    /// DLB groups marked, per-member counters from a running switch; `show
+    /// ip load-sharing`: the ECMP hash (IPv4 and IPv6) fields, seed and
+    /// rotation in force, and a DLB summary.
+    Ip {
+        /// `route` or `load-sharing`.
+        what: IpWhat,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        source: ConfigSource,
+    },
+    /// `show ipv6 route`: the IPv6 routing table, like `show ip route`.
+    Ipv6 {
+        /// `route`.
+        what: Ipv6What,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        source: ConfigSource,
+    },
+    /// `show hardware profile dlb`: the dynamic load balancing settings, the
+    /// dlb-interfaces and, from a running switch, per DLB group the members'
+    /// port quality, load and counters.
+    Hardware {
+        /// `profile`.
+        #[arg(value_name = "PROFILE")]
+        what: HardwareWhat,
+        /// `dlb`.
+        #[arg(value_name = "FEATURE")]
+        profile: ProfileWhat,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        source: ConfigSource,
+    },
     /// The canonical NX-OS text of what railyard understood; feeding it back
     /// in gives the same configuration.
     #[command(name = "running-config")]
@@ -216,6 +293,40 @@ fn load(path: &Path, strict: bool) -> Result<Loaded, String> {
         eprintln!("{w}");
     }
     Ok(loaded)
+}
+
+fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    writeln!(out, "{text}").map_err(|e| e.to_string())
+}
+
+/// `show ip route`, `show ipv6 route` (`v6`) and `show ip load-sharing`
+/// (`load_sharing`), from a file or a running switch (with its counters).
+fn show_routing(
+    out: &mut dyn Write,
+    load_sharing: bool,
+    v6: bool,
+    json: bool,
+    source: &ConfigSource,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let config = source.load()?;
+    let lb = show_lb::LoadBalancing::new(&config)?;
+    if load_sharing {
+        let v = show_lb::load_sharing(&lb);
+        return if json {
+            print_json(out, &serde_json::to_value(&v).map_err(|e| e.to_string())?)
+        } else {
+            show_lb::render_load_sharing(out, &v).map_err(io)
+        };
+    }
+    let stats = source.live_stats()?;
+    let routes = show_lb::routes(&lb, v6, stats.as_ref());
+    if json {
+        print_json(out, &show_lb::routes_json(&routes))
+    } else {
+        show_lb::render_routes(out, v6, &routes).map_err(io)
+    }
 }
 
 fn dispatch(cmd: Command) -> Result<(), String> {
@@ -458,6 +569,29 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     "usage: show queuing interface NAME | show queuing pfc-queue [interface NAME]"
                         .into(),
                 ),
+            }
+        }
+        Command::Show {
+            what: ShowWhat::Ip { what, json, source },
+        } => show_routing(&mut out, what == IpWhat::LoadSharing, false, json, &source),
+        Command::Show {
+            what: ShowWhat::Ipv6 { json, source, .. },
+        } => show_routing(&mut out, false, true, json, &source),
+        Command::Show {
+            what: ShowWhat::Hardware { json, source, .. },
+        } => {
+            let config = source.load()?;
+            let lb = show_lb::LoadBalancing::new(&config)?;
+            // Without DLB there is nothing to show counters under.
+            let stats = match config.dlb {
+                Some(_) => source.live_stats()?,
+                None => None,
+            };
+            let view = show_lb::dlb(&lb, stats.as_ref());
+            if json {
+                print_json(&mut out, &show_lb::dlb_json(view.as_ref()))
+            } else {
+                show_lb::render_dlb(&mut out, view.as_ref()).map_err(io)
             }
         }
         Command::Show {

@@ -389,3 +389,309 @@ fn show_queuing_has_the_ingress_pfc_table_and_pfc_queue_the_watchdog() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("usage: show queuing"));
 }
+
+/// A leaf with two GPU ports, two 400 Gb/s uplinks under DLB, a hashed
+/// 2-way group, a DLB 2-way group (IPv4 and IPv6), Null0, and the hash
+/// seed and rotation set.
+const LB_CONF: &str = "hostname leaf1
+interface Ethernet1/1
+  no switchport
+  speed 100000
+  ip address 10.0.1.1/24
+interface Ethernet1/2
+  no switchport
+  ip address 10.0.2.1/24
+interface Ethernet1/31
+  no switchport
+  speed 400000
+  ip address 10.0.100.1/30
+  ipv6 address 2001:db8:100::1/64
+interface Ethernet1/32
+  no switchport
+  speed 400000
+  ip address 10.0.101.1/30
+  ipv6 address 2001:db8:101::1/64
+ip route 10.0.9.0/24 10.0.100.2
+ip route 10.0.9.0/24 10.0.101.2
+ip route 10.0.8.0/24 10.0.1.2
+ip route 10.0.8.0/24 10.0.2.2
+ip route 172.16.0.0/12 Null0
+ipv6 route 2001:db8:9::/48 2001:db8:100::2
+ipv6 route 2001:db8:9::/48 2001:db8:101::2
+hardware profile dlb
+  dlb-interface Ethernet1/31, Ethernet1/32
+  flowlet-aging 256
+  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70
+ip load-sharing address source-destination port source-destination universal-id 12345 rotate 7
+";
+
+fn lb_file(dir: &Path) -> std::path::PathBuf {
+    let conf = dir.join("lb.conf");
+    std::fs::write(&conf, LB_CONF).unwrap();
+    conf
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn show_ip_route_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = lb_file(dir.path());
+    let c = conf.to_str().unwrap();
+    let out = railyard(&["show", "ip", "route", "--config", c]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.starts_with("IP Route Table for VRF \"default\"\n"), "{s}");
+    for needle in [
+        "10.0.1.0/24, ubest/mbest: 1/0, attached\n    *via 10.0.1.1, Eth1/1, [0/0], direct\n",
+        "10.0.1.1/32, ubest/mbest: 1/0, attached\n    *via 10.0.1.1, Eth1/1, [0/0], local\n",
+        "10.0.8.0/24, ubest/mbest: 2/0\n    *via 10.0.1.2, Eth1/1, [1/0], static\n    *via 10.0.2.2, Eth1/2, [1/0], static\n    load-balancing: ecmp (hash, 512 resilient buckets)\n",
+        "10.0.9.0/24, ubest/mbest: 2/0\n    *via 10.0.100.2, Eth1/31, [1/0], static\n    *via 10.0.101.2, Eth1/32, [1/0], static\n    load-balancing: flowlet (DLB), virtual next-hop MAC 00cc.cccc.cccc\n",
+        "172.16.0.0/12, ubest/mbest: 1/0\n    *via Null0, [1/0], static\n",
+    ] {
+        assert!(s.contains(needle), "lacks {needle:?}:\n{s}");
+    }
+    // Sorted by prefix: 10.0.9.0 before 10.0.100.0 before 172.16.
+    let order: Vec<usize> = ["10.0.9.0/24", "10.0.100.0/30", "172.16.0.0/12"]
+        .iter()
+        .map(|p| s.find(p).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{s}");
+    assert!(!s.contains("2001:db8"), "IPv4 only: {s}");
+
+    let v = json_of(&railyard(&["show", "ip", "route", "--json", "--config", c]));
+    assert_eq!(v["vrf"], "default");
+    let routes = v["routes"].as_array().unwrap();
+    let g = routes
+        .iter()
+        .find(|r| r["prefix"] == "10.0.9.0/24")
+        .unwrap();
+    assert_eq!(g["kind"], "static");
+    assert_eq!(g["mode"], "flowlet");
+    assert_eq!(g["dlb_mac"], "00:cc:cc:cc:cc:cc");
+    assert_eq!(g["next_hops"][0]["address"], "10.0.100.2");
+    assert_eq!(g["next_hops"][0]["interface"], "Ethernet1/31");
+    assert!(
+        g["next_hops"][0]["buckets"].is_null(),
+        "DLB picks by quality"
+    );
+    assert!(
+        g["next_hops"][0]["packets"].is_null(),
+        "no counters from a file"
+    );
+    let e = routes
+        .iter()
+        .find(|r| r["prefix"] == "10.0.8.0/24")
+        .unwrap();
+    assert_eq!(e["mode"], "ecmp");
+    assert!(e["dlb_mac"].is_null());
+    assert_eq!(e["next_hops"][1]["buckets"], 256);
+    let l = routes
+        .iter()
+        .find(|r| r["prefix"] == "10.0.1.1/32")
+        .unwrap();
+    assert_eq!(l["kind"], "local");
+    let n = routes
+        .iter()
+        .find(|r| r["prefix"] == "172.16.0.0/12")
+        .unwrap();
+    assert_eq!(n["next_hops"][0]["interface"], "Null0");
+
+    let out = railyard(&["show", "ipv6", "route", "--config", c]);
+    let s = text(&out.stdout);
+    assert!(
+        s.starts_with("IPv6 Routing Table for VRF \"default\"\n"),
+        "{s}"
+    );
+    assert!(
+        s.contains("2001:db8:9::/48, ubest/mbest: 2/0\n    *via 2001:db8:100::2, Eth1/31, [1/0], static\n    *via 2001:db8:101::2, Eth1/32, [1/0], static\n    load-balancing: flowlet (DLB)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("2001:db8:100::1/128, ubest/mbest: 1/0, attached\n    *via 2001:db8:100::1, Eth1/31, [0/0], local\n"),
+        "{s}"
+    );
+    assert!(!s.contains("10.0."), "IPv6 only: {s}");
+    let v = json_of(&railyard(&[
+        "show", "ipv6", "route", "--json", "--config", c,
+    ]));
+    assert_eq!(v["routes"][0]["prefix"], "2001:db8:9::/48");
+}
+
+#[test]
+fn show_ip_load_sharing_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = lb_file(dir.path());
+    let c = conf.to_str().unwrap();
+    let out = railyard(&["show", "ip", "load-sharing", "--config", c]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in [
+        "IPv4/IPv6 ECMP load sharing:\n",
+        "Universal-id (Random Seed): 12345\n",
+        "Load-share mode : address source-destination port source-destination\n",
+        "Concatenation : disabled",
+        "Rotate : 7\n",
+        "RoCEv2 dest-QP : disabled (railyard extension)\n",
+        "DLB : flowlet on Ethernet1/31, Ethernet1/32; 2 of 3 multipath groups dynamic\n",
+    ] {
+        assert!(s.contains(needle), "lacks {needle:?}:\n{s}");
+    }
+    let v = json_of(&railyard(&[
+        "show",
+        "ip",
+        "load-sharing",
+        "--json",
+        "--config",
+        c,
+    ]));
+    assert_eq!(v["universal_id"], 12345);
+    assert_eq!(v["universal_id_configured"], true);
+    assert_eq!(v["rotate"], 7);
+    assert_eq!(v["concatenation"], false);
+    assert_eq!(v["src_port"], true);
+    assert_eq!(v["dlb"]["mode"], "flowlet");
+    assert_eq!(v["dlb"]["dlb_groups"], 2);
+
+    // No `ip load-sharing`: the seed comes from the hostname.
+    let bare = dir.path().join("bare.conf");
+    std::fs::write(
+        &bare,
+        "hostname leaf1\ninterface Ethernet1/1\n  no switchport\n  ip address 10.0.1.1/24\nip load-sharing address source-destination concatenation rocev2-dest-qp\n",
+    )
+    .unwrap();
+    let out = railyard(&[
+        "show",
+        "ip",
+        "load-sharing",
+        "--config",
+        bare.to_str().unwrap(),
+    ]);
+    let s = text(&out.stdout);
+    let seed = railyard_control::compile::default_universal_id("leaf1");
+    assert!(
+        s.contains(&format!(
+            "Universal-id (Random Seed): {seed} (derived from hostname)\n"
+        )),
+        "{s}"
+    );
+    assert!(
+        s.contains("Load-share mode : address source-destination\n"),
+        "{s}"
+    );
+    assert!(s.contains("Concatenation : enabled"), "{s}");
+    assert!(s.contains("RoCEv2 dest-QP : enabled"), "{s}");
+    assert!(s.contains("DLB : not configured\n"), "{s}");
+}
+
+#[test]
+fn show_hardware_profile_dlb_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = lb_file(dir.path());
+    let c = conf.to_str().unwrap();
+    let out = railyard(&["show", "hardware", "profile", "dlb", "--config", c]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for needle in [
+        "  Mode                : flowlet\n",
+        "  Flowlet aging       : 256 us\n",
+        "  DRE thresholds      : level-1 10%, level-2 20%, level-3 30%, level-4 40%, level-5 50%, level-6 60%, level-7 70%\n",
+        "  Decay factor        : 2 (time constant 64.0 us)\n",
+        "  Sampling interval   : 16000 ns\n",
+        "  Load awareness      : enabled\n",
+        "  Flowlet table size  : 4096 entries\n",
+        "  DLB MAC             : 00cc.cccc.cccc",
+        "  DLB interfaces      : Ethernet1/31 (400 Gb/s), Ethernet1/32 (400 Gb/s)\n",
+        "DLB group 10.0.9.0/24 (flowlet)\n",
+        "DLB group 2001:db8:9::/48 (flowlet)\n",
+        "Group 10.0.8.0/24 is hashed (ECMP), not DLB: members Ethernet1/1, Ethernet1/2 are not dlb-interfaces",
+    ] {
+        assert!(s.contains(needle), "lacks {needle:?}:\n{s}");
+    }
+    let row: Vec<&str> = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("Ethernet1/31   10.0.100.2"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row,
+        ["Ethernet1/31", "10.0.100.2", "-", "-", "-", "-"],
+        "{s}"
+    );
+
+    let v = json_of(&railyard(&[
+        "show", "hardware", "profile", "dlb", "--json", "--config", c,
+    ]));
+    assert_eq!(v["configured"], true);
+    assert_eq!(v["mode"], "flowlet");
+    assert_eq!(v["flowlet_aging_us"], 256);
+    assert_eq!(v["dre_thresholds"][6], 70);
+    assert_eq!(v["decay_factor"], 2);
+    assert_eq!(v["sampling_interval_ns"], 16000);
+    assert_eq!(v["flowlet_table_size"], 4096);
+    assert_eq!(v["mac_address"], "00:cc:cc:cc:cc:cc");
+    assert_eq!(v["interfaces"][0]["name"], "Ethernet1/31");
+    assert_eq!(v["interfaces"][0]["speed_mbps"], 400000);
+    assert_eq!(v["groups"][0]["prefix"], "10.0.9.0/24");
+    assert_eq!(v["groups"][0]["members"][1]["address"], "10.0.101.2");
+    assert!(v["groups"][0]["counters"].is_null());
+    assert_eq!(v["live"], false);
+
+    // Without DLB: one line, exit 0.
+    let book = book_file(dir.path());
+    let b = book.to_str().unwrap();
+    let out = railyard(&["show", "hardware", "profile", "dlb", "--config", b]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        1,
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).starts_with("DLB is not configured"));
+    let v = json_of(&railyard(&[
+        "show", "hardware", "profile", "dlb", "--json", "--config", b,
+    ]));
+    assert_eq!(v, serde_json::json!({ "configured": false }));
+}
+
+#[test]
+fn load_balancing_show_commands_explain_wrong_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = lb_file(dir.path());
+    let c = conf.to_str().unwrap();
+    for (args, hint) in [
+        (
+            &["show", "ip", "routes"][..],
+            "possible values: route, load-sharing",
+        ),
+        (
+            &["show", "ipv6", "load-sharing"][..],
+            "possible values: route",
+        ),
+        (
+            &["show", "hardware", "profile", "pfc"][..],
+            "possible values: dlb",
+        ),
+        (&["show", "hardware", "dlb"][..], "possible values: profile"),
+    ] {
+        let out = railyard(&[args, &["--config", c]].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    // Asked of a switch that is not running: says so.
+    let out = railyard(&[
+        "show",
+        "ip",
+        "route",
+        "--socket",
+        "/nonexistent/railyard.sock",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("cannot reach a running railyard"));
+}
