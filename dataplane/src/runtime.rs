@@ -15,8 +15,9 @@ use crossbeam_queue::ArrayQueue;
 
 use crate::clock::{Clock, Nanos};
 use crate::fib::FibWarning;
-use crate::model::SwitchModel;
-use crate::packet::Pool;
+use crate::meta::QOS_GROUP_CONTROL;
+use crate::model::{PortId, SwitchModel};
+use crate::packet::{Packet, Pool};
 use crate::port::Port;
 use crate::stats::SwitchStats;
 use crate::switch::{Switch, WorkerLinks};
@@ -25,6 +26,8 @@ use crate::switch::{Switch, WorkerLinks};
 pub const PUBLISH_INTERVAL: Nanos = 100_000_000;
 /// Packets each cross-worker ring holds.
 pub const HANDOFF_RING: usize = 4096;
+/// Control frames (LLDP) waiting for the control plane.
+pub const PUNT_RING: usize = 1024;
 
 /// How a worker waits when there is nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,6 +65,55 @@ pub struct Runtime {
     applied: Arc<Vec<AtomicU64>>,
     generation: AtomicU64,
     interfaces: Vec<String>,
+    control: ControlPath,
+}
+
+/// The control plane's door into the running dataplane: frames the workers
+/// punt (LLDP) come out here, and frames the control plane originates go in
+/// here to leave a port ahead of its queues. Both directions are lock-free
+/// rings, so the workers never wait on the control plane.
+#[derive(Clone)]
+pub struct ControlPath {
+    punt: Arc<ArrayQueue<Packet>>,
+    inboxes: Vec<Arc<ArrayQueue<Packet>>>,
+    owners: Vec<usize>,
+    pool: Pool,
+}
+
+/// Why a control frame could not be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// No such port.
+    NoPort,
+    /// No free buffer, or the frame is larger than one.
+    NoBuffer,
+    /// The owning worker's inbox is full; try again later.
+    Busy,
+}
+
+impl ControlPath {
+    /// The next punted frame, if any; its `in_port` is the receiving port.
+    pub fn recv(&self) -> Option<Packet> {
+        self.punt.pop()
+    }
+
+    /// Queues `frame` for transmission on `port`, ahead of the port's egress
+    /// queues (it still takes wire time on a shaped port).
+    ///
+    /// # Errors
+    /// See [`SendError`].
+    pub fn send(&self, port: PortId, frame: &[u8]) -> Result<(), SendError> {
+        let owner = *self.owners.get(usize::from(port)).ok_or(SendError::NoPort)?;
+        let mut pkt = self.pool.alloc_from(frame).ok_or(SendError::NoBuffer)?;
+        pkt.in_port = port;
+        pkt.meta.out_port = port;
+        pkt.meta.qos_group = QOS_GROUP_CONTROL;
+        self.inboxes
+            .get(owner)
+            .ok_or(SendError::NoPort)?
+            .push(pkt)
+            .map_err(|_| SendError::Busy)
+    }
 }
 
 /// Which worker owns port `i` of `ports` when there are `workers` workers.
@@ -82,6 +134,13 @@ impl Runtime {
         let workers = opts.workers.max(1);
         let owners = shard(model.interfaces.len(), workers);
         let links = WorkerLinks::build(workers, &owners, HANDOFF_RING);
+        let punt = Arc::new(ArrayQueue::new(PUNT_RING));
+        let control = ControlPath {
+            punt: Arc::clone(&punt),
+            inboxes: links.first().map(|l| l.inboxes.clone()).unwrap_or_default(),
+            owners: owners.clone(),
+            pool: pool.clone(),
+        };
         let mut per_worker: Vec<Vec<Option<Box<dyn Port>>>> = (0..workers)
             .map(|_| (0..model.interfaces.len()).map(|_| None).collect())
             .collect();
@@ -102,6 +161,7 @@ impl Runtime {
             Arc::new((0..workers).map(|_| AtomicU64::new(0)).collect());
         for ((w, ports), link) in per_worker.into_iter().enumerate().zip(links) {
             let (mut sw, warn) = Switch::new_worker(model, ports, pool.clone(), link);
+            sw.set_punt_ring(Arc::clone(&punt));
             if w == 0 {
                 warnings = warn;
             }
@@ -142,9 +202,15 @@ impl Runtime {
                 applied,
                 generation: AtomicU64::new(0),
                 interfaces: model.interfaces.iter().map(|i| i.name.clone()).collect(),
+                control,
             },
             warnings,
         )
+    }
+
+    /// The control plane's path to and from the workers.
+    pub fn control_path(&self) -> ControlPath {
+        self.control.clone()
     }
 
     /// The latest published counters of every worker, merged.

@@ -186,3 +186,66 @@ fn a_new_model_applies_live_and_keeps_counters() {
     assert_eq!(stats.interfaces["Ethernet1/1"].rx_packets, 3);
     assert_eq!(stats.interfaces["Ethernet1/2"].tx_packets, 3);
 }
+
+#[test]
+fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
+    let pool = Pool::new(1024);
+    let mut hosts = Vec::new();
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    for i in 0..4 {
+        let (sw, host, _) = RingLink::pair(&format!("c{i}"), 64);
+        backends.push(Some(Box::new(sw)));
+        hosts.push(host);
+    }
+    let opts = RuntimeOptions {
+        workers: 2,
+        cores: Vec::new(),
+        poll: PollMode::Adaptive,
+    };
+    let (rt, _) = Runtime::start(
+        &model(),
+        backends,
+        pool.clone(),
+        Arc::new(MonotonicClock::new()),
+        &opts,
+    );
+    let control = rt.control_path();
+    // An LLDP frame on ports 1 (worker 1) and 2 (worker 0).
+    let mut lldp = vec![0u8; 60];
+    lldp[..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0x0e]);
+    lldp[6..12].copy_from_slice(&host_mac(9).0);
+    lldp[12..14].copy_from_slice(&[0x88, 0xcc]);
+    for p in [1, 2] {
+        lldp[14] = p as u8;
+        assert!(hosts[p].send(pool.alloc_from(&lldp).unwrap()).is_ok());
+    }
+    let mut punted = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while punted.len() < 2 && Instant::now() < deadline {
+        match control.recv() {
+            Some(p) => punted.push((p.in_port, p.data()[14])),
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    punted.sort_unstable();
+    assert_eq!(punted, vec![(1, 1), (2, 2)]);
+    // Frames the control plane sends leave on the port asked for, whichever
+    // worker owns it, unchanged.
+    for p in [0u16, 3] {
+        lldp[14] = 0x40 + p as u8;
+        control.send(p, &lldp).unwrap();
+    }
+    for p in [0usize, 3] {
+        let got = receive(&mut hosts[p], 1);
+        assert_eq!(got.len(), 1, "port {p}");
+        assert_eq!(got[0][14], 0x40 + p as u8);
+        assert_eq!(got[0].len(), 60);
+    }
+    assert_eq!(
+        control.send(9, &lldp),
+        Err(railyard_dataplane::runtime::SendError::NoPort)
+    );
+    let stats = rt.shutdown();
+    assert_eq!(stats.interfaces["Ethernet1/2"].punted, 1);
+    assert_eq!(stats.interfaces["Ethernet1/4"].tx_packets, 1);
+}
