@@ -103,7 +103,10 @@ impl ControlPath {
     /// # Errors
     /// See [`SendError`].
     pub fn send(&self, port: PortId, frame: &[u8]) -> Result<(), SendError> {
-        let owner = *self.owners.get(usize::from(port)).ok_or(SendError::NoPort)?;
+        let owner = *self
+            .owners
+            .get(usize::from(port))
+            .ok_or(SendError::NoPort)?;
         let mut pkt = self.pool.alloc_from(frame).ok_or(SendError::NoBuffer)?;
         pkt.in_port = port;
         pkt.meta.out_port = port;
