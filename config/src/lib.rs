@@ -24,11 +24,12 @@
 //! (mask form, `secondary`), `ipv6 address`, `mtu`, `[no] shutdown`,
 //! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor`,
 //! `service-policy`, `priority-flow-control mode|watch-dog-interval`,
-//! `[no] lldp transmit|receive` and railyard's `bind`; `ip route` and
+//! `[no] lldp transmit|receive` and railyard's `bind` and `lldp dcbx version`; `ip route` and
 //! `ipv6 route`; and the QoS language of a Nexus 9000: `ip access-list`,
 //! `class-map type qos`, `policy-map type qos|queuing|network-qos` with
 //! their classes, `system qos`, the global PFC watchdog, `hardware profile
-//! dlb`, `ip load-sharing` and the LLDP globals. Every command has its `no`
+//! dlb`, `ip load-sharing` and the LLDP globals (with railyard's `lldp tlv
+//! custom`). Every command has its `no`
 //! form. Other NX-OS commands and sections are skipped with one warning per
 //! kind and a closing summary (errors with [`ParseOptions::strict`]); an
 //! unknown command inside a modelled section is an error with a "did you
@@ -81,15 +82,16 @@ pub use model::{
     StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
 pub use qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, Dlb, DlbInterfaces,
-    DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy,
-    NqClass, PauseThresholds, PfcMode, PfcWatchdogTimers, PortMatch, QosPolicy, QosPolicyClass,
-    QueueLimit, QueuingClass, QueuingPolicy, Shape, SystemQos, Threshold, Wred, WredPreset,
-    CLASS_DEFAULT, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
+    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
+    Dlb, DlbInterfaces, DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode,
+    NetworkQosPolicy, NqClass, PauseThresholds, PfcMode, PfcWatchdogTimers, PortMatch, QosPolicy,
+    QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, SystemQos, Threshold, Wred,
+    WredPreset, CLASS_DEFAULT, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
     DEFAULT_DROP_PROBABILITY, DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE,
     DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
     DEFAULT_SAMPLING_INTERVAL_NS, DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER,
-    DEFAULT_WATCHDOG_INTERVAL_MS, DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MBYTE, QOS_GROUPS,
+    DEFAULT_WATCHDOG_INTERVAL_MS, DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MAX_CUSTOM_TLV_INFO,
+    MBYTE, QOS_GROUPS,
 };
 
 /// Knobs for how forgiving parsing is.

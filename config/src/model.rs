@@ -17,8 +17,8 @@ use serde::{Serialize, Serializer};
 
 use crate::diag::ValueError;
 use crate::qos::{
-    AccessList, ClassMap, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode, PfcWatchdogTimers,
-    QosPolicy, QueuingPolicy, SystemQos,
+    AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode,
+    PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 
 /// MTU of an interface that has no `mtu` command.
@@ -59,7 +59,7 @@ pub struct Config {
     pub dlb: Option<Dlb>,
     /// `ip load-sharing …` (the NX-OS default when absent).
     pub load_sharing: LoadSharing,
-    /// `lldp timer|holdtime|reinit|tlv-select` and whether `feature lldp` is on.
+    /// `lldp timer|holdtime|reinit|tlv-select|tlv custom` and whether `feature lldp` is on.
     pub lldp: Lldp,
     /// railyard's `buffer-size N UNIT` extension: the shared packet buffer, in bytes.
     pub buffer_bytes: Option<u64>,
@@ -365,6 +365,9 @@ pub struct Interface {
     pub lldp_transmit: bool,
     /// `[no] lldp receive` (default true).
     pub lldp_receive: bool,
+    /// `lldp dcbx version ieee|cee|auto` (railyard extension, default auto):
+    /// the DCBX flavour the port speaks, so a CEE-only peer can be served.
+    pub dcbx_version: DcbxVersion,
     /// Line of the first `interface` command naming this interface (0 if built in code).
     pub line: usize,
 }
@@ -393,6 +396,7 @@ impl Interface {
             pfc_watchdog: None,
             lldp_transmit: true,
             lldp_receive: true,
+            dcbx_version: DcbxVersion::Auto,
             line,
         }
     }
@@ -426,6 +430,7 @@ impl PartialEq for Interface {
             && self.pfc_watchdog == other.pfc_watchdog
             && self.lldp_transmit == other.lldp_transmit
             && self.lldp_receive == other.lldp_receive
+            && self.dcbx_version == other.dcbx_version
     }
 }
 

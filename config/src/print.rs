@@ -14,9 +14,9 @@ use std::fmt::{self, Write as _};
 
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, DlbInterfaces, DlbMode, Lldp, LldpTlvSelect,
-    LoadSharing, Match, NetworkQosPolicy, PfcMode, PfcWatchdogTimers, QosPolicy, QueueLimit,
-    QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
+    AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, Lldp,
+    LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PfcMode, PfcWatchdogTimers, QosPolicy,
+    QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
 };
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.
@@ -493,6 +493,20 @@ fn lldp(l: &Lldp) -> String {
             s += &format!("no lldp tlv-select {k}\n");
         }
     }
+    for t in &l.custom_tlvs {
+        let [a, b, c] = t.oui;
+        s += &format!(
+            "lldp tlv custom oui {a:02x}:{b:02x}:{c:02x} subtype {}",
+            t.subtype
+        );
+        if !t.info.is_empty() {
+            s += " info ";
+            for byte in &t.info {
+                s += &format!("{byte:02x}");
+            }
+        }
+        s += "\n";
+    }
     s
 }
 
@@ -557,6 +571,9 @@ impl fmt::Display for Interface {
         }
         if !self.lldp_receive {
             writeln!(f, "  no lldp receive")?;
+        }
+        if self.dcbx_version != DcbxVersion::Auto {
+            writeln!(f, "  lldp dcbx version {}", self.dcbx_version.keyword())?;
         }
         let state = if self.shutdown {
             "shutdown"

@@ -1,6 +1,7 @@
 //! The QoS, PFC, load-balancing and LLDP part of the model: class-maps,
 //! access lists, the three kinds of policy-map, `system qos`, the PFC
-//! watchdog, `hardware profile dlb`, `ip load-sharing` and the LLDP globals.
+//! watchdog, `hardware profile dlb`, `ip load-sharing`, the LLDP globals and
+//! the per-interface DCBX version.
 //!
 //! Everything here is plain data as written in the configuration, with
 //! units normalised: thresholds and buffer sizes in bytes (or packets), rates
@@ -521,6 +522,45 @@ impl PfcMode {
     }
 }
 
+/// `lldp dcbx version` of an interface (railyard extension): which DCBX
+/// flavour the port's LLDP agent speaks, because some RoCE NICs and older
+/// switches understand only the pre-standard CEE TLVs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum DcbxVersion {
+    /// `auto` (default): follow the peer, IEEE preferred (send IEEE until a
+    /// CEE-only peer is heard).
+    #[default]
+    Auto,
+    /// `ieee`: the IEEE 802.1Qaz TLVs only.
+    Ieee,
+    /// `cee`: the legacy CEE TLVs (OUI 00-1B-21) only.
+    Cee,
+}
+
+impl DcbxVersion {
+    /// Every keyword `lldp dcbx version` accepts.
+    pub const KEYWORDS: [&'static str; 3] = ["auto", "ieee", "cee"];
+
+    /// The keyword, `auto`, `ieee` or `cee`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            DcbxVersion::Auto => "auto",
+            DcbxVersion::Ieee => "ieee",
+            DcbxVersion::Cee => "cee",
+        }
+    }
+
+    /// The version a keyword of [`Self::KEYWORDS`] names.
+    pub fn from_keyword(keyword: &str) -> Option<DcbxVersion> {
+        Some(match keyword {
+            "auto" => DcbxVersion::Auto,
+            "ieee" => DcbxVersion::Ieee,
+            "cee" => DcbxVersion::Cee,
+            _ => return None,
+        })
+    }
+}
+
 /// Default PFC watchdog polling interval, in milliseconds.
 pub const DEFAULT_WATCHDOG_INTERVAL_MS: u16 = 100;
 /// Default PFC watchdog shutdown multiplier.
@@ -787,8 +827,26 @@ pub const DEFAULT_LLDP_HOLDTIME_S: u16 = 120;
 /// Default LLDP re-initialisation delay, seconds (NX-OS).
 pub const DEFAULT_LLDP_REINIT_S: u16 = 2;
 
+/// Most information an organisationally specific LLDP TLV carries: the
+/// 511-byte TLV value less the 3-byte OUI and 1-byte subtype (IEEE 802.1AB).
+pub const MAX_CUSTOM_TLV_INFO: usize = 507;
+
+/// One `lldp tlv custom` entry (railyard extension): an organisationally
+/// specific TLV advertised on every LLDP port, so TLVs railyard does not
+/// model (e.g. Ultra Ethernet link negotiation, whose layouts are not public)
+/// can still be sent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct CustomTlv {
+    /// The organisation's OUI, e.g. `[0x00, 0x11, 0x22]`.
+    pub oui: [u8; 3],
+    /// The organisation-defined subtype.
+    pub subtype: u8,
+    /// The information string, at most [`MAX_CUSTOM_TLV_INFO`] bytes (may be empty).
+    pub info: Vec<u8>,
+}
+
 /// The global LLDP settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Lldp {
     /// Whether `feature lldp` is configured (mirrors [`Config::features`](crate::Config::features)).
     pub enabled: bool,
@@ -800,6 +858,9 @@ pub struct Lldp {
     pub reinit_s: u16,
     /// `[no] lldp tlv-select …`.
     pub tlv_select: LldpTlvSelect,
+    /// `lldp tlv custom …` entries, in configuration order; at most one per
+    /// OUI and subtype.
+    pub custom_tlvs: Vec<CustomTlv>,
 }
 
 impl Default for Lldp {
@@ -810,6 +871,7 @@ impl Default for Lldp {
             holdtime_s: DEFAULT_LLDP_HOLDTIME_S,
             reinit_s: DEFAULT_LLDP_REINIT_S,
             tlv_select: LldpTlvSelect::default(),
+            custom_tlvs: Vec::new(),
         }
     }
 }

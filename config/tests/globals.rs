@@ -5,9 +5,9 @@ mod common;
 
 use common::{clean, ok, parse_strict};
 use railyard_config::{
-    Dlb, DlbInterfaces, DlbMode, InterfaceName, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
-    DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_FLOWLET_TABLE_SIZE,
-    DEFAULT_SAMPLING_INTERVAL_NS, MBYTE,
+    CustomTlv, DcbxVersion, Dlb, DlbInterfaces, DlbMode, InterfaceName, LldpTlvSelect, LoadSharing,
+    PfcWatchdogTimers, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
+    DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_SAMPLING_INTERVAL_NS, MBYTE,
 };
 
 #[test]
@@ -218,7 +218,7 @@ fn dlb_flowlet_table_size_and_load_awareness_print_only_off_default() {
 #[test]
 fn lldp_globals_and_per_interface_switches() {
     let c = clean("feature lldp\nlldp timer 10\nlldp holdtime 40\nlldp reinit 5\nno lldp tlv-select dcbxp\nno lldp tlv-select system-name\ninterface e1/1\n  no lldp transmit\ninterface e1/2\n  no lldp receive\n  lldp receive\n").config;
-    let l = c.lldp;
+    let l = &c.lldp;
     assert!(l.enabled);
     assert_eq!((l.timer_s, l.holdtime_s, l.reinit_s), (10, 40, 5));
     assert!(!l.tlv_select.dcbxp && !l.tlv_select.system_name);
@@ -240,6 +240,76 @@ fn lldp_globals_and_per_interface_switches() {
     // Other LLDP commands are still skipped.
     let p = ok("lldp portid-subtype 1\n");
     assert_eq!(p.warnings[0].message, "`lldp` is not modelled; skipped");
+}
+
+#[test]
+fn lldp_custom_tlvs_add_replace_and_remove_by_oui_and_subtype() {
+    let tlv = |oui, subtype, info: &[u8]| CustomTlv {
+        oui,
+        subtype,
+        info: info.to_vec(),
+    };
+    // The three OUI forms, either case; `info` is optional.
+    let c = clean("feature lldp\nlldp tlv custom oui 00:11:22 subtype 5 info 0a0B\nlldp tlv custom oui AB-CD-EF subtype 0\nlldp tlv custom oui 00,1b,21 subtype 255\n").config;
+    assert_eq!(
+        c.lldp.custom_tlvs,
+        [
+            tlv([0x00, 0x11, 0x22], 5, &[0x0a, 0x0b]),
+            tlv([0xab, 0xcd, 0xef], 0, &[]),
+            tlv([0x00, 0x1b, 0x21], 255, &[]),
+        ]
+    );
+    // The same OUI and subtype again replaces the entry where it stands;
+    // another subtype is another entry; keywords abbreviate.
+    let c = clean("feature lldp\nlldp tlv custom oui 00:11:22 subtype 5 info 01\nlldp tlv custom oui 00:11:22 subtype 6\nlldp tlv custom oui 00-11-22 subtype 5 info 0203\nlldp tlv cust o 00:11:22 s 7 i ff\n").config;
+    assert_eq!(
+        c.lldp.custom_tlvs,
+        [
+            tlv([0x00, 0x11, 0x22], 5, &[2, 3]),
+            tlv([0x00, 0x11, 0x22], 6, &[]),
+            tlv([0x00, 0x11, 0x22], 7, &[0xff]),
+        ]
+    );
+    // `no` removes by OUI and subtype only, whatever info follows; an absent entry is no error.
+    let c = clean("feature lldp\nlldp tlv custom oui 00:11:22 subtype 5 info 01\nlldp tlv custom oui 00:11:22 subtype 6\nno lldp tlv custom oui 00,11,22 subtype 5 info 99\nno lldp tlv custom oui 00:11:22 subtype 9\n").config;
+    assert_eq!(c.lldp.custom_tlvs, [tlv([0x00, 0x11, 0x22], 6, &[])]);
+    // The longest info fits.
+    let long = "ab".repeat(507);
+    let c = clean(&format!(
+        "feature lldp\nlldp tlv custom oui 00:11:22 subtype 1 info {long}\n"
+    ))
+    .config;
+    assert_eq!(c.lldp.custom_tlvs[0].info, vec![0xab; 507]);
+    assert_eq!(clean(&c.to_string()).config, c);
+    // `lldp tlv-select` is still its own command.
+    let c = clean("feature lldp\nno lldp tlv-select dcbxp\n").config;
+    assert!(!c.lldp.tlv_select.dcbxp && c.lldp.custom_tlvs.is_empty());
+}
+
+#[test]
+fn lldp_dcbx_version_per_interface() {
+    let c = clean("feature lldp\ninterface e1/1-3\n  lldp dcbx version cee\ninterface e1/2\n  lldp dcbx version IEEE\ninterface e1/3\n  no lldp dcbx version\ninterface e1/4\n  lldp dcbx version a\n").config;
+    let v = |n| c.interface(n).unwrap().dcbx_version;
+    assert_eq!(
+        [v("e1/1"), v("e1/2"), v("e1/3"), v("e1/4")],
+        [
+            DcbxVersion::Cee,
+            DcbxVersion::Ieee,
+            DcbxVersion::Auto,
+            DcbxVersion::Auto
+        ]
+    );
+    assert_eq!(
+        clean("interface e1/1\n").config.interfaces[0].dcbx_version,
+        DcbxVersion::Auto
+    );
+    assert_eq!(DcbxVersion::default(), DcbxVersion::Auto);
+    for k in DcbxVersion::KEYWORDS {
+        assert_eq!(DcbxVersion::from_keyword(k).unwrap().keyword(), k);
+    }
+    // Modelled, so strict mode accepts it rather than rejecting an unmodelled `lldp` line.
+    let p = parse_strict("feature lldp\ninterface e1/1\n  lldp dcbx version ieee\n  no lldp dcbx version\nlldp tlv custom oui 00:11:22 subtype 1\n").unwrap();
+    assert!(p.warnings.is_empty(), "{}", common::render(&p.warnings));
 }
 
 #[test]

@@ -641,6 +641,158 @@ fn an_unknown_lldp_tlv() {
 }
 
 #[test]
+fn an_unknown_dcbx_version() {
+    let d = one_error("interface e1/1\n  lldp dcbx version iee8021\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            21,
+            "unknown DCBX version `iee8021`",
+            Some("expected auto, ieee or cee")
+        )
+    );
+    let d = one_error("interface e1/1\n  lldp dcbx version\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            21,
+            "missing `auto`, `ieee` or `cee`",
+            Some("usage: lldp dcbx version auto | ieee | cee")
+        )
+    );
+}
+
+#[test]
+fn a_bad_custom_tlv_oui() {
+    let hint = Some("write an OUI as three hex octets: 00:11:22, 00-11-22 or 00,11,22");
+    for (line, col) in [
+        ("lldp tlv custom oui 00:11 subtype 1\n", 21),
+        ("lldp tlv custom oui 001122 subtype 1\n", 21),
+        ("lldp tlv custom oui 00:11:22:33 subtype 1\n", 21),
+        // A bad octet is pointed at.
+        ("lldp tlv custom oui 00:1g:22 subtype 1\n", 24),
+        ("lldp tlv custom oui 00,11,2 subtype 1\n", 27),
+        ("no lldp tlv custom oui 0:11:22 subtype 1\n", 24),
+    ] {
+        let d = one_error(line);
+        let oui = line
+            .split_whitespace()
+            .nth(if line.starts_with("no") { 5 } else { 4 });
+        let message = format!("invalid OUI `{}`", oui.unwrap());
+        assert_eq!(summary(&d), (1, col, message.as_str(), hint), "{line}");
+    }
+}
+
+#[test]
+fn a_custom_tlv_subtype_out_of_range() {
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 256\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            38,
+            "subtype 256 is out of range",
+            Some("subtype is 0-255")
+        )
+    );
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype x\n");
+    assert_eq!(
+        summary(&d),
+        (1, 38, "invalid subtype `x`", Some("subtype is 0-255"))
+    );
+}
+
+#[test]
+fn bad_custom_tlv_info() {
+    let hint = Some("write each byte as two hex digits, e.g. info 0a0b");
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 1 info 0a0\n");
+    assert_eq!(
+        summary(&d),
+        (1, 45, "info `0a0` has an odd number of hex digits", hint)
+    );
+    // The first non-hex digit is pointed at.
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 1 info 0a0x\n");
+    assert_eq!(
+        summary(&d),
+        (1, 48, "invalid info `0a0x`: not hexadecimal", hint)
+    );
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 1 info 0x0a\n");
+    assert_eq!(
+        summary(&d),
+        (1, 46, "invalid info `0x0a`: not hexadecimal", hint)
+    );
+    let d = one_error(&format!(
+        "lldp tlv custom oui 00:11:22 subtype 1 info {}\n",
+        "00".repeat(508)
+    ));
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            45,
+            "info is 508 bytes, too long for an LLDP TLV",
+            Some("info has a 507-byte limit (1014 hex digits): an LLDP TLV value is at most 511 bytes, less 4 for the OUI and subtype")
+        )
+    );
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 1 info\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            45,
+            "missing information in hex",
+            Some("usage: lldp tlv custom oui XX:XX:XX subtype 0-255 [info HEX]")
+        )
+    );
+    let d = one_error("lldp tlv custom oui 00:11:22 subtype 1 data 0a\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            40,
+            "unknown lldp tlv custom keyword `data`",
+            Some("expected info")
+        )
+    );
+}
+
+#[test]
+fn a_custom_tlv_diagnostic_renders_with_file_line_column_caret_and_hint() {
+    let d = one_error("feature lldp\nlldp tlv custom oui 00-11-22 subtype 1 info abc\n");
+    let want = "lab.conf:2:45: error: info `abc` has an odd number of hex digits\n   \
+                2 | lldp tlv custom oui 00-11-22 subtype 1 info abc\n     \
+                |                                             ^^^\n   \
+                = hint: write each byte as two hex digits, e.g. info 0a0b";
+    assert_eq!(d.to_string(), want);
+}
+
+#[test]
+fn lldp_extensions_without_feature_lldp() {
+    for text in [
+        "interface e1/1\n  lldp dcbx version cee\n",
+        "lldp tlv custom oui 00:11:22 subtype 1\n",
+    ] {
+        let d = one_warning(text);
+        assert_eq!(
+            summary(&d),
+            (
+                text.lines().count(),
+                if text.starts_with("lldp") { 1 } else { 3 },
+                "LLDP is configured but `feature lldp` is not enabled",
+                Some("add `feature lldp`, or the settings have no effect")
+            ),
+            "{text}"
+        );
+    }
+    // `auto` is the default and needs nothing.
+    assert!(ok("interface e1/1\n  lldp dcbx version auto\n")
+        .warnings
+        .is_empty());
+}
+
+#[test]
 fn an_unknown_pfc_mode() {
     let d = one_error("interface e1/1\n  priority-flow-control mode always\n");
     assert_eq!(

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use common::{clean, ok, render};
 use railyard_config::{
-    AccessList, AclEntry, Bandwidth, Bind, ClassMap, ClassMapKind, Config, Direction, Dlb,
-    DlbInterfaces, DlbMode, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix,
-    LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds,
-    PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy,
-    RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
+    AccessList, AclEntry, Bandwidth, Bind, ClassMap, ClassMapKind, Config, CustomTlv, DcbxVersion,
+    Direction, Dlb, DlbInterfaces, DlbMode, Interface, InterfaceName, IpPrefix, Ipv4Prefix,
+    Ipv6Prefix, LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass,
+    PauseThresholds, PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
+    QueuingPolicy, RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_FLOWLET_TABLE_SIZE,
 };
 
@@ -619,13 +619,40 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
     if rng.chance(20) {
         c.buffer_bytes = Some(bytes(rng));
     }
+    // Drawn last so the earlier parts of each case stay as they were.
+    for iface in &mut c.interfaces {
+        iface.dcbx_version = *rng.pick(&[
+            DcbxVersion::Auto,
+            DcbxVersion::Auto,
+            DcbxVersion::Ieee,
+            DcbxVersion::Cee,
+        ]);
+    }
+    if rng.chance(30) {
+        for _ in 0..1 + rng.below(4) {
+            // A small key space, so replacing an entry happens too.
+            let oui = *rng.pick(&[[0x00, 0x11, 0x22], [0xab, 0xcd, 0xef], [0x00, 0x1b, 0x21]]);
+            let subtype = *rng.pick(&[0u8, 1, 5, 255]);
+            let len = *rng.pick(&[0usize, 1, 4, 64, 507]);
+            let info = (0..len).map(|_| rng.next() as u8).collect();
+            let tlv = CustomTlv { oui, subtype, info };
+            let tlvs = &mut c.lldp.custom_tlvs;
+            match tlvs
+                .iter_mut()
+                .find(|t| t.oui == oui && t.subtype == subtype)
+            {
+                Some(old) => *old = tlv,
+                None => tlvs.push(tlv),
+            }
+        }
+    }
 }
 
 #[test]
 fn generated_configs_round_trip() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     // How many cases exercised each kind of section, so the generator is known to reach them.
-    let mut seen = [0usize; 8];
+    let mut seen = [0usize; 10];
     for case in 0..500 {
         let want = config(&mut rng);
         let kinds = [
@@ -643,6 +670,10 @@ fn generated_configs_round_trip() {
             want.interfaces
                 .iter()
                 .any(|i| i.service_policy_qos_input.is_some()),
+            want.interfaces
+                .iter()
+                .any(|i| i.dcbx_version != DcbxVersion::Auto),
+            !want.lldp.custom_tlvs.is_empty(),
         ];
         for (n, k) in seen.iter_mut().zip(kinds) {
             *n += usize::from(k);
@@ -661,5 +692,49 @@ fn generated_configs_round_trip() {
     assert!(
         seen.iter().all(|n| *n >= 50),
         "sections seen per kind: {seen:?}"
+    );
+}
+
+#[test]
+fn lldp_extensions_print_canonically() {
+    let text = "\
+feature lldp
+lldp tlv custom oui AB-CD-EF subtype 7
+lldp tlv custom oui 00,11,22 subtype 5 info 0A0B
+lldp tlv custom oui ab:cd:ef subtype 7 info FF
+interface e1/1
+  lldp dcbx version cee
+  no lldp receive
+interface e1/2
+  lldp dcbx version auto
+interface e1/3
+  lldp dcbx version ieee
+";
+    let want = "\
+feature lldp
+
+lldp tlv custom oui ab:cd:ef subtype 7 info ff
+lldp tlv custom oui 00:11:22 subtype 5 info 0a0b
+
+interface Ethernet1/1
+  no lldp receive
+  lldp dcbx version cee
+  no shutdown
+
+interface Ethernet1/2
+  no shutdown
+
+interface Ethernet1/3
+  lldp dcbx version ieee
+  no shutdown
+";
+    let c = clean(text).config;
+    assert_eq!(c.to_string(), want);
+    assert_eq!(clean(want).config, c);
+    // An empty info is left out.
+    let c = clean("feature lldp\nlldp tlv custom oui 00:11:22 subtype 0\n").config;
+    assert_eq!(
+        c.to_string(),
+        "feature lldp\n\nlldp tlv custom oui 00:11:22 subtype 0\n"
     );
 }

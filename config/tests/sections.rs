@@ -205,7 +205,7 @@ interface e1/1-2
   flowcontrol receive on
   no cdp enable
   lldp tlv-set management-address 10.0.0.1
-  no lldp dcbx version
+  no lldp tlv-set system-name
   switchport mode trunk
   mtu 9216
 ";

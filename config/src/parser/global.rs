@@ -7,9 +7,10 @@ use super::value::{self, keyword};
 use super::{Args, Builder, Fail, FrameKind, Section};
 use crate::model::InterfaceName;
 use crate::qos::{
-    Dlb, DlbInterfaces, DlbMode, LldpTlvSelect, LoadSharing, PfcWatchdogTimers, DEFAULT_DLB_MAC,
-    DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
-    DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_FLOWLET_TABLE_SIZE, MIN_FLOWLET_TABLE_SIZE,
+    CustomTlv, Dlb, DlbInterfaces, DlbMode, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
+    DEFAULT_DLB_MAC, DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
+    DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_CUSTOM_TLV_INFO, MAX_FLOWLET_TABLE_SIZE,
+    MIN_FLOWLET_TABLE_SIZE,
 };
 use crate::validate::key;
 
@@ -545,6 +546,71 @@ pub(super) fn lldp_tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(
 /// `no lldp tlv-select TLV`.
 pub(super) fn no_lldp_tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     tlv_select(b, a, false)
+}
+
+/// Usage of `lldp tlv custom`, shown in hints.
+pub(super) const LLDP_TLV_CUSTOM: &str = "lldp tlv custom oui XX:XX:XX subtype 0-255 [info HEX]";
+
+/// Read `oui XX:XX:XX subtype N`, the key of an `lldp tlv custom` entry.
+fn custom_tlv_key(a: &mut Args<'_>) -> Result<([u8; 3], u8), Fail> {
+    let k = a.expect("`oui`")?;
+    keyword(k, &["oui"], "lldp tlv custom keyword")?;
+    let oui = value::oui(a.expect("OUI")?)?;
+    let k = a.expect("`subtype`")?;
+    keyword(k, &["subtype"], "lldp tlv custom keyword")?;
+    let subtype = value::ranged(a.expect("subtype")?, "subtype", 0, 255)? as u8;
+    Ok((oui, subtype))
+}
+
+/// `lldp tlv custom oui XX:XX:XX subtype N [info HEX]` (railyard extension):
+/// add an organisationally specific TLV, or replace the one with the same OUI
+/// and subtype where it stands.
+pub(super) fn lldp_tlv_custom(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let (oui, subtype) = custom_tlv_key(a)?;
+    let info = match a.next_token() {
+        Some(k) => {
+            keyword(k, &["info"], "lldp tlv custom keyword")?;
+            let hex = a.expect("information in hex")?;
+            let info = value::hex_bytes(hex, "info")?;
+            if info.len() > MAX_CUSTOM_TLV_INFO {
+                return Err(Fail::new(
+                    hex.col,
+                    format!("info is {} bytes, too long for an LLDP TLV", info.len()),
+                    Some(format!(
+                        "info has a {MAX_CUSTOM_TLV_INFO}-byte limit ({} hex digits): an LLDP TLV value is at most 511 bytes, less 4 for the OUI and subtype",
+                        2 * MAX_CUSTOM_TLV_INFO
+                    )),
+                ));
+            }
+            info
+        }
+        None => Vec::new(),
+    };
+    a.finish()?;
+    b.mark_first(key::global("lldp"), col);
+    let tlv = CustomTlv { oui, subtype, info };
+    let tlvs = &mut b.config.lldp.custom_tlvs;
+    match tlvs
+        .iter_mut()
+        .find(|t| t.oui == oui && t.subtype == subtype)
+    {
+        Some(old) => *old = tlv,
+        None => tlvs.push(tlv),
+    }
+    Ok(())
+}
+
+/// `no lldp tlv custom oui XX:XX:XX subtype N [info HEX]`: remove the entry
+/// with that OUI and subtype (any `info` is ignored).
+pub(super) fn no_lldp_tlv_custom(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (oui, subtype) = custom_tlv_key(a)?;
+    a.skip_rest();
+    b.config
+        .lldp
+        .custom_tlvs
+        .retain(|t| t.oui != oui || t.subtype != subtype);
+    Ok(())
 }
 
 // ---------------------------------------------------------------- extensions

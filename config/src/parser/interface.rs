@@ -12,7 +12,7 @@ use super::table::Spec;
 use super::value::keyword;
 use super::{qos, value, Args, Builder, Fail};
 use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
-use crate::qos::PfcMode;
+use crate::qos::{DcbxVersion, PfcMode};
 use crate::validate::key;
 
 /// Speeds (Mb/s) `speed` accepts.
@@ -130,6 +130,16 @@ pub(super) static TABLE: &[Spec] = &[
         &["no", "lldp", "receive"],
         "no lldp receive",
         no_lldp_receive,
+    ),
+    Spec::run(
+        &["lldp", "dcbx", "version"],
+        "lldp dcbx version auto | ieee | cee",
+        lldp_dcbx_version,
+    ),
+    Spec::run(
+        &["no", "lldp", "dcbx", "version"],
+        "no lldp dcbx version",
+        no_lldp_dcbx_version,
     ),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),
@@ -750,5 +760,26 @@ fn no_lldp_receive(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let col = a.line.tokens[0].col;
     b.mark_first(key::global("lldp"), col);
     set(b, |i| i.lldp_receive = false);
+    Ok(())
+}
+
+/// `lldp dcbx version auto|ieee|cee` (railyard extension).
+fn lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("`auto`, `ieee` or `cee`")?;
+    a.finish()?;
+    let k = keyword(t, &DcbxVersion::KEYWORDS, "DCBX version")?;
+    let version = DcbxVersion::from_keyword(k).unwrap_or_default();
+    if version != DcbxVersion::Auto {
+        let col = a.line.tokens[0].col;
+        b.mark_first(key::global("lldp"), col);
+    }
+    set(b, |i| i.dcbx_version = version);
+    Ok(())
+}
+
+/// `no lldp dcbx version [...]`: back to auto.
+fn no_lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.dcbx_version = DcbxVersion::Auto);
     Ok(())
 }

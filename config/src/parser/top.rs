@@ -141,6 +141,16 @@ pub(super) static TABLE: &[Spec] = &[
         global::no_lldp_tlv_select,
     ),
     Spec::run(
+        &["lldp", "tlv", "custom"],
+        global::LLDP_TLV_CUSTOM,
+        global::lldp_tlv_custom,
+    ),
+    Spec::run(
+        &["no", "lldp", "tlv", "custom"],
+        "no lldp tlv custom oui XX:XX:XX subtype 0-255",
+        global::no_lldp_tlv_custom,
+    ),
+    Spec::run(
         &["buffer-size"],
         "buffer-size N bytes | kbytes | mbytes",
         global::buffer_size,

@@ -220,6 +220,74 @@ pub(crate) fn mac(text: &str) -> Result<[u8; 6], ValueError> {
     Ok(out)
 }
 
+/// Hint for malformed OUIs.
+const OUI_FORMS: &str = "write an OUI as three hex octets: 00:11:22, 00-11-22 or 00,11,22";
+
+/// Parse an OUI written as three two-digit hex octets separated by `:`, `-` or `,`.
+///
+/// Fails at the first octet that is not two hex digits, or at the token when
+/// it does not have three octets.
+pub(crate) fn oui(tok: Token<'_>) -> Result<[u8; 3], Fail> {
+    let text = tok.text;
+    let fail = |col: usize| Fail::new(col, format!("invalid OUI `{text}`"), Some(OUI_FORMS.into()));
+    let sep = [':', '-', ','].into_iter().find(|c| text.contains(*c));
+    let octets: Vec<&str> = match sep {
+        Some(sep) => text.split(sep).collect(),
+        None => vec![text],
+    };
+    if octets.len() != 3 {
+        return Err(fail(tok.col));
+    }
+    let mut out = [0u8; 3];
+    let mut at = 0;
+    for (byte, octet) in out.iter_mut().zip(&octets) {
+        let two_hex = octet.len() == 2 && octet.bytes().all(|b| b.is_ascii_hexdigit());
+        if !two_hex {
+            return Err(fail(tok.col + text[..at].chars().count()));
+        }
+        *byte = u8::from_str_radix(octet, 16).map_err(|_| fail(tok.col))?;
+        at += octet.len() + 1;
+    }
+    Ok(out)
+}
+
+/// Parse bytes written as hex digits, two per byte (either case).
+///
+/// A bad digit is reported at its own column.
+pub(crate) fn hex_bytes(tok: Token<'_>, what: &str) -> Result<Vec<u8>, Fail> {
+    let text = tok.text;
+    // Long values are cut short in messages; the caret shows where they are.
+    let shown: String = if text.chars().count() > 20 {
+        text.chars().take(16).chain("…".chars()).collect()
+    } else {
+        text.to_owned()
+    };
+    let example = format!("write each byte as two hex digits, e.g. {what} 0a0b");
+    if let Some((i, _)) = text
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !c.is_ascii_hexdigit())
+    {
+        return Err(Fail::new(
+            tok.col + i,
+            format!("invalid {what} `{shown}`: not hexadecimal"),
+            Some(example),
+        ));
+    }
+    if !text.len().is_multiple_of(2) {
+        return Err(Fail::new(
+            tok.col,
+            format!("{what} `{shown}` has an odd number of hex digits"),
+            Some(example),
+        ));
+    }
+    let len = text.len() / 2;
+    // Every character is an ASCII hex digit, so each pair is one byte.
+    Ok((0..len)
+        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap_or(0))
+        .collect())
+}
+
 /// Prefix length of a contiguous netmask (`255.255.255.0` → 24).
 pub(crate) fn netmask(tok: Token<'_>) -> Result<u8, Fail> {
     let bad = || {

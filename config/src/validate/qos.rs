@@ -468,12 +468,11 @@ impl Checker<'_> {
         let l = &c.lldp;
         let globals_set = Lldp {
             enabled: false,
-            ..*l
+            ..l.clone()
         } != Lldp::default();
-        let iface_set = c
-            .interfaces
-            .iter()
-            .any(|i| !i.lldp_transmit || !i.lldp_receive);
+        let iface_set = c.interfaces.iter().any(|i| {
+            !i.lldp_transmit || !i.lldp_receive || i.dcbx_version != crate::qos::DcbxVersion::Auto
+        });
         if (globals_set || iface_set) && !l.enabled {
             let pos = self.at(&key::global("lldp"));
             self.report(
