@@ -239,7 +239,7 @@ impl Switch {
             || Arc::new(QualityBoard::new(model.interfaces.len())),
             |l| Arc::clone(&l.quality),
         );
-        let balancer = Balancer::new(&model.load_balance, &fib, quality);
+        let balancer = Balancer::new(model, &fib, quality);
         let sw = Switch {
             ingress_acct,
             any_lossless: model
@@ -270,8 +270,7 @@ impl Switch {
     /// routes that could not be installed.
     pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
         let (fib, warnings) = Fib::rebuild(model, Some(&self.fib));
-        self.balancer
-            .apply(&model.load_balance, Some(&self.fib), &fib);
+        self.balancer.apply(model, Some(&self.fib), &fib);
         for (slot, m) in self.ports.iter_mut().zip(&model.interfaces) {
             if slot.model != *m {
                 slot.queues.configure(m);
@@ -322,6 +321,15 @@ impl Switch {
     /// caller can back off when idle.
     pub fn poll(&mut self, now: Nanos) -> usize {
         self.now = now;
+        // Port quality first, so packets of this round see the latest sample.
+        if let Some(dlb) = self.balancer.dlb_model() {
+            let interval = dlb.sampling_interval_ns.max(1);
+            let elapsed = now.saturating_sub(self.last_dre_sample);
+            if elapsed >= interval {
+                self.last_dre_sample = now - elapsed % interval;
+                self.sample_quality(elapsed / interval);
+            }
+        }
         let mut work = self.drain_links(now);
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
@@ -331,14 +339,6 @@ impl Switch {
         if now.saturating_sub(self.last_tick) >= TICK_INTERVAL {
             self.last_tick = now;
             self.tick(now);
-        }
-        if let Some(dlb) = self.balancer.dlb_model() {
-            let interval = dlb.sampling_interval_ns.max(1);
-            let elapsed = now.saturating_sub(self.last_dre_sample);
-            if elapsed >= interval {
-                self.last_dre_sample = now - elapsed % interval;
-                self.sample_quality(elapsed / interval);
-            }
         }
         for p in 0..self.ports.len() {
             if self.ports[p].owned {

@@ -4,6 +4,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod fabric;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

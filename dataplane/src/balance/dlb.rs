@@ -103,18 +103,28 @@ impl Dre {
         } else {
             self.x / ((1u64 << d) - 1)
         };
-        let speed = speed_mbps.map_or(REFERENCE_MBPS, u64::from);
-        // Bytes per interval at line rate: Mb/s × ns / 8000.
-        let capacity = (speed * model.sampling_interval_ns / 8_000).max(1);
+        let capacity = interval_capacity(model, speed_mbps);
         let load = ((per_interval + queued).saturating_mul(100) + capacity / 2) / capacity;
         let load = load.min(u64::from(u16::MAX));
-        let band = model
-            .thresholds
-            .iter()
-            .filter(|t| load >= u64::from(**t))
-            .count() as u8;
-        (load as u16, band)
+        (load as u16, band_of(model, load))
     }
+}
+
+/// Bytes a port of `speed_mbps` can send in one sampling interval.
+fn interval_capacity(model: &DlbModel, speed_mbps: Option<u32>) -> u64 {
+    let speed = speed_mbps.map_or(REFERENCE_MBPS, u64::from);
+    // Mb/s × ns / 8000.
+    (speed * model.sampling_interval_ns / 8_000).max(1)
+}
+
+/// The quality band of a load in percent.
+#[inline]
+fn band_of(model: &DlbModel, load_percent: u64) -> u8 {
+    model
+        .thresholds
+        .iter()
+        .filter(|t| load_percent >= u64::from(**t))
+        .count() as u8
 }
 
 /// One flow's last placement.
@@ -127,19 +137,34 @@ struct Flowlet {
     last: Nanos,
 }
 
-/// A worker's DLB state: the flowlet table and round-robin positions.
+/// A worker's DLB state: the flowlet table, the round-robin position and
+/// what it placed since the last quality sample.
+///
+/// The published quality is at most one sampling interval old; to keep
+/// every choice made within that interval from herding onto the member that
+/// looked best at its start, each worker adds the bytes it has placed on a
+/// port since the interval began to the port's published load before
+/// banding it.
 #[derive(Debug)]
 pub struct DlbState {
     model: DlbModel,
     table: Vec<Flowlet>,
     mask: usize,
-    /// Per-packet round-robin position, per group id.
-    rr: Vec<u32>,
+    /// Bytes placed per port in the current interval.
+    pending: Vec<u64>,
+    /// Bytes per sampling interval each port's speed allows.
+    capacity: Vec<u64>,
+    /// When the current interval ends (pending bytes are then forgotten).
+    interval_end: Nanos,
+    /// Per-packet round-robin position, one for all groups: groups that
+    /// share uplinks (every remote prefix of a leaf) then take turns instead
+    /// of all starting on the same member.
+    rr: u32,
 }
 
 impl DlbState {
-    /// Fresh state for `model`.
-    pub fn new(model: &DlbModel) -> Self {
+    /// Fresh state for `model` over ports of the given speeds.
+    pub fn new(model: &DlbModel, speeds_mbps: &[Option<u32>]) -> Self {
         let size = model
             .flowlet_table_size
             .clamp(1, 1 << 20)
@@ -148,8 +173,37 @@ impl DlbState {
             model: model.clone(),
             table: vec![Flowlet::default(); size],
             mask: size - 1,
-            rr: Vec::new(),
+            pending: vec![0; speeds_mbps.len()],
+            capacity: speeds_mbps
+                .iter()
+                .map(|s| interval_capacity(model, *s))
+                .collect(),
+            interval_end: 0,
+            rr: 0,
         }
+    }
+
+    /// True when this state was built for `model` over ports of these speeds.
+    pub fn fits(&self, model: &DlbModel, speeds_mbps: &[Option<u32>]) -> bool {
+        self.model == *model
+            && self.capacity.len() == speeds_mbps.len()
+            && self
+                .capacity
+                .iter()
+                .zip(speeds_mbps)
+                .all(|(c, s)| *c == interval_capacity(model, *s))
+    }
+
+    /// The band a port has for this worker's next choice: its published load
+    /// plus what this worker placed on it since the interval began.
+    #[inline]
+    fn band(&self, board: &QualityBoard, port: PortId) -> u8 {
+        let p = usize::from(port);
+        let pending = match (self.pending.get(p), self.capacity.get(p)) {
+            (Some(b), Some(c)) => b * 100 / c,
+            _ => 0,
+        };
+        band_of(&self.model, u64::from(board.load_percent(port)) + pending)
     }
 
     /// The settings this state was built for.
@@ -157,15 +211,35 @@ impl DlbState {
         &self.model
     }
 
-    /// Makes room for `groups` groups' round-robin positions.
-    pub fn resize_groups(&mut self, groups: usize) {
-        self.rr.resize(groups, 0);
-    }
-
     /// Picks a member of DLB `group` for a packet of flow `hash`; `None` when
     /// no member is usable.
     #[inline]
+    #[allow(clippy::too_many_arguments)] // one call site, on the fast path
     pub fn choose(
+        &mut self,
+        group: &EcmpGroup,
+        hash: u32,
+        bytes: usize,
+        now: Nanos,
+        board: &QualityBoard,
+        usable: &impl Fn(PortId) -> bool,
+        c: &mut GroupCounters,
+    ) -> Option<usize> {
+        if now >= self.interval_end {
+            self.pending.fill(0);
+            let t = self.model.sampling_interval_ns.max(1);
+            self.interval_end = now - now % t + t;
+        }
+        let member = self.place(group, hash, now, board, usable, c)?;
+        let port = usize::from(group.hops()[member].port);
+        if let Some(p) = self.pending.get_mut(port) {
+            *p += bytes as u64;
+        }
+        Some(member)
+    }
+
+    #[inline]
+    fn place(
         &mut self,
         group: &EcmpGroup,
         hash: u32,
@@ -175,28 +249,34 @@ impl DlbState {
         c: &mut GroupCounters,
     ) -> Option<usize> {
         let gid = group.id() + 1;
-        let slot = &mut self.table[hash as usize & self.mask];
+        let idx = hash as usize & self.mask;
+        let slot = self.table[idx];
         let same_flow = slot.group == gid && slot.hash == hash;
         let recent = same_flow && now.saturating_sub(slot.last) <= self.model.flowlet_aging_ns;
-        let aware = self.model.load_awareness;
+        let band = |port: PortId| {
+            if self.model.load_awareness {
+                self.band(board, port)
+            } else {
+                0
+            }
+        };
         let member = match self.model.mode {
             DlbMode::Flowlet => {
                 let prev = usize::from(slot.member);
                 if recent && group.hops().get(prev).is_some_and(|h| usable(h.port)) {
-                    slot.last = now;
+                    self.table[idx].last = now;
                     return Some(prev);
                 }
                 c.flowlets_started += 1;
-                let m = best(group, board, usable, aware, hash)?;
+                let m = best(group, band, usable, flowlet_tie_break(hash))?;
                 if same_flow && m != prev {
                     c.flowlet_moves += 1;
                 }
                 m
             }
             DlbMode::PerPacket => {
-                let rr = self.rr.get_mut(group.id() as usize)?;
-                let m = best(group, board, usable, aware, *rr)?;
-                *rr = rr.wrapping_add(1);
+                let m = best(group, band, usable, self.rr)?;
+                self.rr = self.rr.wrapping_add(1);
                 c.per_packet_choices += 1;
                 m
             }
@@ -204,7 +284,7 @@ impl DlbState {
         if recent && usize::from(slot.member) != member {
             c.reorder_risk += 1;
         }
-        *slot = Flowlet {
+        self.table[idx] = Flowlet {
             hash,
             group: gid,
             member: member as u8,
@@ -214,17 +294,24 @@ impl DlbState {
     }
 }
 
+/// Which of several equally good members a new flowlet of `hash` takes
+/// (the `k`-th of `n`, k = this modulo n): the hash's upper half, because
+/// the bucket table uses the lower bits and reusing them would repeat
+/// ECMP's collisions whenever the members are equally idle.
+#[inline]
+pub fn flowlet_tie_break(hash: u32) -> u32 {
+    hash >> 16
+}
+
 /// The usable member of best (lowest) band; among equals the `pick`-th
 /// modulo their number.
 #[inline]
 fn best(
     group: &EcmpGroup,
-    board: &QualityBoard,
+    band: impl Fn(PortId) -> u8,
     usable: &impl Fn(PortId) -> bool,
-    aware: bool,
     pick: u32,
 ) -> Option<usize> {
-    let band = |port: PortId| if aware { board.band(port) } else { 0 };
     let mut lowest = u8::MAX;
     let mut ties = 0u32;
     for h in group.hops().iter().filter(|h| usable(h.port)) {
@@ -297,23 +384,25 @@ mod tests {
     #[test]
     fn flowlet_keeps_its_member_within_the_aging_and_moves_after_a_gap() {
         let m = DlbModel::default();
-        let mut s = DlbState::new(&m);
-        s.resize_groups(1);
+        let mut s = DlbState::new(&m, &[None; 4]);
         let g = group(&[0, 1, 2, 3]);
         let board = QualityBoard::new(4);
         let mut c = counters(4);
         let up = |_: PortId| true;
-        let first = s.choose(&g, 42, 0, &board, &up, &mut c).unwrap();
+        let first = s.choose(&g, 42, 1000, 0, &board, &up, &mut c).unwrap();
         // The chosen member becomes loaded; within the flowlet it stays.
         board.publish(usize::from(g.hops()[first].port), 200, 7);
         for t in 1..100 {
             let now = t * 4_000; // gaps of 4 µs
-            assert_eq!(s.choose(&g, 42, now, &board, &up, &mut c), Some(first));
+            assert_eq!(
+                s.choose(&g, 42, 1000, now, &board, &up, &mut c),
+                Some(first)
+            );
         }
         assert_eq!(c.flowlets_started, 1);
         // After a gap longer than the aging the flowlet moves off the loaded member.
         let later = 396_000 + m.flowlet_aging_ns + 1;
-        let next = s.choose(&g, 42, later, &board, &up, &mut c).unwrap();
+        let next = s.choose(&g, 42, 1000, later, &board, &up, &mut c).unwrap();
         assert_ne!(next, first);
         assert_eq!(
             (c.flowlets_started, c.flowlet_moves, c.reorder_risk),
@@ -322,12 +411,12 @@ mod tests {
         // A member that goes down forces a move at once, counted as a risk.
         let down = g.hops()[next].port;
         let forced = s
-            .choose(&g, 42, later + 1, &board, &|p| p != down, &mut c)
+            .choose(&g, 42, 1000, later + 1, &board, &|p| p != down, &mut c)
             .unwrap();
         assert_ne!(g.hops()[forced].port, down);
         assert_eq!(c.reorder_risk, 1);
         assert_eq!(
-            s.choose(&g, 42, later + 2, &board, &|_| false, &mut c),
+            s.choose(&g, 42, 1000, later + 2, &board, &|_| false, &mut c),
             None
         );
     }
@@ -338,29 +427,59 @@ mod tests {
             mode: DlbMode::PerPacket,
             ..DlbModel::default()
         };
-        let mut s = DlbState::new(&m);
-        s.resize_groups(1);
+        let mut s = DlbState::new(&m, &[None; 4]);
         let g = group(&[0, 1, 2, 3]);
         let board = QualityBoard::new(4);
         board.publish(2, 90, 7);
         let mut c = counters(4);
         let mut hits = [0; 4];
         for t in 0..300 {
-            hits[s.choose(&g, 7, t, &board, &|_| true, &mut c).unwrap()] += 1;
+            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
         }
         assert_eq!(hits, [100, 100, 0, 100]);
         assert_eq!(c.per_packet_choices, 300);
         assert!(c.reorder_risk >= 299, "{}", c.reorder_risk);
         // Without load awareness the loaded member takes its share too.
-        let mut s = DlbState::new(&DlbModel {
-            load_awareness: false,
-            ..m
-        });
-        s.resize_groups(1);
+        let mut s = DlbState::new(
+            &DlbModel {
+                load_awareness: false,
+                ..m
+            },
+            &[None; 4],
+        );
         let mut hits = [0; 4];
         for t in 0..400 {
-            hits[s.choose(&g, 7, t, &board, &|_| true, &mut c).unwrap()] += 1;
+            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
         }
         assert_eq!(hits, [100; 4]);
+    }
+
+    #[test]
+    fn choices_within_one_interval_count_against_the_member() {
+        let m = DlbModel {
+            mode: DlbMode::PerPacket,
+            ..DlbModel::default()
+        };
+        let mut s = DlbState::new(&m, &[Some(100_000); 4]);
+        let g = group(&[0, 1, 2, 3]);
+        let board = QualityBoard::new(4);
+        for p in [0, 1, 3] {
+            board.publish(p, 80, 6);
+        }
+        let mut c = counters(4);
+        let mut hits = [0; 4];
+        // 400 packets of 1000 bytes within one 16 µs interval: each is 0.5 %
+        // of a 100 Gb/s port's interval, so the idle member takes about 150
+        // (up to band 6 at 75 %) and then the others share.
+        for t in 0..400 {
+            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
+        }
+        assert!((140..=220).contains(&hits[2]), "{hits:?}");
+        assert!(hits.iter().all(|h| *h > 0), "{hits:?}");
+        // The next interval starts from the published quality again.
+        let next = s
+            .choose(&g, 7, 1000, 16_000, &board, &|_| true, &mut c)
+            .unwrap();
+        assert_eq!(next, 2);
     }
 }

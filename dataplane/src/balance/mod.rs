@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Nanos;
 use crate::fib::Fib;
-use crate::model::PortId;
+use crate::model::{PortId, SwitchModel};
 use crate::wire::MacAddr;
 
 pub use dlb::QualityBoard;
@@ -189,9 +189,9 @@ pub struct Choice {
 
 impl Balancer {
     /// A balancer for `fib`'s groups, reading port quality from `quality`.
-    pub fn new(model: &LoadBalanceModel, fib: &Fib, quality: Arc<QualityBoard>) -> Self {
+    pub fn new(model: &SwitchModel, fib: &Fib, quality: Arc<QualityBoard>) -> Self {
         let mut b = Balancer {
-            hash: model.hash,
+            hash: model.load_balance.hash,
             dlb: None,
             quality,
             counters: Vec::new(),
@@ -203,13 +203,13 @@ impl Balancer {
     /// Takes a new model and FIB; counters of groups and members that remain
     /// (same prefix, same next hop) are kept, flowlet state restarts when the
     /// DLB settings change.
-    pub fn apply(&mut self, model: &LoadBalanceModel, old: Option<&Fib>, fib: &Fib) {
-        self.hash = model.hash;
-        let keep_dlb = matches!((&self.dlb, &model.dlb), (Some(s), Some(m)) if s.model() == m);
+    pub fn apply(&mut self, model: &SwitchModel, old: Option<&Fib>, fib: &Fib) {
+        self.hash = model.load_balance.hash;
+        let speeds: Vec<Option<u32>> = model.interfaces.iter().map(|i| i.speed_mbps).collect();
+        let dlb = model.load_balance.dlb.as_ref();
+        let keep_dlb = matches!((&self.dlb, dlb), (Some(s), Some(m)) if s.fits(m, &speeds));
         if !keep_dlb {
-            self.dlb = model.dlb.as_ref().map(dlb::DlbState::new);
-        } else if let Some(s) = self.dlb.as_mut() {
-            s.resize_groups(fib.group_count());
+            self.dlb = dlb.map(|m| dlb::DlbState::new(m, &speeds));
         }
         let mut counters: Vec<GroupCounters> = fib
             .groups()
@@ -241,9 +241,6 @@ impl Balancer {
                 }
             }
         }
-        if let Some(s) = self.dlb.as_mut() {
-            s.resize_groups(counters.len());
-        }
         self.counters = counters;
     }
 
@@ -270,7 +267,7 @@ impl Balancer {
         let counters = self.counters.get_mut(id)?;
         let member = match (&mut self.dlb, group.is_dlb()) {
             (Some(state), true) => {
-                state.choose(group, hash, now, &self.quality, &usable, counters)?
+                state.choose(group, hash, bytes, now, &self.quality, &usable, counters)?
             }
             _ => {
                 let m = group.member(hash);
