@@ -10,10 +10,12 @@
 pub mod compile;
 pub mod demo;
 pub mod live;
+pub mod lldp;
 pub mod mgmt;
 pub mod replay;
 pub mod show;
 pub mod show_lb;
+pub mod show_lldp;
 pub mod show_qos;
 pub mod traffic;
 

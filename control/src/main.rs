@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{demo, load_config, mgmt, replay, show, show_lb, show_qos, Loaded};
+use railyard_control::{
+    demo, load_config, mgmt, replay, show, show_lb, show_lldp, show_qos, Loaded,
+};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -251,6 +253,21 @@ enum ShowWhat {
         args: Vec<String>,
         #[command(flatten)]
         source: ConfigSource,
+    },
+    /// LLDP of a running switch: `show lldp neighbors [detail]` (the
+    /// neighbour table, or a block per neighbour with its TLVs and DCBX),
+    /// `show lldp dcbx interface NAME` (local, peer and operational
+    /// ETS/PFC/APP) and `show lldp traffic` (frame and TLV counters).
+    Lldp {
+        /// `neighbors [detail]`, `dcbx interface NAME` or `traffic`.
+        #[arg(num_args = 1..=3, required = true)]
+        args: Vec<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the switch.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
     },
     /// Interfaces with their counters, drops and queues; `show interface
     /// priority-flow-control [detail]` for PFC per port.
@@ -639,6 +656,9 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             }
         }
         Command::Show {
+            what: ShowWhat::Lldp { args, json, socket },
+        } => show_lldp_cmd(&mut out, &args, json, &socket),
+        Command::Show {
             what:
                 ShowWhat::Interface {
                     name,
@@ -698,5 +718,53 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 show::render_interfaces(&mut out, &stats, name.as_deref()).map_err(io)
             }
         }
+    }
+}
+
+/// `show lldp …`: fetches the agent's snapshot and renders the part asked for.
+fn show_lldp_cmd(
+    out: &mut dyn Write,
+    args: &[String],
+    json: bool,
+    socket: &Path,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let usage =
+        "usage: show lldp neighbors [detail] | show lldp dcbx interface NAME | show lldp traffic";
+    match words.as_slice() {
+        ["neighbors" | "neighbor", rest @ ..] => {
+            let detail = match rest {
+                [] => false,
+                ["detail"] => true,
+                _ => return Err(usage.into()),
+            };
+            let snap = show_lldp::fetch_lldp(socket)?;
+            if json {
+                print_json(out, &show_lldp::neighbors_json(&snap))
+            } else if detail {
+                show_lldp::render_neighbors_detail(out, &snap).map_err(io)
+            } else {
+                show_lldp::render_neighbors(out, &snap).map_err(io)
+            }
+        }
+        ["dcbx", "interface", name] => {
+            let snap = show_lldp::fetch_lldp(socket)?;
+            let port = show_lldp::find_port(&snap, name)?;
+            if json {
+                print_json(out, &show_lldp::dcbx_json(port))
+            } else {
+                show_lldp::render_dcbx(out, &snap, port).map_err(io)
+            }
+        }
+        ["traffic"] => {
+            let snap = show_lldp::fetch_lldp(socket)?;
+            if json {
+                print_json(out, &show_lldp::traffic_json(&snap))
+            } else {
+                show_lldp::render_traffic(out, &snap).map_err(io)
+            }
+        }
+        _ => Err(usage.into()),
     }
 }
