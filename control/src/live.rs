@@ -15,6 +15,7 @@ use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::Pool;
 
 use crate::compile::reorder;
+use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
 use crate::{load_config, Loaded};
 
@@ -72,7 +73,13 @@ pub struct RunOptions {
 
 /// Re-reads a configuration and applies it to the running workers, or
 /// explains why not; the old configuration keeps running on any error.
-fn reload(runtime: &Runtime, running: &Mutex<Loaded>, path: &Path, strict: bool) -> ReloadReply {
+fn reload(
+    runtime: &Runtime,
+    running: &Mutex<Loaded>,
+    lldp: &LldpShared,
+    path: &Path,
+    strict: bool,
+) -> ReloadReply {
     let reject = |messages: Vec<String>| ReloadReply {
         applied: false,
         messages,
@@ -112,7 +119,7 @@ fn reload(runtime: &Runtime, running: &Mutex<Loaded>, path: &Path, strict: bool)
             path.display()
         )]);
     }
-    match runtime.apply(new.model.clone()) {
+    match runtime.apply(lldp.effective_model(&new.model)) {
         Ok(route_warnings) => {
             let mut messages = loaded.warnings.clone();
             messages.extend(
@@ -126,6 +133,7 @@ fn reload(runtime: &Runtime, running: &Mutex<Loaded>, path: &Path, strict: bool)
                 compiled: new,
                 warnings: Vec::new(),
             };
+            lldp.generation.fetch_add(1, Ordering::Release);
             ReloadReply {
                 applied: true,
                 messages,
@@ -174,11 +182,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let interfaces = compiled.model.interfaces.len();
     let runtime = Arc::new(runtime);
     let running = Arc::new(Mutex::new(loaded));
-    let (rt, cfg, path, strict) = (
+    let lldp = LldpShared::default();
+    let (rt, cfg, path, strict, shared) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
         opts.config.clone(),
         opts.strict,
+        lldp.clone(),
     );
     let server = mgmt::Server::start(&opts.socket, move |req| {
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
@@ -194,14 +204,20 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 } else {
                     PathBuf::from(arg.trim())
                 };
-                let reply = reload(&rt, &cfg, &file, strict);
+                let reply = reload(&rt, &cfg, &shared, &file, strict);
                 log_reload(&reply);
                 serde_json::to_string(&reply).unwrap_or_default()
             }
+            "lldp" => match shared.snapshot.lock() {
+                Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
+                Err(_) => mgmt::unknown_request(req),
+            },
             _ => mgmt::unknown_request(req),
         }
     })
     .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+    let agent = LldpRunner::start(Arc::clone(&runtime), Arc::clone(&running), lldp.clone())
+        .map_err(|e| format!("cannot start the LLDP agent: {e}"))?;
     tracing::info!(
         "{hostname} running: {interfaces} interfaces, {} workers, socket {}",
         opts.runtime.workers.max(1),
@@ -209,10 +225,18 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     );
     while !stop.load(Ordering::Relaxed) {
         if hangup.swap(false, Ordering::Relaxed) {
-            log_reload(&reload(&runtime, &running, &opts.config, opts.strict));
+            log_reload(&reload(
+                &runtime,
+                &running,
+                &lldp,
+                &opts.config,
+                opts.strict,
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Shutdown LLDPDUs go out before the workers stop.
+    agent.stop();
     drop(server);
     let runtime = Arc::try_unwrap(runtime)
         .map_err(|_| "management thread still holds the runtime".to_string())?;

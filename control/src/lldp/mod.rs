@@ -20,6 +20,7 @@
 //! scheduling.
 
 pub mod dcbx;
+pub mod runner;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod tests;

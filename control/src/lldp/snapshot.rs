@@ -155,7 +155,7 @@ pub struct PortSnapshot {
 }
 
 /// Everything `show lldp …` renders, as the agent saw it at `now_ns`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LldpSnapshot {
     /// The switch's hostname (system name advertised).
     pub hostname: String,

@@ -1,0 +1,204 @@
+//! The agent in a live switch: a control-plane thread between the dataplane's
+//! control path and [`Agent`].
+//!
+//! Every few milliseconds it hands punted LLDP frames to the agent, tells it
+//! about links that went up or down, sends what the agent emits ahead of
+//! the egress queues, and — when DCBX changes the PFC set in force on a
+//! port — applies the running model with that set to the workers (between
+//! bursts, like a reload). On stop it sends a shutdown LLDPDU on every port.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use railyard_dataplane::clock::{Clock, MonotonicClock, Nanos};
+use railyard_dataplane::model::SwitchModel;
+use railyard_dataplane::runtime::{ControlPath, Runtime};
+
+use super::{agent_config, Agent, LldpSnapshot};
+use crate::Loaded;
+
+/// How often the thread wakes when nothing is due sooner.
+const TICK: Duration = Duration::from_millis(10);
+/// How often link states are read from the workers' published counters.
+const LINK_POLL_NS: Nanos = 100_000_000;
+
+/// What the runner shares with the rest of the live switch.
+#[derive(Clone, Default)]
+pub struct LldpShared {
+    /// The latest snapshot, for `show lldp`.
+    pub snapshot: Arc<Mutex<LldpSnapshot>>,
+    /// The PFC enable set DCBX put in force per port where it differs from
+    /// the configuration; a reload applies its model with these.
+    pub pfc_overrides: Arc<Mutex<Vec<Option<u8>>>>,
+    /// Bumped on every applied reload, so the agent re-reads the configuration.
+    pub generation: Arc<AtomicU64>,
+}
+
+impl LldpShared {
+    /// `model` with the PFC sets DCBX negotiated in place of configured ones.
+    pub fn effective_model(&self, model: &SwitchModel) -> SwitchModel {
+        let mut m = model.clone();
+        let overrides = match self.pfc_overrides.lock() {
+            Ok(o) => o.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        for (ifc, o) in m.interfaces.iter_mut().zip(overrides) {
+            if let Some(set) = o {
+                ifc.pfc.enabled_priorities = set;
+            }
+        }
+        m
+    }
+}
+
+/// The running agent thread.
+pub struct LldpRunner {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl LldpRunner {
+    /// Starts the agent on the configuration in `running`.
+    ///
+    /// # Errors
+    /// When the thread cannot be started.
+    pub fn start(
+        runtime: Arc<Runtime>,
+        running: Arc<Mutex<Loaded>>,
+        shared: LldpShared,
+    ) -> std::io::Result<LldpRunner> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("railyard-lldp".into())
+            .spawn(move || run(&runtime, &running, &shared, &flag))?;
+        Ok(LldpRunner {
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    /// Sends the shutdown LLDPDUs and stops the thread.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            if h.join().is_err() {
+                tracing::error!("the LLDP thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for LldpRunner {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn send(control: &ControlPath) -> impl FnMut(usize, Vec<u8>) + '_ {
+    move |port, frame| {
+        if let Err(e) = control.send(port as u16, &frame) {
+            tracing::debug!(port, "LLDP frame not sent: {e:?}");
+        }
+    }
+}
+
+fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &AtomicBool) {
+    let clock = MonotonicClock::new();
+    let control = runtime.control_path();
+    let loaded = lock_loaded(running);
+    let mut agent = Agent::new(agent_config(&loaded.0, &loaded.1), clock.now());
+    let mut generation = shared.generation.load(Ordering::Acquire);
+    let mut links: Vec<Option<bool>> = vec![None; loaded.1.interfaces.len()];
+    let mut last_links: Nanos = 0;
+    let mut applied: Vec<Option<u8>> = vec![None; links.len()];
+    let mut out = send(&control);
+    while !stop.load(Ordering::Relaxed) {
+        let now = clock.now();
+        let g = shared.generation.load(Ordering::Acquire);
+        if g != generation {
+            generation = g;
+            let (config, model) = lock_loaded(running);
+            agent.reconfigure(agent_config(&config, &model), now);
+        }
+        while let Some(pkt) = control.recv() {
+            agent.receive(usize::from(pkt.in_port), pkt.data(), now);
+        }
+        if now.saturating_sub(last_links) >= LINK_POLL_NS || last_links == 0 {
+            last_links = now;
+            let stats = runtime.stats();
+            for (i, ifc) in loaded.1.interfaces.iter().enumerate() {
+                let up = stats.interfaces.get(&ifc.name).map(|s| s.link_up);
+                if let (Some(up), Some(known)) = (up, links.get_mut(i)) {
+                    if *known != Some(up) {
+                        if known.is_some() || !up {
+                            agent.link_changed(i, up, now);
+                        }
+                        *known = Some(up);
+                    }
+                }
+            }
+        }
+        agent.poll(now, &mut out);
+        let oper: Vec<Option<u8>> = (0..applied.len())
+            .map(|i| {
+                let set = agent.operational_pfc(i);
+                let configured = agent.config().ports.get(i).map(|p| p.configured_pfc);
+                (Some(set) != configured).then_some(set)
+            })
+            .collect();
+        if oper != applied {
+            if let Ok(mut o) = shared.pfc_overrides.lock() {
+                o.clone_from(&oper);
+            }
+            let (_, model) = lock_loaded(running);
+            match runtime.apply(shared.effective_model(&model)) {
+                Ok(_) => {
+                    for (i, (new, old)) in oper.iter().zip(&applied).enumerate() {
+                        if new != old {
+                            let name = model.interfaces.get(i).map_or("?", |m| m.name.as_str());
+                            let set = new.map_or_else(
+                                || "the configured set".to_string(),
+                                |s| format!("priorities {}", super::dcbx::prio_list(s)),
+                            );
+                            tracing::info!("{name}: DCBX puts PFC on {set} in force");
+                        }
+                    }
+                    applied = oper;
+                }
+                Err(e) => tracing::error!("applying the DCBX PFC set: {e}"),
+            }
+        }
+        if let Ok(mut s) = shared.snapshot.lock() {
+            *s = agent.snapshot();
+        }
+        let wait = agent
+            .next_deadline()
+            .map_or(TICK, |d| Duration::from_nanos(d.saturating_sub(now)))
+            .min(TICK);
+        std::thread::sleep(wait.max(Duration::from_millis(1)));
+    }
+    agent.shutdown(&mut out);
+    if let Ok(mut s) = shared.snapshot.lock() {
+        *s = agent.snapshot();
+    }
+}
+
+/// The running configuration and its compiled model.
+fn lock_loaded(running: &Mutex<Loaded>) -> (railyard_config::Config, SwitchModel) {
+    let l = lock_ref(running);
+    (l.config.clone(), l.compiled.model.clone())
+}
+
+fn lock_ref(m: &Mutex<Loaded>) -> std::sync::MutexGuard<'_, Loaded> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
