@@ -5,13 +5,18 @@
 //! outside the timed region; only `Switch::poll` is timed. A counting
 //! allocator checks that the timed region allocates nothing.
 //!
-//! `cargo bench -p railyard-benches --bench throughput [-- SECONDS]`
+//! With `ecmp`, `flowlet` or `per-packet` the traffic goes to a remote
+//! prefix routed over a four-way group of the ports instead, balanced that
+//! way (the cost of hashing, of the flowlet table and of port quality).
+//!
+//! `cargo bench -p railyard-benches --bench throughput [-- SECONDS] [ecmp|flowlet|per-packet]`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use railyard_benches::{model, roce_mix};
+use railyard_benches::{balanced_model, model, roce_mix, roce_mix_remote};
+use railyard_dataplane::model::DlbMode;
 use railyard_dataplane::port::ring::{RingLink, RingPort};
 use railyard_dataplane::port::Port;
 use railyard_dataplane::switch::Switch;
@@ -49,8 +54,17 @@ fn main() {
         .filter_map(|a| a.parse().ok())
         .next()
         .unwrap_or(3.0);
+    let balance = std::env::args().find_map(|a| match a.as_str() {
+        "ecmp" => Some(None),
+        "flowlet" => Some(Some(DlbMode::Flowlet)),
+        "per-packet" => Some(Some(DlbMode::PerPacket)),
+        _ => None,
+    });
     let pool = Pool::new(64 * 1024);
-    let model = model(PORTS);
+    let model = match balance {
+        Some(dlb) => balanced_model(PORTS, dlb),
+        None => model(PORTS),
+    };
     let mut hosts: Vec<RingPort> = Vec::new();
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for i in 0..PORTS {
@@ -59,7 +73,12 @@ fn main() {
         hosts.push(host_end);
     }
     let (mut sw, _) = Switch::new(&model, backends, pool.clone());
-    let mixes: Vec<Vec<Vec<u8>>> = (0..PORTS).map(|i| roce_mix(i, PORTS, 256)).collect();
+    let mixes: Vec<Vec<Vec<u8>>> = (0..PORTS)
+        .map(|i| match balance {
+            Some(_) => roce_mix_remote(i, 256),
+            None => roce_mix(i, PORTS, 256),
+        })
+        .collect();
     let mut cursor = [0usize; PORTS];
 
     let mut timed = Duration::ZERO;
@@ -93,7 +112,12 @@ fn main() {
     let rx: u64 = stats.interfaces.values().map(|i| i.rx_packets).sum();
     let tx: u64 = stats.interfaces.values().map(|i| i.tx_packets).sum();
     let drops: u64 = stats.interfaces.values().map(|i| i.total_drops()).sum();
-    println!("throughput: {PORTS} ring ports, 64-byte RoCEv2/CNP mix, 1 core");
+    let routing = match balance {
+        None => "to the hosts of other ports".to_string(),
+        Some(None) => format!("over a {PORTS}-way ECMP group"),
+        Some(Some(m)) => format!("over a {PORTS}-way DLB group ({m:?})"),
+    };
+    println!("throughput: {PORTS} ring ports, 64-byte RoCEv2/CNP mix {routing}, 1 core");
     println!("  packets received  {rx}");
     println!("  packets forwarded {tx}   dropped {drops}");
     println!("  time in pipeline  {:.3} s", timed.as_secs_f64());
@@ -102,4 +126,18 @@ fn main() {
         tx as f64 / timed.as_secs_f64() / 1e6
     );
     println!("  allocations in the timed region: {allocs_in_poll}");
+    let mut reasons = std::collections::BTreeMap::new();
+    for i in stats.interfaces.values() {
+        for (r, n) in i.drops.iter().filter(|(_, n)| **n > 0) {
+            *reasons.entry(r.clone()).or_insert(0u64) += n;
+        }
+        for q in &i.queues {
+            *reasons.entry("tail_drop".to_string()).or_insert(0) += q.tail_drops;
+            *reasons.entry("wred_drop".to_string()).or_insert(0) += q.wred_drops;
+        }
+    }
+    reasons.retain(|_, n| *n > 0);
+    if !reasons.is_empty() {
+        println!("  drops by reason: {reasons:?}");
+    }
 }

@@ -7,7 +7,9 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
-use railyard_dataplane::model::{InterfaceModel, SwitchModel};
+use railyard_dataplane::model::{
+    DlbMode, DlbModel, InterfaceModel, NextHopModel, RouteModel, SwitchModel,
+};
 use railyard_dataplane::wire::MacAddr;
 
 /// MAC of port `i` of the benchmark switch.
@@ -43,17 +45,55 @@ pub fn model(ports: usize) -> SwitchModel {
     }
 }
 
+/// The remote prefix [`balanced_model`] spreads over every port.
+pub const REMOTE: Ipv4Addr = Ipv4Addr::new(10, 100, 0, 0);
+
+/// [`model`] plus 10.100.0.0/16 routed over an ECMP group of every port's
+/// host, balanced by hash (`dlb` `None`) or by DLB in the given mode.
+pub fn balanced_model(ports: usize, dlb: Option<DlbMode>) -> SwitchModel {
+    let mut m = model(ports);
+    m.routes.push(RouteModel {
+        prefix: IpAddr::V4(REMOTE),
+        len: 16,
+        next_hops: (0..ports)
+            .map(|i| NextHopModel::Gateway {
+                addr: IpAddr::V4(host_ip(i)),
+                port: None,
+            })
+            .collect(),
+    });
+    m.load_balance.dlb = dlb.map(|mode| DlbModel {
+        ports: (0..ports as u16).collect(),
+        mode,
+        ..DlbModel::default()
+    });
+    m
+}
+
 /// 64-byte frames entering port `i`: RoCEv2 writes (DSCP 24) with one CNP
 /// (DSCP 48) in eight, to every other port, over many flows.
 pub fn roce_mix(i: usize, ports: usize, flows: usize) -> Vec<Vec<u8>> {
+    mix(i, flows, |f| {
+        host_ip((i + 1 + f % (ports - 1).max(1)) % ports)
+    })
+}
+
+/// The same mix toward hosts of [`REMOTE`], which [`balanced_model`] routes
+/// over its ECMP group.
+pub fn roce_mix_remote(i: usize, flows: usize) -> Vec<Vec<u8>> {
+    mix(i, flows, |f| {
+        Ipv4Addr::new(10, 100, (f >> 8) as u8 ^ i as u8, f as u8)
+    })
+}
+
+fn mix(i: usize, flows: usize, dst: impl Fn(usize) -> Ipv4Addr) -> Vec<Vec<u8>> {
     (0..flows)
         .map(|f| {
-            let dst = (i + 1 + f % (ports - 1).max(1)) % ports;
             let mut s = FrameSpec::udp(
                 host_mac(i),
                 port_mac(i),
                 IpAddr::V4(host_ip(i)),
-                IpAddr::V4(host_ip(dst)),
+                IpAddr::V4(dst(f)),
             );
             s.frame_len = 64;
             s.src_port = 49152 + f as u16;

@@ -22,7 +22,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::group::EcmpGroup;
+use super::group::{EcmpGroup, MAX_MEMBERS};
 use super::{DlbMode, DlbModel, GroupCounters};
 use crate::clock::Nanos;
 use crate::model::PortId;
@@ -127,6 +127,9 @@ fn band_of(model: &DlbModel, load_percent: u64) -> u8 {
         .count() as u8
 }
 
+/// Fractional bits of [`DlbState`]'s pending load.
+const FIXED_SHIFT: u32 = 20;
+
 /// One flow's last placement.
 #[derive(Debug, Clone, Copy, Default)]
 struct Flowlet {
@@ -150,10 +153,14 @@ pub struct DlbState {
     model: DlbModel,
     table: Vec<Flowlet>,
     mask: usize,
-    /// Bytes placed per port in the current interval.
+    /// Load placed per port in the current interval, in percent of the
+    /// port's interval capacity, fixed point with [`FIXED_SHIFT`] bits.
     pending: Vec<u64>,
-    /// Bytes per sampling interval each port's speed allows.
-    capacity: Vec<u64>,
+    /// Fixed-point percent one byte adds on each port (so the fast path
+    /// multiplies instead of dividing).
+    per_byte: Vec<u64>,
+    /// Band of every load percent 0…255 (255 stands for anything higher).
+    bands: [u8; 256],
     /// When the current interval ends (pending bytes are then forgotten).
     interval_end: Nanos,
     /// Per-packet round-robin position, one for all groups: groups that
@@ -174,10 +181,11 @@ impl DlbState {
             table: vec![Flowlet::default(); size],
             mask: size - 1,
             pending: vec![0; speeds_mbps.len()],
-            capacity: speeds_mbps
+            per_byte: speeds_mbps
                 .iter()
-                .map(|s| interval_capacity(model, *s))
+                .map(|s| (100 << FIXED_SHIFT) / interval_capacity(model, *s))
                 .collect(),
+            bands: std::array::from_fn(|load| band_of(model, load as u64)),
             interval_end: 0,
             rr: 0,
         }
@@ -186,24 +194,24 @@ impl DlbState {
     /// True when this state was built for `model` over ports of these speeds.
     pub fn fits(&self, model: &DlbModel, speeds_mbps: &[Option<u32>]) -> bool {
         self.model == *model
-            && self.capacity.len() == speeds_mbps.len()
+            && self.per_byte.len() == speeds_mbps.len()
             && self
-                .capacity
+                .per_byte
                 .iter()
                 .zip(speeds_mbps)
-                .all(|(c, s)| *c == interval_capacity(model, *s))
+                .all(|(c, s)| *c == (100 << FIXED_SHIFT) / interval_capacity(model, *s))
     }
 
     /// The band a port has for this worker's next choice: its published load
     /// plus what this worker placed on it since the interval began.
     #[inline]
     fn band(&self, board: &QualityBoard, port: PortId) -> u8 {
-        let p = usize::from(port);
-        let pending = match (self.pending.get(p), self.capacity.get(p)) {
-            (Some(b), Some(c)) => b * 100 / c,
-            _ => 0,
-        };
-        band_of(&self.model, u64::from(board.load_percent(port)) + pending)
+        let pending = self
+            .pending
+            .get(usize::from(port))
+            .map_or(0, |p| p >> FIXED_SHIFT);
+        let load = (u64::from(board.load_percent(port)) + pending).min(255);
+        self.bands[load as usize]
     }
 
     /// The settings this state was built for.
@@ -232,8 +240,8 @@ impl DlbState {
         }
         let member = self.place(group, hash, now, board, usable, c)?;
         let port = usize::from(group.hops()[member].port);
-        if let Some(p) = self.pending.get_mut(port) {
-            *p += bytes as u64;
+        if let (Some(p), Some(k)) = (self.pending.get_mut(port), self.per_byte.get(port)) {
+            *p += bytes as u64 * k;
         }
         Some(member)
     }
@@ -312,14 +320,20 @@ fn best(
     usable: &impl Fn(PortId) -> bool,
     pick: u32,
 ) -> Option<usize> {
+    // One pass reads every member's band (unusable ones as u8::MAX); the
+    // second only compares.
+    let mut bands = [u8::MAX; MAX_MEMBERS];
     let mut lowest = u8::MAX;
     let mut ties = 0u32;
-    for h in group.hops().iter().filter(|h| usable(h.port)) {
-        let b = band(h.port);
-        if b < lowest {
-            lowest = b;
+    for (b, h) in bands.iter_mut().zip(group.hops()) {
+        if !usable(h.port) {
+            continue;
+        }
+        *b = band(h.port);
+        if *b < lowest {
+            lowest = *b;
             ties = 1;
-        } else if b == lowest {
+        } else if *b == lowest {
             ties += 1;
         }
     }
@@ -327,11 +341,11 @@ fn best(
         return None;
     }
     let k = (pick % ties) as usize;
-    group
-        .hops()
+    let n = group.hops().len().min(MAX_MEMBERS);
+    bands[..n]
         .iter()
         .enumerate()
-        .filter(|(_, h)| usable(h.port) && band(h.port) == lowest)
+        .filter(|(_, b)| **b == lowest)
         .nth(k)
         .map(|(i, _)| i)
 }
