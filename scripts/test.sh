@@ -10,6 +10,12 @@ declare -A needs=(
   [ip]=iproute2
   [ping]=iputils-ping
   [tshark]=tshark
+  [lldpd]=lldpd
+  [lldpcli]=lldpd
+  [lldpad]=lldpad
+  [lldptool]=lldpad
+  [nsenter]=util-linux
+  [unshare]=util-linux
 )
 
 missing=()

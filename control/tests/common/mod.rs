@@ -213,3 +213,109 @@ pub fn in_netns<T: Send + 'static>(
         f()
     })
 }
+
+/// An external program (lldpd, lldpad, tshark…) started in a namespace,
+/// stopped by its PID on drop: SIGTERM, then SIGKILL after a few seconds.
+pub struct Daemon {
+    child: Option<Child>,
+    name: String,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Runs `ip netns exec NS ARGV…` with stdout and stderr to `log`. `ip
+    /// netns exec` (and `unshare` without `--fork`) exec their command, so
+    /// the child's PID is the program's own.
+    pub fn start(ns: &str, argv: &[&str], log: &Path) -> Daemon {
+        let file = std::fs::File::create(log).expect("log");
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(file.try_clone().expect("log")))
+            .stderr(Stdio::from(file))
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {argv:?}: {e}"));
+        Daemon {
+            child: Some(child),
+            name: argv.first().copied().unwrap_or("?").to_string(),
+            log: log.to_path_buf(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// What the program printed so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until the log contains `text`; panics with the log after `timeout`.
+    pub fn wait_log(&mut self, text: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.log().contains(text) {
+            if let Some(Ok(Some(st))) = self.child.as_mut().map(Child::try_wait) {
+                panic!(
+                    "{} exited ({st}) before {text:?}:\n{}",
+                    self.name,
+                    self.log()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not print {text:?}:\n{}",
+                self.name,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends `sig` and waits for the program to exit (SIGKILL after 5 s).
+    pub fn stop_with(&mut self, sig: libc::c_int) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: signalling a child process we started and have not reaped.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, sig);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.stop_with(libc::SIGTERM);
+    }
+}
+
+/// Polls `f` every 100 ms until it returns `Ok`; after `timeout` panics
+/// with `what` and the last error.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last: {last}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
