@@ -819,16 +819,22 @@ fn willing_railyard_adopts_lldpd_pfc_and_pauses_on_it() {
         show["interfaces"]["Ethernet1/1"]["pfc"]["enabled"], 0x10,
         "{show}"
     );
-    // A willing station still advertises its configured set, willing bit
-    // set: lldpd keeps seeing 88,08.
-    let n = wait_for("lldpd to decode railyard", Duration::from_secs(10), || {
-        lldpd.neighbor("eth0")
-    });
-    let pfc_tlv = n["unknown-tlvs"][0]["unknown-tlv"]
-        .as_array()
-        .and_then(|a| a.iter().find(|t| t["subtype"] == "11").cloned())
-        .expect("PFC TLV");
-    assert_eq!(pfc_tlv["value"], "88,08", "{n}");
+    // The adopted set is re-advertised, willing bit still set: lldpd now
+    // sees 88,10 where it saw 88,08.
+    wait_for(
+        "lldpd to see the re-advertised set",
+        Duration::from_secs(10),
+        || {
+            let n = lldpd.neighbor("eth0")?;
+            let pfc = n["unknown-tlvs"][0]["unknown-tlv"]
+                .as_array()
+                .and_then(|a| a.iter().find(|t| t["subtype"] == "11").cloned());
+            match pfc {
+                Some(t) if t["value"] == "88,10" => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    );
 
     // DSCP 32 → qos-group 4 into a 10 Mb/s egress: ingress PG 4 fills and
     // Ethernet1/1 pauses priority 4 toward h1.
@@ -977,9 +983,15 @@ fn two_willing_railyards_agree_on_the_higher_chassis_mac_set() {
             (e == winner_set).then_some(()).ok_or_else(|| e.to_string())
         });
     }
-    // Each still advertises its own configured set.
-    assert_eq!(dcbx(&a, "Ethernet1/1")["peer"]["pfc"]["enable"], 0x10);
-    assert_eq!(dcbx(&b, "Ethernet1/1")["peer"]["pfc"]["enable"], 0x08);
+    // Both advertise the set in force, the winner's.
+    for sw in [&a, &b] {
+        wait_for("the re-advertised set", Duration::from_secs(5), || {
+            let d = dcbx(sw, "Ethernet1/1");
+            (d["peer"]["pfc"]["enable"] == winner_set)
+                .then_some(())
+                .ok_or_else(|| d.to_string())
+        });
+    }
 }
 
 #[test]

@@ -16,10 +16,12 @@
 //!   scheduling.
 //! - APP is informational: the union, local entries winning on a conflict.
 //!
-//! A willing station keeps advertising its own *configured* values with
-//! willing=1 (802.1Qaz, as lldpad does); only the operational state changes.
-//! Re-advertising the adopted set would let two willing peers lock each other
-//! into whatever was heard first.
+//! A willing station keeps its willing bit and its configured ETS and APP
+//! entries on the wire; its PFC TLV carries the operational enable set, so
+//! the peer (and `lldptool`, Wireshark) see what the port really pauses.
+//! Two willing peers cannot lock each other in: the adopting side is always
+//! the one with the lower MAC, and what it re-advertises is the winner's
+//! own set.
 
 use railyard_dataplane::wire::dcbx::{
     AppEntry, AppRepr, AppSelector, CeeApp, CeeAppEntry, CeeControl, CeeFeatureHeader, CeePfc,

@@ -14,8 +14,9 @@
 //! changes; after LLDP stops on a port it may restart only `lldp reinit`
 //! (2 s) later; turning LLDP off on a port sends one shutdown LLDPDU (TTL 0).
 //!
-//! DCBX (see [`dcbx`]) advertises the *configured* values, willing bit
-//! included, and only the operational state follows the peer. Operational
+//! DCBX (see [`dcbx`]) advertises the configured values, willing bit
+//! included, except for the PFC enable set: that is the set in force, the
+//! peer's once a willing port has adopted it, re-advertised at once. Operational
 //! ETS is reported but railyard's egress queues keep their configured
 //! scheduling.
 
@@ -499,6 +500,24 @@ impl Agent {
     /// counted, validated strictly, and stored in the port's neighbour table.
     /// Never panics.
     pub fn receive(&mut self, port: usize, frame: &[u8], now: Nanos) {
+        let before = self.operational_pfc(port);
+        self.receive_frame(port, frame, now);
+        self.readvertise_if_changed(port, before, now);
+    }
+
+    /// A change of the PFC set in force is a local change: it is
+    /// re-advertised at once with a fast start.
+    fn readvertise_if_changed(&mut self, port: usize, before: u8, now: Nanos) {
+        if self.operational_pfc(port) != before {
+            // What CEE sends changed: a new sequence number tells the peer.
+            if let Some(s) = self.ports.get_mut(port) {
+                s.cee_seq = next_seq(s.cee_seq);
+            }
+            self.update_tx(port, now, true);
+        }
+    }
+
+    fn receive_frame(&mut self, port: usize, frame: &[u8], now: Nanos) {
         self.tick(now);
         let Some((src, payload)) = lldp_payload(frame) else {
             return;
@@ -610,6 +629,7 @@ impl Agent {
     }
 
     fn age(&mut self, port: usize, now: Nanos) {
+        let pfc = self.operational_pfc(port);
         let Some(s) = self.ports.get_mut(port) else {
             return;
         };
@@ -619,6 +639,7 @@ impl Agent {
         if aged > 0 {
             s.counters.ageouts += aged as u64;
             self.after_neighbor_change(port, now, None);
+            self.readvertise_if_changed(port, pfc, now);
         }
     }
 
@@ -854,7 +875,12 @@ impl Agent {
         }
         pdu.org_specific
             .push(OrgTlv::new_max_frame_size(p.mtu.saturating_add(18)));
-        if let (Some(dialect), Some(l)) = (self.dialect(i), p.dcbx.as_ref()) {
+        if let (Some(dialect), Some(configured)) = (self.dialect(i), p.dcbx.as_ref()) {
+            // The PFC set in force is what the port advertises (willing bit
+            // unchanged), so a peer sees what this port actually pauses.
+            let mut l = configured.clone();
+            l.pfc.enable = self.operational(i).pfc;
+            let l = &l;
             match dialect {
                 DcbxDialect::Ieee => pdu.org_specific.extend(dcbx::ieee_tlvs(l)),
                 DcbxDialect::Cee => {

@@ -493,7 +493,7 @@ fn pfc_tlv(willing: bool, enable: u8) -> OrgTlv {
 }
 
 #[test]
-fn willing_local_adopts_non_willing_peer_pfc_but_advertises_its_own() {
+fn willing_local_adopts_non_willing_peer_pfc_and_readvertises_it() {
     let mut a = Agent::new(leaf1(), 0);
     assert_eq!(a.operational_pfc(0), 0x08);
     a.receive(
@@ -505,15 +505,21 @@ fn willing_local_adopts_non_willing_peer_pfc_but_advertises_its_own() {
     let s = a.snapshot();
     assert_eq!(s.ports[0].dcbx.operational.pfc_source, Source::Peer);
     assert!(s.ports[0].dcbx.operational.mismatches.is_empty());
-    // Still advertises its configured set, willing.
+    // Advertises the adopted set, still willing, at once (a fast start).
     let f = collect(&mut a, 0).remove(0).1;
     assert!(contains(
         &f,
+        &[0xfe, 0x06, 0x00, 0x80, 0xc2, 0x0b, 0x88, 0x18]
+    ));
+    // Peer gone (TTL 0): back to the configured set, advertised at once.
+    a.receive(0, &peer_frame(PEER, "p1", 0, vec![]), 10 * S);
+    assert_eq!(a.operational_pfc(0), 0x08);
+    let again = collect(&mut a, 10 * S);
+    assert_eq!(again.len(), 1, "no immediate re-advertisement");
+    assert!(contains(
+        &again[0].1,
         &[0xfe, 0x06, 0x00, 0x80, 0xc2, 0x0b, 0x88, 0x08]
     ));
-    // Peer gone (TTL 0): back to the configured set.
-    a.receive(0, &peer_frame(PEER, "p1", 0, vec![]), S);
-    assert_eq!(a.operational_pfc(0), 0x08);
 }
 
 #[test]
@@ -580,27 +586,11 @@ fn both_willing_higher_mac_keeps_its_own_on_both_sides() {
     let (hi, lo) = if m1 > m2 { (&sa, &sb) } else { (&sb, &sa) };
     assert_eq!(hi.ports[0].dcbx.operational.pfc_source, Source::Local);
     assert_eq!(lo.ports[0].dcbx.operational.pfc_source, Source::Peer);
-    // Both keep advertising their configured sets.
-    assert_eq!(
-        sa.ports[0].neighbors[0]
-            .dcbx_ieee
-            .as_ref()
-            .unwrap()
-            .pfc
-            .unwrap()
-            .enable,
-        0x18
-    );
-    assert_eq!(
-        sb.ports[0].neighbors[0]
-            .dcbx_ieee
-            .as_ref()
-            .unwrap()
-            .pfc
-            .unwrap()
-            .enable,
-        0x08
-    );
+    // Both advertise the set in force: the winner's.
+    for snap in [&sa, &sb] {
+        let peer = snap.ports[0].neighbors[0].dcbx_ieee.as_ref().unwrap();
+        assert_eq!(peer.pfc.unwrap().enable, winner);
+    }
 }
 
 #[test]
@@ -708,10 +698,11 @@ fn auto_switches_to_cee_for_a_cee_only_peer_and_decodes_its_pfc() {
     let cee = cee_of(&f).unwrap();
     assert_eq!(cee.control.ack_no, 7);
     let seq = cee.control.seq_no;
+    // Willing, it adopted the peer's set and advertises it.
     let pfc = cee.pfc.unwrap();
     assert_eq!(
         (pfc.enable, pfc.header.willing, pfc.header.enable),
-        (0x08, true, true)
+        (0x10, true, true)
     );
     let pg = cee.pg.unwrap();
     assert_eq!(pg.pgid[7], 15);
