@@ -74,8 +74,8 @@ fn total_entries(s: &LldpSnapshot) -> usize {
     s.ports.iter().map(|p| p.neighbors.len()).sum()
 }
 
-/// `show lldp neighbors`: the NX-OS table and legend.
-pub fn render_neighbors(out: &mut dyn Write, s: &LldpSnapshot) -> std::io::Result<()> {
+/// The capability codes NX-OS prints above its neighbour tables.
+fn legend(out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "Capability codes:")?;
     writeln!(
         out,
@@ -85,6 +85,12 @@ pub fn render_neighbors(out: &mut dyn Write, s: &LldpSnapshot) -> std::io::Resul
         out,
         "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other"
     )?;
+    Ok(())
+}
+
+/// `show lldp neighbors`: the NX-OS table and legend.
+pub fn render_neighbors(out: &mut dyn Write, s: &LldpSnapshot) -> std::io::Result<()> {
+    legend(out)?;
     writeln!(
         out,
         "{:<20} {:<15} {:<10} {:<11} Port ID",
@@ -113,15 +119,7 @@ pub fn render_neighbors(out: &mut dyn Write, s: &LldpSnapshot) -> std::io::Resul
 /// `show lldp neighbors detail`: one NX-OS key/value block per neighbour,
 /// with the decoded DCBX TLVs and any TLVs kept raw.
 pub fn render_neighbors_detail(out: &mut dyn Write, s: &LldpSnapshot) -> std::io::Result<()> {
-    writeln!(out, "Capability codes:")?;
-    writeln!(
-        out,
-        "  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device"
-    )?;
-    writeln!(
-        out,
-        "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other"
-    )?;
+    legend(out)?;
     writeln!(
         out,
         "Device ID            Local Intf      Hold-time  Capability  Port ID"

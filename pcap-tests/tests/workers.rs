@@ -49,13 +49,14 @@ fn receive(port: &mut RingPort, n: usize) -> Vec<Vec<u8>> {
     got
 }
 
-#[test]
-fn two_workers_hand_off_packets_and_share_what_they_learn() {
-    let pool = Pool::new(4096);
+/// Two workers on `model`'s ports, each a ring cable of `ring` frames to a
+/// host end returned in port order.
+fn start(model: &SwitchModel, buffers: usize, ring: usize) -> (Runtime, Pool, Vec<RingPort>) {
+    let pool = Pool::new(buffers);
     let mut hosts = Vec::new();
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
-    for i in 0..4 {
-        let (sw, host, _) = RingLink::pair(&format!("p{i}"), 1024);
+    for i in 0..model.interfaces.len() {
+        let (sw, host, _) = RingLink::pair(&format!("p{i}"), ring);
         backends.push(Some(Box::new(sw)));
         hosts.push(host);
     }
@@ -65,13 +66,19 @@ fn two_workers_hand_off_packets_and_share_what_they_learn() {
         poll: PollMode::Adaptive,
     };
     let (rt, warnings) = Runtime::start(
-        &model(),
+        model,
         backends,
         pool.clone(),
         Arc::new(MonotonicClock::new()),
         &opts,
     );
-    assert!(warnings.is_empty());
+    assert!(warnings.is_empty(), "{warnings:?}");
+    (rt, pool, hosts)
+}
+
+#[test]
+fn two_workers_hand_off_packets_and_share_what_they_learn() {
+    let (rt, pool, mut hosts) = start(&model(), 4096, 1024);
 
     // Port 0 belongs to worker 0, port 1 to worker 1: host 0 → host 1 crosses
     // workers. Nobody knows host 1's MAC yet, so worker 0 parks the packets
@@ -133,27 +140,14 @@ fn two_workers_hand_off_packets_and_share_what_they_learn() {
 
 #[test]
 fn a_new_model_applies_live_and_keeps_counters() {
-    let pool = Pool::new(1024);
-    let (sw0, mut h0, _) = RingLink::pair("a", 256);
-    let (sw1, mut h1, _) = RingLink::pair("b", 256);
     let mut m = model();
     m.interfaces.truncate(2);
     m.interfaces[1]
         .static_arp
         .push((Ipv4Addr::new(10, 0, 1, 2), host_mac(1)));
-    let backends: Vec<Option<Box<dyn Port>>> = vec![Some(Box::new(sw0)), Some(Box::new(sw1))];
-    let opts = RuntimeOptions {
-        workers: 2,
-        cores: Vec::new(),
-        poll: PollMode::Adaptive,
-    };
-    let (rt, _) = Runtime::start(
-        &m,
-        backends,
-        pool.clone(),
-        Arc::new(MonotonicClock::new()),
-        &opts,
-    );
+    let (rt, pool, mut hosts) = start(&m, 1024, 256);
+    let (h0, h1) = hosts.split_at_mut(1);
+    let (h0, h1) = (&mut h0[0], &mut h1[0]);
     let spec = FrameSpec::udp(
         host_mac(0),
         port_mac(0),
@@ -161,7 +155,7 @@ fn a_new_model_applies_live_and_keeps_counters() {
         IpAddr::V4(Ipv4Addr::new(10, 0, 1, 2)),
     );
     h0.send(pool.alloc_from(&build(&spec, 0)).unwrap()).unwrap();
-    assert_eq!(&receive(&mut h1, 1)[0][0..6], &host_mac(1).0);
+    assert_eq!(&receive(h1, 1)[0][0..6], &host_mac(1).0);
 
     // The host behind Ethernet1/2 moved to a new MAC, and Ethernet1/1 got a new one.
     let mut next = m.clone();
@@ -169,7 +163,7 @@ fn a_new_model_applies_live_and_keeps_counters() {
     next.interfaces[1].mac = port_mac(7);
     assert!(rt.apply(next.clone()).is_ok());
     h0.send(pool.alloc_from(&build(&spec, 1)).unwrap()).unwrap();
-    let f = &receive(&mut h1, 1)[0];
+    let f = &receive(h1, 1)[0];
     assert_eq!(&f[0..6], &host_mac(9).0, "new static neighbour used");
     assert_eq!(&f[6..12], &port_mac(7).0, "new interface MAC used");
 
@@ -178,7 +172,7 @@ fn a_new_model_applies_live_and_keeps_counters() {
     fewer.interfaces.pop();
     assert!(rt.apply(fewer).unwrap_err().contains("restart"));
     h0.send(pool.alloc_from(&build(&spec, 2)).unwrap()).unwrap();
-    assert_eq!(receive(&mut h1, 1).len(), 1);
+    assert_eq!(receive(h1, 1).len(), 1);
 
     // Wait for a counter snapshot, then check nothing was reset.
     std::thread::sleep(Duration::from_millis(250));
@@ -189,26 +183,7 @@ fn a_new_model_applies_live_and_keeps_counters() {
 
 #[test]
 fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
-    let pool = Pool::new(1024);
-    let mut hosts = Vec::new();
-    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
-    for i in 0..4 {
-        let (sw, host, _) = RingLink::pair(&format!("c{i}"), 64);
-        backends.push(Some(Box::new(sw)));
-        hosts.push(host);
-    }
-    let opts = RuntimeOptions {
-        workers: 2,
-        cores: Vec::new(),
-        poll: PollMode::Adaptive,
-    };
-    let (rt, _) = Runtime::start(
-        &model(),
-        backends,
-        pool.clone(),
-        Arc::new(MonotonicClock::new()),
-        &opts,
-    );
+    let (rt, pool, mut hosts) = start(&model(), 1024, 64);
     let control = rt.control_path();
     // An LLDP frame on ports 1 (worker 1) and 2 (worker 0).
     let mut lldp = vec![0u8; 60];
