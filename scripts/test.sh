@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 declare -A needs=(
   [ip]=iproute2
   [ping]=iputils-ping
+  [ethtool]=ethtool
   [tshark]=tshark
   [lldpd]=lldpd
   [lldpcli]=lldpd
@@ -16,6 +17,10 @@ declare -A needs=(
   [lldptool]=lldpad
   [nsenter]=util-linux
   [unshare]=util-linux
+  [nstat]=iproute2
+  [ss]=iproute2
+  [iperf3]=iperf3
+  [tcpreplay]=tcpreplay
 )
 
 missing=()

@@ -9,10 +9,12 @@
 
 pub mod compile;
 pub mod demo;
+pub mod lab;
 pub mod live;
 pub mod lldp;
 pub mod mgmt;
 pub mod replay;
+pub mod send;
 pub mod show;
 pub mod show_lb;
 pub mod show_lldp;

@@ -100,6 +100,12 @@ enum Command {
         #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
         socket: PathBuf,
     },
+    /// Send RoCEv2-like UDP datagrams (BTH payload, DSCP and ECN set)
+    /// through the kernel stack, paced, e.g. from a lab host.
+    Send(railyard_control::send::SendArgs),
+    /// Lab topologies on network namespaces: build, inspect and remove
+    /// fabrics of railyard switches and kernel hosts (needs root).
+    Lab(railyard_control::lab::cli::LabArgs),
     /// Show state of a running switch.
     Show {
         #[command(subcommand)]
@@ -351,6 +357,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
     let mut out = stdout.lock();
     let io = |e: std::io::Error| e.to_string();
     match cmd {
+        Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),
         Command::Run {
             config,
             socket,
@@ -496,6 +503,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             }
             writeln!(out, "{} routes installed", fib.routes().len()).map_err(io)
         }
+        Command::Send(args) => railyard_control::send::run(&args, &mut out).map(|_| ()),
         Command::Reload { file, socket } => {
             // A relative path means relative to where this command runs.
             let file = file.map(|f| std::path::absolute(&f).unwrap_or(f));

@@ -1,0 +1,265 @@
+//! The `railyard lab` subcommands (the `railyard` binary forwards to
+//! [`dispatch`]).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Subcommand;
+
+use super::report::{cabling, render_cabling, render_status, status};
+use super::run::{default_state_root, down, list, load_state, up, UpOptions};
+use super::{render, topology};
+
+/// `railyard lab …`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "\
+TOPOLOGY is a topology file, or the name of one in ./scripts/topologies \
+(`rail-spine` → scripts/topologies/rail-spine.topo; $RAILYARD_TOPOLOGIES \
+overrides the directory). Its format is described in scripts/topologies/README.md.
+
+Every lab has a state directory, $RAILYARD_LAB_DIR/NAME (default \
+/run/railyard-lab/NAME), holding state.json, the generated switch \
+configurations, their logs (SWITCH.log) and management sockets \
+(SWITCH.sock), so `railyard show … --socket /run/railyard-lab/NAME/rail1.sock` \
+works. Namespaces are NAME-NODE: `ip netns exec NAME-h1 ping …`.
+
+Needs root, iproute2 and ethtool.")]
+pub struct LabArgs {
+    /// State directory root (default $RAILYARD_LAB_DIR, else /run/railyard-lab).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+/// The lab subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum LabCommand {
+    /// Build a lab from a topology: a namespace per switch and host, a veth
+    /// pair per link, one `railyard run` per switch; prints the lab's name.
+    Up {
+        /// Topology file or name.
+        topology: String,
+        /// Lab name (namespace prefix); default TOPOLOGY-XXXX, random.
+        #[arg(long)]
+        name: Option<String>,
+        /// Seconds to wait for each switch to answer on its socket.
+        #[arg(long, default_value_t = 20)]
+        timeout: u64,
+    },
+    /// Remove a lab: stop its switches by PID (SIGTERM, then SIGKILL after
+    /// 5 s), delete its namespaces and state directory. Removing a lab that
+    /// is already gone succeeds.
+    Down {
+        /// Lab name.
+        #[arg(required_unless_present = "all_of", conflicts_with = "all_of")]
+        name: Option<String>,
+        /// Remove every lab built from this topology (name or file).
+        #[arg(long, value_name = "TOPOLOGY")]
+        all_of: Option<String>,
+    },
+    /// Every switch's interfaces (link, address, speed, packets, cable) and
+    /// LLDP neighbours, and the hosts' addresses.
+    Status {
+        /// Lab name.
+        name: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the cabling: each switch port's LLDP neighbour against the
+    /// topology. Prints a table (mismatches red on a terminal, marked `!!`
+    /// otherwise); exits 1 if a switch-switch port is MISSING or MISMATCHed.
+    /// Host ports are listed as `host`: hosts run no LLDP.
+    Cabling {
+        /// Lab name.
+        name: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the switch configurations a topology generates (SWITCH.conf)
+    /// without starting anything; checks that each parses and compiles.
+    Render {
+        /// Topology file or name.
+        topology: String,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The labs that exist (their state directories).
+    List,
+}
+
+/// Resolves TOPOLOGY: an existing file, else `NAME.topo` in
+/// `$RAILYARD_TOPOLOGIES` or `./scripts/topologies`.
+pub fn resolve_topology(arg: &str) -> Result<PathBuf, String> {
+    let p = Path::new(arg);
+    if p.is_file() {
+        return Ok(p.to_path_buf());
+    }
+    let dir = std::env::var_os("RAILYARD_TOPOLOGIES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("scripts/topologies"));
+    let candidate = dir.join(format!("{arg}.topo"));
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    let known: Vec<String> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_suffix(".topo").map(str::to_string)
+        })
+        .collect();
+    Err(format!(
+        "no topology {arg:?}: not a file, and no {} {}",
+        candidate.display(),
+        if known.is_empty() {
+            "(run from the repository root or set RAILYARD_TOPOLOGIES)".to_string()
+        } else {
+            format!("(known: {})", known.join(", "))
+        }
+    ))
+}
+
+fn json(out: &mut dyn Write, v: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    writeln!(out, "{text}").map_err(|e| e.to_string())
+}
+
+/// Runs a `railyard lab` command, writing to `out`.
+///
+/// # Errors
+/// What went wrong; for `cabling`, how many ports failed the check.
+pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let root = args.state_dir.unwrap_or_else(default_state_root);
+    match args.command {
+        LabCommand::Up {
+            topology,
+            name,
+            timeout,
+        } => {
+            let railyard =
+                std::env::current_exe().map_err(|e| format!("locating railyard: {e}"))?;
+            let state = up(&UpOptions {
+                topology: resolve_topology(&topology)?,
+                name,
+                state_root: root,
+                railyard,
+                timeout: Duration::from_secs(timeout),
+            })?;
+            writeln!(out, "{}", state.name).map_err(io)
+        }
+        LabCommand::Down { name, all_of } => {
+            let names: Vec<String> = match (name, all_of) {
+                (Some(n), _) => vec![n],
+                (None, Some(t)) => {
+                    let stem = Path::new(&t)
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or(t);
+                    list(&root)
+                        .into_iter()
+                        .filter(|s| s.topology_name == stem)
+                        .map(|s| s.name)
+                        .collect()
+                }
+                (None, None) => return Err("name a lab, or give --all-of TOPOLOGY".into()),
+            };
+            for n in names {
+                match down(&root, &n)? {
+                    Some(r) => writeln!(
+                        out,
+                        "{n}: stopped {} switch(es){}, deleted {} namespace(s)",
+                        r.terminated.len(),
+                        if r.killed.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} needed SIGKILL)", r.killed.len())
+                        },
+                        r.namespaces.len()
+                    )
+                    .map_err(io)?,
+                    None => eprintln!("{n}: no such lab (nothing to do)"),
+                }
+            }
+            Ok(())
+        }
+        LabCommand::Status {
+            name,
+            json: as_json,
+        } => {
+            let state = load_state(&root, &name)?;
+            let st = status(&state);
+            if as_json {
+                json(
+                    out,
+                    &serde_json::json!({
+                        "name": state.name, "topology": state.topology_name,
+                        "dir": state.dir, "switches": st, "hosts": state.hosts,
+                    }),
+                )
+            } else {
+                render_status(out, &state, &st).map_err(io)
+            }
+        }
+        LabCommand::Cabling {
+            name,
+            json: as_json,
+        } => {
+            let state = load_state(&root, &name)?;
+            let rows = cabling(&state);
+            if as_json {
+                json(out, &rows)?;
+            } else {
+                render_cabling(out, &rows, std::io::stdout().is_terminal()).map_err(io)?;
+            }
+            let bad = rows.iter().filter(|r| r.is_bad()).count();
+            if bad > 0 {
+                Err(format!(
+                    "{name}: {bad} port(s) cabled differently from the topology"
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        LabCommand::Render { topology, out: dir } => {
+            let t = topology::parse_file(&resolve_topology(&topology)?)?;
+            let rendered = render::render_all(&t)?;
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            for r in rendered {
+                let path = dir.join(format!("{}.conf", r.switch));
+                std::fs::write(&path, &r.config)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                writeln!(out, "{}", path.display()).map_err(io)?;
+            }
+            Ok(())
+        }
+        LabCommand::List => {
+            for s in list(&root) {
+                let running = s
+                    .switches
+                    .iter()
+                    .filter(|sw| super::run::switch_alive(sw))
+                    .count();
+                writeln!(
+                    out,
+                    "{:<24} topology {:<14} {}/{} switches running  {}",
+                    s.name,
+                    s.topology_name,
+                    running,
+                    s.switches.len(),
+                    s.dir.display()
+                )
+                .map_err(io)?;
+            }
+            Ok(())
+        }
+    }
+}

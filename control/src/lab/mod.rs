@@ -1,0 +1,20 @@
+//! Lab topologies on network namespaces: `railyard lab up|down|status|cabling|render|list`.
+//!
+//! A topology file (see [`topology`] and `scripts/topologies/README.md`)
+//! names switches with a role, hosts, and the links between them with a
+//! subnet and a speed. [`render`] turns each switch's role template into
+//! its configuration with computed static routes ([`routes`]); [`run`]
+//! builds the lab — a namespace per node, a veth pair per link, one
+//! `railyard run` per switch — and records it in a state file so that
+//! `down` removes exactly that; [`report`] asks the switches for their
+//! interfaces and LLDP neighbours and checks the cabling.
+
+pub mod cli;
+pub mod render;
+pub mod report;
+pub mod routes;
+pub mod run;
+pub mod topology;
+
+#[cfg(test)]
+mod tests;

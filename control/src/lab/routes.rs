@@ -1,0 +1,176 @@
+//! Static routes computed from a topology.
+//!
+//! **Switches**: for every host subnet (a link with a host on it) that is
+//! not connected to the switch, one `ip route` per next hop on a shortest
+//! path to the switch the subnet hangs off, counted in switch–switch hops
+//! (breadth-first search over the switch–switch links). Several next hops
+//! form an ECMP group. Switch–switch link subnets are not routed.
+//!
+//! **Hosts**: NIC n (in the order the host's links are written) gets
+//! routing table 100+n holding its connected subnet and a default route via
+//! its switch, selected by `ip rule from ADDRESS` — traffic sourced from a
+//! NIC leaves by that NIC, as RDMA traffic does. In the main table every
+//! NIC routes the other host subnets of its own switch (its rail) via that
+//! switch, and the default route goes via the first NIC's switch.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::Ipv4Addr;
+
+use serde::{Deserialize, Serialize};
+
+use super::topology::{Ipv4Net, Topology};
+
+/// A static route of a switch: a prefix and its next hops (ECMP if several).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchRoute {
+    /// Destination.
+    pub prefix: Ipv4Net,
+    /// Next-hop addresses, sorted.
+    pub next_hops: Vec<Ipv4Addr>,
+}
+
+/// Hop counts from `target` to every switch, over switch–switch links.
+fn distances(t: &Topology, target: &str) -> BTreeMap<String, usize> {
+    let mut dist = BTreeMap::new();
+    dist.insert(target.to_string(), 0usize);
+    let mut queue = VecDeque::from([target.to_string()]);
+    while let Some(s) = queue.pop_front() {
+        let d = dist[&s];
+        for (_, _, remote) in t.links_of(&s) {
+            if t.is_switch(&remote.node) && !dist.contains_key(&remote.node) {
+                dist.insert(remote.node.clone(), d + 1);
+                queue.push_back(remote.node.clone());
+            }
+        }
+    }
+    dist
+}
+
+/// The static routes of switch `sw`, in link order of the subnets.
+pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
+    let mut out = Vec::new();
+    for l in t.links.iter().filter(|l| t.is_host_link(l)) {
+        let home = if t.is_switch(&l.a.node) {
+            &l.a.node
+        } else {
+            &l.b.node
+        };
+        if home == sw {
+            continue;
+        }
+        let dist = distances(t, home);
+        let Some(&mine) = dist.get(sw) else { continue };
+        let mut hops: Vec<Ipv4Addr> = t
+            .links_of(sw)
+            .filter(|(_, _, r)| dist.get(&r.node).is_some_and(|d| d + 1 == mine))
+            .map(|(link, _, r)| t.address_of(link, r))
+            .collect();
+        hops.sort();
+        hops.dedup();
+        if !hops.is_empty() {
+            out.push(SwitchRoute {
+                prefix: l.subnet,
+                next_hops: hops,
+            });
+        }
+    }
+    out
+}
+
+/// One NIC of a host, with everything `ip` needs to set it up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostNic {
+    /// Linux interface name.
+    pub ifname: String,
+    /// The host's address on it.
+    pub address: Ipv4Addr,
+    /// The link subnet.
+    pub subnet: Ipv4Net,
+    /// The switch's address on the link.
+    pub gateway: Ipv4Addr,
+    /// The switch and port at the other end.
+    pub switch: String,
+    /// The switch port.
+    pub switch_port: String,
+    /// MTU of the link.
+    pub mtu: u16,
+    /// Source-routing table of this NIC (100 + its index).
+    pub table: u32,
+    /// Main-table routes via this NIC: the other host subnets of its switch.
+    pub rail_routes: Vec<Ipv4Net>,
+}
+
+/// A host's NICs in the order its links are written; the first carries the
+/// default route.
+pub fn host_nics(t: &Topology, host: &str) -> Vec<HostNic> {
+    t.links_of(host)
+        .enumerate()
+        .map(|(i, (l, local, remote))| HostNic {
+            ifname: local.port.clone(),
+            address: t.address_of(l, local),
+            subnet: l.subnet,
+            gateway: t.address_of(l, remote),
+            switch: remote.node.clone(),
+            switch_port: remote.port.clone(),
+            mtu: l.mtu,
+            table: 100 + i as u32,
+            rail_routes: t
+                .links_of(&remote.node)
+                .filter(|(o, _, r)| !t.is_switch(&r.node) && o.subnet != l.subnet)
+                .map(|(o, _, _)| o.subnet)
+                .collect(),
+        })
+        .collect()
+}
+
+/// The `ip` commands (arguments after `ip -n NS`) that give a host its
+/// addresses and routes, in order.
+pub fn host_commands(nics: &[HostNic]) -> Vec<Vec<String>> {
+    let mut cmds: Vec<Vec<String>> = Vec::new();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    for n in nics {
+        let addr = format!("{}/{}", n.address, n.subnet.len);
+        cmds.push(s(&["addr", "add", &addr, "dev", &n.ifname]));
+    }
+    for n in nics {
+        let table = n.table.to_string();
+        let (gw, net) = (n.gateway.to_string(), n.subnet.to_string());
+        for r in &n.rail_routes {
+            cmds.push(s(&[
+                "route",
+                "add",
+                &r.to_string(),
+                "via",
+                &gw,
+                "dev",
+                &n.ifname,
+            ]));
+        }
+        cmds.push(s(&[
+            "route", "add", &net, "dev", &n.ifname, "table", &table,
+        ]));
+        cmds.push(s(&[
+            "route", "add", "default", "via", &gw, "dev", &n.ifname, "table", &table,
+        ]));
+        cmds.push(s(&[
+            "rule",
+            "add",
+            "from",
+            &n.address.to_string(),
+            "lookup",
+            &table,
+        ]));
+    }
+    if let Some(first) = nics.first() {
+        cmds.push(s(&[
+            "route",
+            "add",
+            "default",
+            "via",
+            &first.gateway.to_string(),
+            "dev",
+            &first.ifname,
+        ]));
+    }
+    cmds
+}

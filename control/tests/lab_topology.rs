@@ -1,0 +1,354 @@
+//! Lab topologies end to end: `railyard lab up` of the shipped topologies,
+//! all-pairs reachability across rails and spines, the LLDP cabling check,
+//! `status`, two labs side by side, and `down` leaving nothing behind.
+//!
+//! Each lab has a unique name and its own state directory; a guard runs
+//! `railyard lab down` on drop, so a failing test cleans up too.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+fn railyard(state: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .arg("lab")
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        .output()
+        .expect("run railyard");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn topology(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts/topologies")
+        .join(format!("{name}.topo"))
+        .display()
+        .to_string()
+}
+
+/// A lab brought up with `railyard lab up`, brought down on drop.
+struct LabUp {
+    name: String,
+    state: PathBuf,
+    doc: serde_json::Value,
+}
+
+impl LabUp {
+    fn up(topo: &str, state: &Path) -> LabUp {
+        let name = format!(
+            "ryt{}x{}",
+            std::process::id() % 100_000,
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let t0 = Instant::now();
+        let (ok, out, err) = railyard(state, &["up", &topology(topo), "--name", &name]);
+        assert!(ok, "lab up {topo} failed:\n{out}{err}");
+        assert_eq!(out.trim(), name, "up prints the lab name");
+        eprintln!("lab up {topo}: {:?}", t0.elapsed());
+        let text = std::fs::read_to_string(state.join(&name).join("state.json")).expect("state");
+        LabUp {
+            name,
+            state: state.to_path_buf(),
+            doc: serde_json::from_str(&text).expect("state json"),
+        }
+    }
+
+    fn pids(&self) -> Vec<u64> {
+        self.doc["switches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["pid"].as_u64())
+            .collect()
+    }
+
+    /// (namespace, addresses) of every host.
+    fn hosts(&self) -> Vec<(String, Vec<String>)> {
+        self.doc["hosts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|h| {
+                let ns = h["namespace"].as_str().unwrap_or_default().to_string();
+                let addrs = h["addresses"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a[1].as_str())
+                    .map(|a| a.split('/').next().unwrap_or(a).to_string())
+                    .collect();
+                (ns, addrs)
+            })
+            .collect()
+    }
+
+    /// Brings the lab down and checks that no namespace and no switch
+    /// process is left.
+    fn down_and_check(&mut self) {
+        let pids = self.pids();
+        let (ok, out, err) = railyard(&self.state, &["down", &self.name]);
+        assert!(ok, "lab down: {out}{err}");
+        assert_no_trace(&self.name, &pids);
+        assert!(
+            !self.state.join(&self.name).exists(),
+            "state directory left"
+        );
+        // Idempotent.
+        let (ok, _, err) = railyard(&self.state, &["down", &self.name]);
+        assert!(ok && err.contains("nothing to do"), "{err}");
+    }
+}
+
+impl Drop for LabUp {
+    fn drop(&mut self) {
+        let _ = railyard(&self.state, &["down", &self.name]);
+    }
+}
+
+fn assert_no_trace(name: &str, pids: &[u64]) {
+    let list = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip");
+    let list = String::from_utf8_lossy(&list.stdout);
+    let prefix = format!("{name}-");
+    assert!(
+        !list.lines().any(|l| l.starts_with(&prefix)),
+        "namespaces of {name} left:\n{list}"
+    );
+    assert!(!pids.is_empty());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    for pid in pids {
+        // Gone, or a zombie waiting for its new parent to reap it.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    !s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+                .unwrap_or(false)
+        };
+        while alive() {
+            assert!(
+                Instant::now() < deadline,
+                "switch process {pid} still running"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// `ip netns exec NS ping -c 1 -W 2 [-I SRC] DST`, up to three tries (the
+/// first packet waits for ARP at every hop).
+fn ping(ns: &str, src: Option<&str>, dst: &str) -> Result<(), String> {
+    let mut last = String::new();
+    for _ in 0..3 {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, "ping", "-n", "-c", "1", "-W", "2"]);
+        if let Some(s) = src {
+            cmd.args(["-I", s]);
+        }
+        let out = cmd.arg(dst).output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            return Ok(());
+        }
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+    }
+    Err(format!(
+        "{ns}: ping {} {dst} failed: {last}",
+        src.unwrap_or("")
+    ))
+}
+
+/// Every host pings every other host's every address, from each of its
+/// own addresses (source-routed out of that NIC) and unbound; in parallel.
+fn all_pairs_ping(lab: &LabUp) -> usize {
+    let hosts = lab.hosts();
+    let mut jobs = Vec::new();
+    for (i, (ns, mine)) in hosts.iter().enumerate() {
+        for (j, (_, theirs)) in hosts.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            for dst in theirs {
+                jobs.push((ns.clone(), None, dst.clone()));
+                if mine.len() > 1 {
+                    for src in mine {
+                        jobs.push((ns.clone(), Some(src.clone()), dst.clone()));
+                    }
+                }
+            }
+        }
+    }
+    let n = jobs.len();
+    let t0 = Instant::now();
+    let handles: Vec<_> = jobs
+        .into_iter()
+        .map(|(ns, src, dst)| std::thread::spawn(move || ping(&ns, src.as_deref(), &dst)))
+        .collect();
+    let failures: Vec<String> = handles
+        .into_iter()
+        .filter_map(|h| h.join().expect("ping thread").err())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {n} pings failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{n} pings in {:?}", t0.elapsed());
+    n
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn single_rail_switch_lab_pings_and_comes_down_clean() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let mut lab = LabUp::up("single", state.path());
+    assert_eq!(all_pairs_ping(&lab), 12);
+    let (ok, out, err) = railyard(state.path(), &["status", &lab.name]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("rail1") && out.contains("Ethernet1/4") && out.contains("h4:eth0"),
+        "{out}"
+    );
+    let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name]);
+    assert!(
+        ok,
+        "no switch-switch link, nothing can mismatch: {out}{err}"
+    );
+    assert!(out.contains("h1 eth0 (host, no LLDP)"), "{out}");
+    lab.down_and_check();
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn rail_spine_lab_reaches_across_rails_and_spines_and_cabling_matches() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let mut lab = LabUp::up("rail-spine", state.path());
+    let t0 = Instant::now();
+    // 4 hosts × 6 other addresses × (unbound + 2 sources).
+    assert_eq!(all_pairs_ping(&lab), 72);
+
+    // Cross-rail traffic sourced from NIC0 must have crossed the spines.
+    let (ok, out, err) = railyard(state.path(), &["status", &lab.name, "--json"]);
+    assert!(ok, "{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).expect("status json");
+    for sw in status["switches"].as_array().expect("switches") {
+        if sw["name"].as_str().is_some_and(|n| n.starts_with("spine")) {
+            let tx: u64 = sw["interfaces"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|i| i["tx_packets"].as_u64().unwrap_or(0))
+                .sum();
+            assert!(tx > 0, "no traffic through {}", sw["name"]);
+        }
+    }
+
+    // The cabling check converges within LLDP's fast start.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let rows = loop {
+        let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        if ok {
+            break rows;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cabling did not converge:\n{out}{err}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    eprintln!("cabling OK {:?} after up", t0.elapsed());
+    let rows = rows.as_array().expect("rows");
+    let count = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
+    assert_eq!(
+        (count("OK"), count("HOST"), rows.len()),
+        (8, 8, 16),
+        "{rows:?}"
+    );
+    let (ok, table, _) = railyard(state.path(), &["cabling", &lab.name]);
+    assert!(
+        ok && table.contains("spine1  Ethernet1/2   rail2 Ethernet1/31"),
+        "{table}"
+    );
+    assert!(!table.contains("!!"), "{table}");
+
+    let (ok, out, err) = railyard(state.path(), &["status", &lab.name]);
+    assert!(ok, "{err}");
+    for sw in ["rail1", "rail2", "spine1", "spine2"] {
+        assert!(
+            out.contains(&format!("\n{sw}  namespace {}-{sw}", lab.name)),
+            "{sw}:\n{out}"
+        );
+    }
+    assert!(
+        out.contains("Ethernet1/31  spine1               Ethernet1/1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Ethernet1/2   rail2                Ethernet1/31"),
+        "{out}"
+    );
+
+    // A switch that dies is reported, and cabling fails with `!!` rows.
+    let spine2 = lab.doc["switches"][3]["pid"].as_u64().expect("pid");
+    assert_eq!(lab.doc["switches"][3]["name"], "spine2");
+    Command::new("kill")
+        .args(["-s", "TERM", &spine2.to_string()])
+        .status()
+        .expect("kill");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let table = loop {
+        let (ok, table, _) = railyard(state.path(), &["cabling", &lab.name]);
+        if !ok && table.contains("!! rail1") {
+            break table;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cabling still OK without spine2:\n{table}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert!(
+        table.contains("MISSING") && table.contains("UNKNOWN"),
+        "{table}"
+    );
+    lab.down_and_check();
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn two_labs_of_the_same_topology_coexist() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let mut a = LabUp::up("single", state.path());
+    let b = LabUp::up("single", state.path());
+    let (ok, list, _) = railyard(state.path(), &["list"]);
+    assert!(
+        ok && list.contains(&a.name) && list.contains(&b.name),
+        "{list}"
+    );
+    // Same addresses in both labs, each answered in its own.
+    ping(&format!("{}-h1", a.name), None, "10.1.4.2").expect("lab a");
+    ping(&format!("{}-h1", b.name), None, "10.1.4.2").expect("lab b");
+    a.down_and_check();
+    ping(&format!("{}-h2", b.name), None, "10.1.3.2").expect("b survives a's down");
+    // `down --all-of` removes every lab of a topology.
+    let pids = b.pids();
+    let (ok, out, err) = railyard(state.path(), &["down", "--all-of", "single"]);
+    assert!(ok && out.contains(&b.name), "{out}{err}");
+    assert_no_trace(&b.name, &pids);
+}
