@@ -66,6 +66,10 @@ pub struct Config {
     /// railyard's `priority-flow-control pause-quanta N` extension: the quanta
     /// of the PFC pause frames the switch sends (default 65535).
     pub pfc_pause_quanta: Option<u16>,
+    /// railyard's `dpdk eal-args ARG…` extension: the arguments DPDK's EAL
+    /// is initialised with when an interface is bound to `dpdk` (empty:
+    /// railyard's defaults). Only a build with the `dpdk` feature uses them.
+    pub dpdk_eal_args: Vec<String>,
 }
 
 impl Config {

@@ -47,6 +47,9 @@ impl fmt::Display for Config {
         if let Some(bytes) = self.buffer_bytes {
             blocks.push(format!("buffer-size {}\n", Bytes(bytes)));
         }
+        if !self.dpdk_eal_args.is_empty() {
+            blocks.push(format!("dpdk eal-args {}\n", self.dpdk_eal_args.join(" ")));
+        }
         if let Some(q) = self.pfc_pause_quanta {
             blocks.push(format!("priority-flow-control pause-quanta {q}\n"));
         }

@@ -331,6 +331,49 @@ fn the_buffer_size_extension() {
 }
 
 #[test]
+fn the_dpdk_eal_args_extension() {
+    let text = "dpdk eal-args --no-huge --no-shconf -m 1024 --vdev net_null0,size=64\ninterface e1/1\n  bind dpdk net_null0\n";
+    let p = clean(text);
+    assert_eq!(
+        p.config.dpdk_eal_args,
+        [
+            "--no-huge",
+            "--no-shconf",
+            "-m",
+            "1024",
+            "--vdev",
+            "net_null0,size=64"
+        ]
+    );
+    assert!(p
+        .config
+        .to_string()
+        .starts_with("dpdk eal-args --no-huge --no-shconf -m 1024 --vdev net_null0,size=64\n"));
+    // A later line replaces; `no` goes back to the defaults.
+    let p = ok("dpdk eal-args --no-huge\ndpdk eal-args -l 1\ninterface e1/1\n  bind dpdk 0\n");
+    assert_eq!(p.config.dpdk_eal_args, ["-l", "1"]);
+    let p = clean("dpdk eal-args --no-huge\nno dpdk eal-args\n");
+    assert!(p.config.dpdk_eal_args.is_empty());
+    assert!(!p.config.to_string().contains("dpdk"));
+    // At least one argument.
+    let d = common::one_error("dpdk eal-args\n");
+    assert_eq!(d.line, 1);
+    assert!(d.message.contains("EAL argument"), "{}", d.message);
+    // What DPDK 22.11 refuses is an error; unused arguments a warning.
+    let d =
+        common::one_error("dpdk eal-args --no-huge --in-memory\ninterface e1/1\n  bind dpdk 0\n");
+    assert_eq!((d.line, d.col), (1, 1));
+    assert!(d.message.contains("--in-memory"), "{}", d.message);
+    let p = ok("dpdk eal-args --no-huge\n");
+    assert_eq!(common::warnings(&p).len(), 1, "{:?}", common::warnings(&p));
+    assert!(common::warnings(&p)[0]
+        .2
+        .contains("no interface is bound to dpdk"));
+    // Strict mode knows the line.
+    assert!(parse_strict("dpdk eal-args --no-huge\ninterface e1/1\n  bind dpdk 0\n").is_ok());
+}
+
+#[test]
 fn a_fully_modelled_qos_file_passes_strict_mode() {
     let text = "feature lldp\nlldp timer 10\nclass-map type qos match-any R\n  match dscp 24\npolicy-map type qos P\n  class R\n    set qos-group 3\nsystem qos\n  service-policy type qos input P\nhardware profile dlb\n  dlb-interface all\nip load-sharing address source-destination rotate 3\ninterface e1/1\n  priority-flow-control mode on\n  no lldp receive\n";
     let p = parse_strict(text).unwrap();

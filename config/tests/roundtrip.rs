@@ -646,6 +646,23 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
             }
         }
     }
+    // Drawn after everything else, so the earlier cases stay as they were.
+    if rng.chance(20) {
+        let words = [
+            "--no-huge",
+            "--no-shconf",
+            "-m",
+            "1024",
+            "--iova-mode=va",
+            "--vdev",
+            "net_af_packet0,iface=veth1",
+            "-d",
+            "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0",
+        ];
+        c.dpdk_eal_args = (0..1 + rng.below(6))
+            .map(|_| rng.pick(&words).to_string())
+            .collect();
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Global commands beyond QoS policies: the PFC watchdog, `hardware profile
 //! dlb`, `ip load-sharing`, the LLDP globals and railyard's `buffer-size`
-//! extension.
+//! and `dpdk eal-args` extensions.
 
 use super::table::Spec;
 use super::value::{self, keyword};
@@ -629,6 +629,30 @@ pub(super) fn buffer_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), F
         ));
     }
     b.config.buffer_bytes = Some(bytes);
+    Ok(())
+}
+
+/// Usage of `dpdk eal-args`.
+pub(super) const DPDK_EAL_ARGS: &str = "dpdk eal-args ARG [ARG ...]";
+
+/// `dpdk eal-args ARG…` (railyard extension): the arguments of DPDK's EAL,
+/// one per whitespace-separated word; a later line replaces an earlier one.
+pub(super) fn dpdk_eal_args(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let first = a.expect("EAL argument")?;
+    let mut args = vec![first.text.to_string()];
+    while let Some(t) = a.next_token() {
+        args.push(t.text.to_string());
+    }
+    b.mark(key::global("dpdk eal-args"), col);
+    b.config.dpdk_eal_args = args;
+    Ok(())
+}
+
+/// `no dpdk eal-args`: back to railyard's defaults.
+pub(super) fn no_dpdk_eal_args(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.dpdk_eal_args.clear();
     Ok(())
 }
 

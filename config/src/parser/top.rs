@@ -156,6 +156,12 @@ pub(super) static TABLE: &[Spec] = &[
         global::buffer_size,
     ),
     Spec::run(&["no", "buffer-size"], "no buffer-size", global::no_buffer_size),
+    Spec::run(&["dpdk", "eal-args"], global::DPDK_EAL_ARGS, global::dpdk_eal_args),
+    Spec::run(
+        &["no", "dpdk", "eal-args"],
+        "no dpdk eal-args",
+        global::no_dpdk_eal_args,
+    ),
     // Known NX-OS commands and sections that are not modelled (yet).
     Spec::skip(&["aaa"]),
     Spec::skip(&["banner"]),

@@ -2,10 +2,12 @@
 //! of range, neighbours and next hops that no connected subnet covers.
 //!
 //! Errors: the same address on two interfaces, an MTU outside 576-9216, two
-//! interfaces bound to one backend target. Warnings: overlapping subnets on
+//! interfaces bound to one backend target, `dpdk eal-args` that DPDK refuses
+//! (`--in-memory` with `--no-huge`). Warnings: overlapping subnets on
 //! different interfaces, addresses on a Layer 2 port, static neighbours
 //! outside the interface's subnets, next hops no interface subnet covers,
-//! routes through interfaces that are not configured.
+//! routes through interfaces that are not configured, `dpdk eal-args` with
+//! no interface bound to dpdk.
 
 mod qos;
 
@@ -13,7 +15,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::diag::{Diagnostic, Severity, Sources};
-use crate::model::{Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
+use crate::model::{Bind, Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
 
 /// A 1-based line and column in the file being parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -377,6 +379,43 @@ impl Checker<'_> {
 }
 
 impl Checker<'_> {
+    /// `dpdk eal-args`: combinations DPDK 22.11 refuses, and arguments no
+    /// port will use.
+    fn dpdk(&mut self) {
+        let args = &self.config.dpdk_eal_args;
+        if args.is_empty() {
+            return;
+        }
+        let pos = self
+            .map
+            .at
+            .get(&key::global("dpdk eal-args"))
+            .copied()
+            .unwrap_or_default();
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        if has("--in-memory") && has("--no-huge") {
+            self.report(
+                Severity::Error,
+                pos,
+                "DPDK refuses `--in-memory` together with `--no-huge`".into(),
+                Some("use `--no-huge --no-shconf` for a run without hugepages".into()),
+            );
+        }
+        let bound = self
+            .config
+            .interfaces
+            .iter()
+            .any(|i| matches!(i.bind, Some(Bind::Dpdk(_))));
+        if !bound {
+            self.report(
+                Severity::Warning,
+                pos,
+                "`dpdk eal-args` is set but no interface is bound to dpdk".into(),
+                Some("the arguments are used only with `bind dpdk PORT`".into()),
+            );
+        }
+    }
+
     /// A port is either broken out into lanes or used whole, not both.
     fn breakouts(&mut self) {
         let ifaces = &self.config.interfaces;
@@ -440,6 +479,7 @@ pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) 
     c.routes();
     c.binds();
     c.breakouts();
+    c.dpdk();
     qos::check(config, map, sources, &mut c.out);
     c.out
 }
