@@ -9,7 +9,14 @@
 //! prefix routed over a four-way group of the ports instead, balanced that
 //! way (the cost of hashing, of the flowlet table and of port quality).
 //!
+//! With `dpdk-null` (a build with `--features dpdk`), the four ports are
+//! DPDK `net_null` ethdevs instead: each port's receive pool is filled with
+//! the same mix once (net_null hands out its mbufs without writing them),
+//! and transmit frees the mbufs. The timed region is then the whole
+//! `Switch::poll`, DPDK's rx/tx and railyard's copies included.
+//!
 //! `cargo bench -p railyard-benches --bench throughput [-- SECONDS] [ecmp|flowlet|per-packet]`
+//! `cargo bench -p railyard-benches --features dpdk --bench throughput -- 3 dpdk-null`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +67,10 @@ fn main() {
         "per-packet" => Some(Some(DlbMode::PerPacket)),
         _ => None,
     });
+    if std::env::args().any(|a| a == "dpdk-null") {
+        dpdk_null(secs);
+        return;
+    }
     let pool = Pool::new(64 * 1024);
     let model = match balance {
         Some(dlb) => balanced_model(PORTS, dlb),
@@ -126,6 +137,10 @@ fn main() {
         tx as f64 / timed.as_secs_f64() / 1e6
     );
     println!("  allocations in the timed region: {allocs_in_poll}");
+    print_drops(&stats);
+}
+
+fn print_drops(stats: &railyard_dataplane::stats::SwitchStats) {
     let mut reasons = std::collections::BTreeMap::new();
     for i in stats.interfaces.values() {
         for (r, n) in i.drops.iter().filter(|(_, n)| **n > 0) {
@@ -140,4 +155,76 @@ fn main() {
     if !reasons.is_empty() {
         println!("  drops by reason: {reasons:?}");
     }
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk_null(_secs: f64) {
+    eprintln!("dpdk-null needs a build with `--features dpdk`");
+    std::process::exit(2);
+}
+
+/// The forwarding path over four DPDK `net_null` ports (see the module doc).
+#[cfg(feature = "dpdk")]
+fn dpdk_null(secs: f64) {
+    use railyard_dataplane::port::dpdk::{DpdkOptions, DpdkPort, Eal};
+
+    let eal = Eal::init(&[]).unwrap_or_else(|e| panic!("{e}"));
+    let pool = Pool::new(64 * 1024);
+    let model = model(PORTS);
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    for i in 0..PORTS {
+        let mix = roce_mix(i, PORTS, 256);
+        // net_null gives every frame this length; shorter frames of the mix
+        // just carry Ethernet padding.
+        let size = mix.iter().map(Vec::len).max().unwrap_or(64);
+        let mut port = DpdkPort::open(
+            eal,
+            &format!("net_null{i},size={size}"),
+            &DpdkOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let filled = port.fill_rx_pool(&mix);
+        assert!(filled > 0, "no mbufs to fill");
+        backends.push(Some(Box::new(port)));
+    }
+    let (mut sw, _) = Switch::new(&model, backends, pool);
+    // Warm up (fault in buffers, fill the caches), then time.
+    for i in 0..10_000 {
+        sw.poll(i * 1_000);
+    }
+    let before = sw.stats();
+    let sum = |s: &railyard_dataplane::stats::SwitchStats| -> (u64, u64) {
+        (
+            s.interfaces.values().map(|i| i.rx_packets).sum(),
+            s.interfaces.values().map(|i| i.tx_packets).sum(),
+        )
+    };
+    let (rx0, tx0) = sum(&before);
+    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let mut now = 10_000_000u64;
+    let t0 = Instant::now();
+    while t0.elapsed().as_secs_f64() < secs {
+        for _ in 0..1024 {
+            now += 1_000;
+            sw.poll(now);
+        }
+    }
+    let timed = t0.elapsed();
+    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    let stats = sw.stats();
+    let (rx1, tx1) = sum(&stats);
+    let drops: u64 = stats.interfaces.values().map(|i| i.total_drops()).sum();
+    println!("throughput: {PORTS} DPDK net_null ports, 64-byte RoCEv2/CNP mix (66-byte frames) to the hosts of other ports, 1 core");
+    println!("  packets received  {}", rx1 - rx0);
+    println!(
+        "  packets forwarded {}   dropped {drops} (whole run)",
+        tx1 - tx0
+    );
+    println!("  time              {:.3} s", timed.as_secs_f64());
+    println!(
+        "  forwarding rate   {:.2} Mpps (DPDK rx + copy + route + enqueue + dequeue + copy + DPDK tx)",
+        (tx1 - tx0) as f64 / timed.as_secs_f64() / 1e6
+    );
+    println!("  allocations in the timed region: {allocs}");
+    print_drops(&stats);
 }

@@ -49,13 +49,51 @@ pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, Strin
         Bind::Ring(name) => Err(format!(
             "{interface}: `bind ring {name}` joins switches inside one process (tests, benchmarks); a live switch needs af-packet or tap"
         )),
-        Bind::Dpdk(port) => Err(format!(
-            "{interface}: `bind dpdk {port}` needs a build with `--features dpdk`"
-        )),
+        Bind::Dpdk(port) => open_dpdk(interface, port),
         Bind::AfXdp(ifname) => Err(format!(
             "{interface}: `bind af-xdp {ifname}` is not available in this build; use af-packet"
         )),
     }
+}
+
+/// Initialises DPDK's EAL with the configuration's `dpdk eal-args` when an
+/// interface is bound to `dpdk` (a no-op otherwise, and in builds without
+/// the `dpdk` feature, where opening such a port fails instead).
+///
+/// # Errors
+/// Why EAL could not be initialised.
+pub fn init_dpdk(config: &railyard_config::Config) -> Result<(), String> {
+    #[cfg(feature = "dpdk")]
+    if config
+        .interfaces
+        .iter()
+        .any(|i| matches!(i.bind, Some(Bind::Dpdk(_))))
+    {
+        railyard_dataplane::port::dpdk::Eal::init(&config.dpdk_eal_args)
+            .map_err(|e| format!("DPDK: {e}"))?;
+    }
+    #[cfg(not(feature = "dpdk"))]
+    let _ = config;
+    Ok(())
+}
+
+#[cfg(feature = "dpdk")]
+fn open_dpdk(interface: &str, port: &str) -> Result<Box<dyn Port>, String> {
+    use railyard_dataplane::port::dpdk::{DpdkOptions, DpdkPort, Eal};
+    let eal = match Eal::get() {
+        Some(eal) => eal,
+        None => Eal::init(&[]).map_err(|e| format!("{interface}: DPDK: {e}"))?,
+    };
+    DpdkPort::open(eal, port, &DpdkOptions::default())
+        .map(|p| Box::new(p) as Box<dyn Port>)
+        .map_err(|e| format!("{interface}: cannot open dpdk {port}: {e}"))
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn open_dpdk(interface: &str, port: &str) -> Result<Box<dyn Port>, String> {
+    Err(format!(
+        "{interface}: `bind dpdk {port}` needs a build with `--features dpdk`"
+    ))
 }
 
 /// Options of `railyard run`.
@@ -150,6 +188,7 @@ fn reload(
 /// A message when a port or the management socket cannot be opened.
 pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let compiled = &loaded.compiled;
+    init_dpdk(&loaded.config)?;
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
         match bind {

@@ -8,6 +8,8 @@ use crate::packet::{Burst, Pool};
 use crate::wire::MacAddr;
 
 pub mod afpacket;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod pcap;
 pub mod ring;
 pub mod tap;
