@@ -21,12 +21,17 @@ declare -A needs=(
   [ss]=iproute2
   [iperf3]=iperf3
   [tcpreplay]=tcpreplay
+  [pkg-config]=pkg-config
 )
 
 missing=()
 for cmd in "${!needs[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${needs[$cmd]}")
 done
+
+# Libraries (not commands) the `dpdk` feature builds against.
+pkg-config --exists libdpdk 2>/dev/null || missing+=(libdpdk-dev)
+dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q "ok installed" || missing+=(libclang-dev)
 
 root=0
 [ "$(id -u)" = 0 ] && root=1
@@ -51,4 +56,17 @@ if [ $root = 1 ]; then
 else
   echo "test.sh: not root; tests that need network namespaces are skipped" >&2
   cargo test --workspace
+fi
+
+# The DPDK backend (feature `dpdk`, against the system's DPDK): no hugepages or NICs needed.
+if pkg-config --exists libdpdk 2>/dev/null; then
+  cargo clippy --workspace --all-targets --features railyard-dataplane/dpdk,railyard-control/dpdk,railyard-benches/dpdk -- -D warnings
+  if [ $root = 1 ]; then
+    cargo test -p railyard-dataplane --features dpdk --lib --test dpdk -- --include-ignored --test-threads=1
+    cargo test -p railyard-control --features dpdk --test lab_dpdk -- --include-ignored --test-threads=1
+  else
+    cargo test -p railyard-dataplane --features dpdk --lib --test dpdk
+  fi
+else
+  echo "test.sh: libdpdk-dev not found; DPDK backend tests skipped" >&2
 fi
