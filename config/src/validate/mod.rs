@@ -142,64 +142,48 @@ impl Checker<'_> {
     }
 
     /// No address on two interfaces; overlapping subnets are suspicious.
+    /// Link-local IPv6 addresses are left out: every interface may repeat them.
     fn addresses(&mut self) {
         let ifaces = &self.config.interfaces;
-        for (j, iface) in ifaces.iter().enumerate() {
-            for p in &iface.ipv4 {
-                let pos = self.or_header(self.map.ipv4.get(&(j, p.addr)), j);
-                let dup = ifaces[..j]
+        // Each interface's addresses of both families with where they were configured.
+        let all: Vec<Vec<(IpPrefix, Pos)>> = ifaces
+            .iter()
+            .enumerate()
+            .map(|(j, iface)| {
+                let v4 = iface.ipv4.iter().map(|p| {
+                    let pos = self.or_header(self.map.ipv4.get(&(j, p.addr)), j);
+                    (IpPrefix::V4(*p), pos)
+                });
+                let v6 = iface
+                    .ipv6
                     .iter()
-                    .enumerate()
-                    .find(|(_, o)| o.ipv4.iter().any(|q| q.addr == p.addr));
-                if let Some((i, other)) = dup {
-                    let first = self.or_header(self.map.ipv4.get(&(i, p.addr)), i);
+                    .filter(|p| !is_link_local(p.addr))
+                    .map(|p| {
+                        let pos = self.or_header(self.map.ipv6.get(&(j, p.addr)), j);
+                        (IpPrefix::V6(*p), pos)
+                    });
+                v4.chain(v6).collect()
+            })
+            .collect();
+        for (j, (iface, mine)) in ifaces.iter().zip(&all).enumerate() {
+            for (p, pos) in mine {
+                let earlier = ifaces[..j].iter().zip(&all[..j]);
+                let dup = earlier.clone().find_map(|(other, theirs)| {
+                    theirs
+                        .iter()
+                        .find(|(q, _)| address(q) == address(p))
+                        .map(|(_, first)| (other, *first))
+                });
+                if let Some((other, first)) = dup {
                     self.report(
                         Severity::Error,
-                        pos,
+                        *pos,
                         format!(
                             "{} on {} is already assigned to {}",
-                            p.addr, iface.name, other.name
-                        ),
-                        Some(format!(
-                            "an address belongs to one interface (first configured on line {})",
-                            first.line
-                        )),
-                    );
-                    continue;
-                }
-                let overlap = ifaces[..j]
-                    .iter()
-                    .find_map(|o| o.ipv4.iter().find(|q| q.overlaps(p)).map(|q| (o, q)));
-                if let Some((other, q)) = overlap {
-                    self.report(
-                        Severity::Warning,
-                        pos,
-                        format!(
-                            "{} on {} overlaps {} on {}",
-                            p.network(),
+                            address(p),
                             iface.name,
-                            q.network(),
                             other.name
                         ),
-                        Some("traffic to the overlap may leave through either interface".into()),
-                    );
-                }
-            }
-            for p in iface.ipv6.iter().filter(|p| !is_link_local(p.addr)) {
-                let pos = self.or_header(self.map.ipv6.get(&(j, p.addr)), j);
-                let dup = ifaces[..j]
-                    .iter()
-                    .enumerate()
-                    .find(|(_, o)| o.ipv6.iter().any(|q| q.addr == p.addr));
-                if let Some((i, other)) = dup {
-                    let first = self.or_header(self.map.ipv6.get(&(i, p.addr)), i);
-                    self.report(
-                        Severity::Error,
-                        pos,
-                        format!(
-                            "{} on {} is already assigned to {}",
-                            p.addr, iface.name, other.name
-                        ),
                         Some(format!(
                             "an address belongs to one interface (first configured on line {})",
                             first.line
@@ -207,16 +191,16 @@ impl Checker<'_> {
                     );
                     continue;
                 }
-                let overlap = ifaces[..j].iter().find_map(|o| {
-                    o.ipv6
+                let overlap = earlier.clone().find_map(|(other, theirs)| {
+                    theirs
                         .iter()
-                        .find(|q| !is_link_local(q.addr) && q.overlaps(p))
-                        .map(|q| (o, q))
+                        .find(|(q, _)| overlaps(q, p))
+                        .map(|(q, _)| (other, *q))
                 });
                 if let Some((other, q)) = overlap {
                     self.report(
                         Severity::Warning,
-                        pos,
+                        *pos,
                         format!(
                             "{} on {} overlaps {} on {}",
                             p.network(),
@@ -445,6 +429,23 @@ impl Checker<'_> {
 }
 
 /// Whether an IPv6 address is link-local (fe80::/10).
+/// The interface address an address prefix was configured with.
+fn address(p: &IpPrefix) -> IpAddr {
+    match p {
+        IpPrefix::V4(p) => IpAddr::V4(p.addr),
+        IpPrefix::V6(p) => IpAddr::V6(p.addr),
+    }
+}
+
+/// Whether two subnets share addresses (never across families).
+fn overlaps(a: &IpPrefix, b: &IpPrefix) -> bool {
+    match (a, b) {
+        (IpPrefix::V4(a), IpPrefix::V4(b)) => a.overlaps(b),
+        (IpPrefix::V6(a), IpPrefix::V6(b)) => a.overlaps(b),
+        _ => false,
+    }
+}
+
 fn is_link_local(addr: Ipv6Addr) -> bool {
     addr.segments()[0] & 0xffc0 == 0xfe80
 }
