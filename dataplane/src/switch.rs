@@ -156,6 +156,10 @@ pub struct Switch {
     dre: Vec<Dre>,
     /// When port quality was last sampled.
     last_dre_sample: Nanos,
+    /// Per port: can take routed traffic (admin up and, for this worker's
+    /// ports, link up). Read once per poll, so forwarding and balancing do
+    /// not ask the backend (a clock read or more) for every packet.
+    port_up: Vec<bool>,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -260,6 +264,7 @@ impl Switch {
             balancer,
             dre: vec![Dre::default(); model.interfaces.len()],
             last_dre_sample: 0,
+            port_up: vec![false; model.interfaces.len()],
         };
         (sw, warnings)
     }
@@ -321,6 +326,9 @@ impl Switch {
     /// caller can back off when idle.
     pub fn poll(&mut self, now: Nanos) -> usize {
         self.now = now;
+        for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
+            *up = slot.model.admin_up && (!slot.owned || slot.up());
+        }
         // Port quality first, so packets of this round see the latest sample.
         if let Some(dlb) = self.balancer.dlb_model() {
             let interval = dlb.sampling_interval_ns.max(1);
@@ -806,12 +814,8 @@ impl Switch {
             Some(RouteAction::Forward(group)) => {
                 let hash = self.balancer.flow_hash(pkt.data(), &pkt.meta);
                 pkt.meta.hash = hash;
-                let ports = &self.ports;
-                let usable = |port: PortId| {
-                    ports
-                        .get(usize::from(port))
-                        .is_some_and(|e| e.model.admin_up && (!e.owned || e.up()))
-                };
+                let up = &self.port_up;
+                let usable = |port: PortId| up.get(usize::from(port)).copied().unwrap_or(false);
                 let Some(choice) = self.balancer.choose(group, hash, pkt.len(), now, usable) else {
                     return self.count_drop(p, DropReason::InterfaceDown);
                 };
@@ -832,7 +836,7 @@ impl Switch {
         if u32::from(pkt.meta.l3_len) > u32::from(egress.model.mtu) {
             return self.count_drop(p, DropReason::MtuExceeded);
         }
-        if !egress.model.admin_up || (egress.owned && !egress.up()) {
+        if !self.port_up[out] {
             return self.count_drop(p, DropReason::InterfaceDown);
         }
         pkt.meta.out_port = hop.port;
