@@ -8,6 +8,7 @@ use std::time::Duration;
 use railyard_config::Bind;
 use railyard_dataplane::clock::MonotonicClock;
 use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
@@ -50,9 +51,19 @@ pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, Strin
             "{interface}: `bind ring {name}` joins switches inside one process (tests, benchmarks); a live switch needs af-packet or tap"
         )),
         Bind::Dpdk(port) => open_dpdk(interface, port),
-        Bind::AfXdp(ifname) => Err(format!(
-            "{interface}: `bind af-xdp {ifname}` is not available in this build; use af-packet"
-        )),
+        Bind::AfXdp(ifname) => AfXdpPort::open(ifname, AfXdpOptions::default())
+            .map(|p| Box::new(p) as Box<dyn Port>)
+            .map_err(|e| match e.kind() {
+                // AF_XDP needs more than a packet socket: loading and
+                // attaching the XDP program is CAP_BPF + CAP_NET_ADMIN.
+                std::io::ErrorKind::PermissionDenied => format!(
+                    "{interface}: cannot open af-xdp {ifname}: {e} (needs root or CAP_NET_ADMIN+CAP_BPF)"
+                ),
+                std::io::ErrorKind::Unsupported => format!(
+                    "{interface}: cannot open af-xdp {ifname}: {e} (bind af-packet {ifname} works on any kernel)"
+                ),
+                _ => fail(&format!("af-xdp {ifname}"), e),
+            }),
     }
 }
 
@@ -327,5 +338,14 @@ mod tests {
         assert_eq!(parse_cores("2-4").unwrap(), vec![2, 3, 4]);
         assert!(parse_cores("a").is_err());
         assert!(parse_cores("3-1").is_err());
+    }
+
+    #[test]
+    fn af_xdp_on_a_missing_interface_says_so() {
+        let Err(e) = open_backend("Ethernet1/1", &Bind::AfXdp("ry-no-such0".into())) else {
+            panic!("opened a missing interface");
+        };
+        assert!(e.contains("af-xdp ry-no-such0"), "{e}");
+        assert!(e.contains("does the interface exist"), "{e}");
     }
 }

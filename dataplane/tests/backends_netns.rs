@@ -15,6 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::MacAddr;
@@ -85,13 +86,43 @@ fn run_ip(args: &[&str]) {
 
 /// A namespace holding an up veth pair `ryA<pid>`/`ryB<pid>`.
 fn veth_pair() -> (Netns, String, String) {
+    veth_pair_with(&[])
+}
+
+/// As [`veth_pair`], with extra `ip link add` attributes given to both ends
+/// (e.g. `numrxqueues 1`).
+fn veth_pair_with(attrs: &[&str]) -> (Netns, String, String) {
     let ns = Netns::new();
     let pid = std::process::id();
     let (a, b) = (format!("ryA{pid}"), format!("ryB{pid}"));
-    ns.ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+    let mut args = vec!["link", "add", a.as_str()];
+    args.extend_from_slice(attrs);
+    args.extend_from_slice(&["type", "veth", "peer", "name", b.as_str()]);
+    args.extend_from_slice(attrs);
+    ns.ip(&args);
     ns.ip(&["link", "set", &a, "up"]);
     ns.ip(&["link", "set", &b, "up"]);
     (ns, a, b)
+}
+
+/// A veth pair with one queue each way: an AF_XDP port serves queue 0
+/// only, and a multi-queue veth spreads the peer's frames by sending CPU.
+fn single_queue_veth_pair() -> (Netns, String, String) {
+    veth_pair_with(&["numrxqueues", "1", "numtxqueues", "1"])
+}
+
+/// `ip args...`'s standard output, failing the test if it fails.
+fn ip_output(args: &[&str]) -> String {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("ip {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Waits (bounded) for a port's cached link state to read `want`.
@@ -136,6 +167,61 @@ fn packet(pool: &Pool, frame: &[u8]) -> Packet {
     pool.alloc_from(frame).expect("pool has room")
 }
 
+/// Sends `n` test frames from `tx` to `rx` (both up, on the two ends of a
+/// link) and checks every one arrives exactly once and intact, and, when
+/// `in_order`, in sequence. Returns the time taken and the `tx_burst` calls.
+fn transfer(
+    tx_port: &mut dyn Port,
+    rx_port: &mut dyn Port,
+    n: u32,
+    in_order: bool,
+) -> (Duration, u64) {
+    let (ms, md) = (tx_port.mac().unwrap(), rx_port.mac().unwrap());
+    assert_ne!(ms, md);
+    let pool = Pool::new(1024);
+    let mut seen = vec![false; n as usize];
+    let (mut next, mut received) = (0u32, 0u32);
+    let mut expect = 0u32;
+    let mut tx = Burst::new();
+    let mut rx = Burst::new();
+    let mut tx_calls = 0u64;
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(30);
+    while received < n && Instant::now() < deadline {
+        while tx.len() < BURST_SIZE && next < n {
+            tx.push(packet(&pool, &test_frame(md, ms, next)));
+            next += 1;
+        }
+        if !tx.is_empty() {
+            tx_port.tx_burst(&mut tx, 0);
+            tx_calls += 1;
+        }
+        rx_port.rx_burst(&pool, &mut rx, 0);
+        for p in rx.drain(..) {
+            let Some(seq) = test_seq(p.data()) else {
+                continue;
+            };
+            assert!(seq < n, "bogus sequence {seq}");
+            assert!(!seen[seq as usize], "frame {seq} delivered twice");
+            if in_order {
+                assert_eq!(seq, expect, "frame {seq} out of order");
+                expect += 1;
+            }
+            assert_eq!(
+                p.data(),
+                &test_frame(md, ms, seq)[..],
+                "frame {seq} corrupted"
+            );
+            seen[seq as usize] = true;
+            received += 1;
+        }
+    }
+    let elapsed = start.elapsed();
+    let missing: Vec<_> = (0..n).filter(|s| !seen[*s as usize]).take(10).collect();
+    assert_eq!(received, n, "missing e.g. {missing:?}");
+    (elapsed, tx_calls)
+}
+
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_carries_ten_thousand_frames_intact() {
@@ -153,42 +239,7 @@ fn veth_carries_ten_thousand_frames_intact() {
         assert_ne!(ma, mb);
         assert_eq!(pa.describe(), format!("af-packet {a}"));
 
-        let pool = Pool::new(1024);
-        let mut seen = vec![false; N as usize];
-        let (mut next, mut received) = (0u32, 0u32);
-        let mut tx = Burst::new();
-        let mut rx = Burst::new();
-        let mut tx_calls = 0u64;
-        let start = Instant::now();
-        let deadline = start + Duration::from_secs(30);
-        while received < N && Instant::now() < deadline {
-            while tx.len() < BURST_SIZE && next < N {
-                tx.push(packet(&pool, &test_frame(mb, ma, next)));
-                next += 1;
-            }
-            if !tx.is_empty() {
-                pa.tx_burst(&mut tx, 0);
-                tx_calls += 1;
-            }
-            pb.rx_burst(&pool, &mut rx, 0);
-            for p in rx.drain(..) {
-                let Some(seq) = test_seq(p.data()) else {
-                    continue;
-                };
-                assert!(seq < N, "bogus sequence {seq}");
-                assert!(!seen[seq as usize], "frame {seq} delivered twice");
-                assert_eq!(
-                    p.data(),
-                    &test_frame(mb, ma, seq)[..],
-                    "frame {seq} corrupted"
-                );
-                seen[seq as usize] = true;
-                received += 1;
-            }
-        }
-        let elapsed = start.elapsed();
-        let missing: Vec<_> = (0..N).filter(|s| !seen[*s as usize]).take(10).collect();
-        assert_eq!(received, N, "missing e.g. {missing:?}");
+        let (elapsed, tx_calls) = transfer(&mut pa, &mut pb, N, false);
         let ca = pa.io_counters();
         let cb = pb.io_counters();
         assert_eq!(ca.tx_frames, u64::from(N));
@@ -325,6 +376,209 @@ fn veth_ring_overflow_is_counted_and_recovers() {
             again = rx.iter().any(|p| test_seq(p.data()) == Some(SENT));
         }
         assert!(again, "ring did not recover after overflow");
+    });
+}
+
+/// Whether `ip -d link show dev` reports an XDP program on the device.
+fn xdp_attached(ns: &str, dev: &str) -> bool {
+    let out = ip_output(&["-n", ns, "-d", "link", "show", "dev", dev]);
+    out.contains("xdp") || out.contains("prog/")
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_veth_carries_ten_thousand_frames_each_way_in_order() {
+    const N: u32 = 10_000;
+    let (ns, a, b) = single_queue_veth_pair();
+    let ns_name = ns.name.clone();
+    ns.run(move || {
+        let mut xa = AfXdpPort::open(&a, AfXdpOptions::default()).unwrap();
+        assert!(xdp_attached(&ns_name, &a), "no XDP program on {a}");
+        let mut pb = AfPacketPort::open(&b, AfPacketOptions::default()).unwrap();
+        assert!(
+            wait_link(&xa, true) && wait_link(&pb, true),
+            "veth never came up"
+        );
+        assert_eq!(xa.describe(), format!("af-xdp {a}"));
+        assert!(!xa.zero_copy(), "a veth cannot do zero-copy");
+
+        let (out, out_calls) = transfer(&mut xa, &mut pb, N, true);
+        let (back, back_calls) = transfer(&mut pb, &mut xa, N, true);
+        let cx = xa.io_counters();
+        let cb = pb.io_counters();
+        assert_eq!(cx.tx_frames, u64::from(N));
+        assert_eq!(cx.tx_errors, 0);
+        assert!(cx.rx_frames >= u64::from(N));
+        assert_eq!(cx.rx_dropped, 0);
+        assert_eq!(cb.rx_dropped, 0);
+        for (dir, elapsed, calls) in [("out", out, out_calls), ("back", back, back_calls)] {
+            println!(
+                "veth af-xdp ({} XDP, copy mode) {dir}: {N} frames in {:.1} ms = {:.0} frames/s ({calls} tx_burst calls)",
+                xa.attach_mode(),
+                elapsed.as_secs_f64() * 1e3,
+                f64::from(N) / elapsed.as_secs_f64()
+            );
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_link_state_follows_the_interface() {
+    let (ns, a, b) = single_queue_veth_pair();
+    let ns_name = ns.name.clone();
+    ns.run(move || {
+        let xa = AfXdpPort::open(&a, AfXdpOptions::default()).unwrap();
+        assert!(wait_link(&xa, true), "link never came up");
+        // The peer going down takes our carrier with it.
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &b, "down"]);
+        assert!(wait_link(&xa, false), "{a} still has carrier");
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &b, "up"]);
+        assert!(wait_link(&xa, true), "{a} did not come back");
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &a, "down"]);
+        assert!(
+            wait_link(&xa, false),
+            "{a} still up after `ip link set down`"
+        );
+        run_ip(&["-n", &ns_name, "link", "set", "dev", &a, "up"]);
+        assert!(wait_link(&xa, true), "{a} did not come back up");
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_ring_overflow_is_counted_and_recovers() {
+    const SENT: u32 = 300;
+    let (ns, a, b) = single_queue_veth_pair();
+    ns.run(move || {
+        // 64-entry rings: 64 receive frames, far fewer than SENT.
+        let small = AfXdpOptions {
+            ring_size: 64,
+            ..AfXdpOptions::default()
+        };
+        let mut xa = AfXdpPort::open(&a, small).unwrap();
+        let mut pb = AfPacketPort::open(&b, AfPacketOptions::default()).unwrap();
+        assert!(wait_link(&xa, true) && wait_link(&pb, true));
+        let (ma, mb) = (xa.mac().unwrap(), pb.mac().unwrap());
+        let pool = Pool::new(256);
+        let mut next = 0;
+        while next < SENT {
+            let mut tx = Burst::new();
+            while tx.len() < BURST_SIZE && next < SENT {
+                let mut f = test_frame(ma, mb, 27);
+                f[18..22].copy_from_slice(&next.to_be_bytes());
+                tx.push(packet(&pool, &f));
+                next += 1;
+            }
+            let len = tx.len();
+            assert_eq!(pb.tx_burst(&mut tx, 0), len);
+            // Paced, so the veth's own queue keeps up and every loss is
+            // the XDP socket's.
+            thread::sleep(Duration::from_millis(2));
+        }
+        thread::sleep(Duration::from_millis(20));
+        let mut received = 0u64;
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < deadline {
+            let mut rx = Burst::new();
+            xa.rx_burst(&pool, &mut rx, 0);
+            received += rx.iter().filter(|p| test_seq(p.data()).is_some()).count() as u64;
+        }
+        let dropped = xa.io_counters().rx_dropped;
+        println!("af-xdp overflow: sent {SENT}, received {received}, dropped {dropped}");
+        assert!(
+            received > 0 && dropped > 0,
+            "received {received}, dropped {dropped}"
+        );
+        assert!(
+            received + dropped >= u64::from(SENT),
+            "{received} + {dropped} < {SENT}"
+        );
+        assert_eq!(xa.io_counters().rx_dropped, dropped, "drops counted twice");
+        assert_eq!(xa.kernel_drops(), dropped);
+
+        // Drained, the rings take frames again.
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(ma, mb, SENT)));
+        assert_eq!(pb.tx_burst(&mut tx, 0), 1);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut again = false;
+        while !again && Instant::now() < deadline {
+            let mut rx = Burst::new();
+            xa.rx_burst(&pool, &mut rx, 0);
+            again = rx.iter().any(|p| test_seq(p.data()) == Some(SENT));
+        }
+        assert!(again, "rings did not recover after overflow");
+        assert_eq!(
+            xa.io_counters().rx_dropped,
+            dropped,
+            "new drops after recovery"
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_dropping_the_port_detaches_the_program() {
+    let (ns, a, _b) = single_queue_veth_pair();
+    let ns_name = ns.name.clone();
+    ns.run(move || {
+        assert!(!xdp_attached(&ns_name, &a), "{a} has XDP before the test");
+        let xa = AfXdpPort::open(&a, AfXdpOptions::default()).unwrap();
+        let shown = ip_output(&["-n", &ns_name, "-d", "link", "show", "dev", &a]);
+        assert!(xdp_attached(&ns_name, &a), "no XDP program on {a}: {shown}");
+        println!("attached ({} XDP): {}", xa.attach_mode(), shown.trim());
+        drop(xa);
+        let shown = ip_output(&["-n", &ns_name, "-d", "link", "show", "dev", &a]);
+        assert!(
+            !xdp_attached(&ns_name, &a),
+            "XDP program left on {a}: {shown}"
+        );
+        // And the interface can be opened again.
+        let again = AfXdpPort::open(&a, AfXdpOptions::default()).unwrap();
+        drop(again);
+        assert!(!xdp_attached(&ns_name, &a));
+    });
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_falls_back_to_generic_xdp() {
+    // A macvlan has no native XDP: the program must attach in generic
+    // mode, and frames still pass both ways (through the veth under it).
+    const N: u32 = 1000;
+    let (ns, a, b) = single_queue_veth_pair();
+    let ns_name = ns.name.clone();
+    let dev = format!("ryM{}", std::process::id());
+    ns.ip(&[
+        "link",
+        "add",
+        "link",
+        &a,
+        "name",
+        &dev,
+        "numrxqueues",
+        "1",
+        "numtxqueues",
+        "1",
+        "type",
+        "macvlan",
+        "mode",
+        "bridge",
+    ]);
+    ns.ip(&["link", "set", &dev, "up"]);
+    ns.run(move || {
+        let mut xm = AfXdpPort::open(&dev, AfXdpOptions::default()).unwrap();
+        assert_eq!(xm.attach_mode(), "generic");
+        let shown = ip_output(&["-n", &ns_name, "-d", "link", "show", "dev", &dev]);
+        assert!(shown.contains("xdpgeneric"), "{shown}");
+        let mut pb = AfPacketPort::open(&b, AfPacketOptions::default()).unwrap();
+        assert!(wait_link(&xm, true) && wait_link(&pb, true));
+        transfer(&mut xm, &mut pb, N, true);
+        transfer(&mut pb, &mut xm, N, true);
+        assert_eq!(xm.io_counters().rx_dropped, 0);
+        drop(xm);
+        assert!(!xdp_attached(&ns_name, &dev), "XDP program left on {dev}");
     });
 }
 

@@ -133,7 +133,7 @@ fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
-fn cvt(r: c_int) -> io::Result<c_int> {
+pub(super) fn cvt(r: c_int) -> io::Result<c_int> {
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -142,7 +142,7 @@ fn cvt(r: c_int) -> io::Result<c_int> {
 }
 
 /// Wraps an OS error with the interface and the step that failed.
-fn ctx(ifname: &str, what: &str, e: io::Error) -> io::Error {
+pub(super) fn ctx(ifname: &str, what: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{ifname}: {what}: {e}"))
 }
 
@@ -190,7 +190,7 @@ pub(super) fn flags_up(flags: c_int) -> bool {
     flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
 }
 
-fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
+pub(super) fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a live, initialised T of exactly the length
     // we pass; the kernel only copies from it.
     cvt(unsafe {
@@ -492,7 +492,7 @@ impl AfPacketPort {
 }
 
 /// Reads the interface's MAC; refuses interfaces that are not Ethernet.
-fn hardware_address(fd: RawFd, ifname: &str) -> io::Result<MacAddr> {
+pub(super) fn hardware_address(fd: RawFd, ifname: &str) -> io::Result<MacAddr> {
     let mut ifr = ifreq_for(ifname)?;
     // SAFETY: SIOCGIFHWADDR reads the name from and writes the address into
     // the ifreq we pass, which lives for the call.

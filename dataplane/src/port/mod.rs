@@ -8,6 +8,7 @@ use crate::packet::{Burst, Pool};
 use crate::wire::MacAddr;
 
 pub mod afpacket;
+pub mod afxdp;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod pcap;
