@@ -10,6 +10,7 @@ use crate::wire::MacAddr;
 pub mod afpacket;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod null;
 pub mod pcap;
 pub mod ring;
 pub mod tap;
