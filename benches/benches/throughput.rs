@@ -1,31 +1,45 @@
-//! Throughput of the forwarding path over in-memory ports.
+//! Packets per second through the whole forwarding path on one core.
 //!
-//! Four ring ports, a 64-byte RoCEv2/CNP mix entering every port toward the
-//! others. Frames are written into pooled buffers and queued on the ports
-//! outside the timed region; only `Switch::poll` is timed. A counting
-//! allocator checks that the timed region allocates nothing.
+//! Four null ports (`port::null`, railyard's `net_null,copy=1`): every poll
+//! each port receives a burst of 64-byte RoCEv2 frames (DSCP 24) with one CNP
+//! (DSCP 48) in eight, copied into pool buffers, toward the hosts of the
+//! other ports; what the switch transmits is freed. The switch runs the
+//! demo's RoCEv2 QoS, so every packet is parsed, classified into one of the
+//! eight queues, routed (LPM, neighbour), WRED/ECN-checked, accounted against
+//! the PFC thresholds, enqueued, scheduled (strict priority + DWRR) and sent.
+//! This is what DPDK's testpmd times over `net_null` (allocate, copy,
+//! forward, free), so `scripts/bench-pipeline.sh` can put the two side by
+//! side. A counting allocator checks that the timed region allocates nothing.
 //!
-//! With `ecmp`, `flowlet` or `per-packet` the traffic goes to a remote
-//! prefix routed over a four-way group of the ports instead, balanced that
-//! way (the cost of hashing, of the flowlet table and of port quality).
+//! Modes (after `--`):
+//! - `SECONDS` (default 3) or `packets=N` (a fixed amount of work, for
+//!   callgrind, which counts instructions where `perf stat` has no counters);
+//! - `ecmp`, `flowlet`, `per-packet`: toward a remote prefix over a four-way
+//!   group of the ports instead, balanced that way;
+//! - `scaling`: the pipeline in the runtime's pinned workers, one worker and
+//!   then two (two ports each, cross-worker hand-off included);
+//! - `replay`: `railyard replay` end to end (read pcap, pipeline, write
+//!   pcap) of a trace of `packets=N` frames (default 1 million) spread over
+//!   the four ports, written to a temporary directory first;
+//! - `dpdk-null` (a build with `--features dpdk`): the four ports are DPDK
+//!   `net_null` ethdevs, DPDK's rx/tx and railyard's copies included.
 //!
-//! With `dpdk-null` (a build with `--features dpdk`), the four ports are
-//! DPDK `net_null` ethdevs instead: each port's receive pool is filled with
-//! the same mix once (net_null hands out its mbufs without writing them),
-//! and transmit frees the mbufs. The timed region is then the whole
-//! `Switch::poll`, DPDK's rx/tx and railyard's copies included.
+//! Every run ends with `mpps=R` for scripts.
 //!
-//! `cargo bench -p railyard-benches --bench throughput [-- SECONDS] [ecmp|flowlet|per-packet]`
-//! `cargo bench -p railyard-benches --features dpdk --bench throughput -- 3 dpdk-null`
+//! `cargo bench -p railyard-benches --bench throughput [-- SECONDS|packets=N] [ecmp|flowlet|per-packet|scaling]`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use railyard_benches::{balanced_model, model, roce_mix, roce_mix_remote};
-use railyard_dataplane::model::DlbMode;
-use railyard_dataplane::port::ring::{RingLink, RingPort};
+use railyard_dataplane::clock::MonotonicClock;
+use railyard_dataplane::model::{DlbMode, SwitchModel};
+use railyard_dataplane::port::null::NullPort;
 use railyard_dataplane::port::Port;
+use railyard_dataplane::runtime::{PollMode, Runtime, RuntimeOptions};
+use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::switch::Switch;
 use railyard_dataplane::Pool;
 
@@ -54,93 +68,183 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 const PORTS: usize = 4;
-const RING: usize = 4096;
+/// Buffers in the pool: what `railyard run` uses by default.
+const POOL: usize = 16 * 1024;
+
+/// How long to run: wall time, or a fixed number of packets.
+#[derive(Clone, Copy)]
+enum Amount {
+    Seconds(f64),
+    Packets(u64),
+}
 
 fn main() {
-    let secs: f64 = std::env::args()
-        .filter_map(|a| a.parse().ok())
-        .next()
-        .unwrap_or(3.0);
-    let balance = std::env::args().find_map(|a| match a.as_str() {
-        "ecmp" => Some(None),
-        "flowlet" => Some(Some(DlbMode::Flowlet)),
-        "per-packet" => Some(Some(DlbMode::PerPacket)),
-        _ => None,
-    });
-    if std::env::args().any(|a| a == "dpdk-null") {
-        dpdk_null(secs);
-        return;
+    let mut amount = Amount::Seconds(3.0);
+    let mut balance = None;
+    let mut mode = "pipeline";
+    for a in std::env::args().skip(1) {
+        if let Ok(s) = a.parse::<f64>() {
+            amount = Amount::Seconds(s);
+        } else if let Some(n) = a.strip_prefix("packets=").and_then(|n| n.parse().ok()) {
+            amount = Amount::Packets(n);
+        } else {
+            match a.as_str() {
+                "ecmp" => balance = Some(None),
+                "flowlet" => balance = Some(Some(DlbMode::Flowlet)),
+                "per-packet" => balance = Some(Some(DlbMode::PerPacket)),
+                "scaling" => mode = "scaling",
+                "dpdk-null" => mode = "dpdk-null",
+                "replay" => mode = "replay",
+                _ => {} // cargo bench passes `--bench`
+            }
+        }
     }
-    let pool = Pool::new(64 * 1024);
+    let (model, mixes) = setup(balance);
+    let routing = match balance {
+        None => "to the hosts of the other ports".to_string(),
+        Some(None) => format!("over a {PORTS}-way ECMP group"),
+        Some(Some(m)) => format!("over a {PORTS}-way DLB group ({m:?})"),
+    };
+    match mode {
+        "scaling" => scaling(&model, &mixes, amount, &routing),
+        "dpdk-null" => dpdk_null(&model, &mixes, amount),
+        "replay" => replay(&model, &mixes, amount),
+        _ => one_core(&model, &mixes, amount, &routing),
+    }
+}
+
+fn setup(balance: Option<Option<DlbMode>>) -> (SwitchModel, Vec<Vec<Vec<u8>>>) {
     let model = match balance {
         Some(dlb) => balanced_model(PORTS, dlb),
         None => model(PORTS),
     };
-    let mut hosts: Vec<RingPort> = Vec::new();
-    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
-    for i in 0..PORTS {
-        let (sw_end, host_end, _) = RingLink::pair(&format!("p{i}"), RING);
-        backends.push(Some(Box::new(sw_end)));
-        hosts.push(host_end);
-    }
-    let (mut sw, _) = Switch::new(&model, backends, pool.clone());
-    let mixes: Vec<Vec<Vec<u8>>> = (0..PORTS)
+    let mixes = (0..PORTS)
         .map(|i| match balance {
             Some(_) => roce_mix_remote(i, 256),
             None => roce_mix(i, PORTS, 256),
         })
         .collect();
-    let mut cursor = [0usize; PORTS];
+    (model, mixes)
+}
 
-    let mut timed = Duration::ZERO;
-    let mut allocs_in_poll = 0u64;
-    let mut now = 0u64;
-    let wall = Instant::now();
-    while wall.elapsed().as_secs_f64() < secs {
-        // Refill each host's transmit direction; drain what the switch sent.
-        for (i, h) in hosts.iter_mut().enumerate() {
-            while h.recv().is_some() {}
-            for _ in 0..RING / 2 {
-                let mix = &mixes[i];
-                let f = &mix[cursor[i] % mix.len()];
-                cursor[i] += 1;
-                let Some(p) = pool.alloc_from(f) else { break };
-                if h.send(p).is_err() {
-                    break;
-                }
-            }
-        }
-        let a0 = ALLOCS.load(Ordering::Relaxed);
-        let t0 = Instant::now();
-        for _ in 0..(RING / 2 / 32) {
+fn null_ports(mixes: &[Vec<Vec<u8>>]) -> Vec<Option<Box<dyn Port>>> {
+    mixes
+        .iter()
+        .enumerate()
+        .map(|(i, mix)| {
+            Some(Box::new(NullPort::new(&format!("n{i}"), mix.clone())) as Box<dyn Port>)
+        })
+        .collect()
+}
+
+fn forwarded(stats: &SwitchStats) -> u64 {
+    stats.interfaces.values().map(|i| i.tx_packets).sum()
+}
+
+/// [`forwarded`] read from the switch's live counters (no allocation).
+fn sent(sw: &Switch) -> u64 {
+    (0..PORTS as u16)
+        .filter_map(|p| sw.counters(p))
+        .map(|c| c.tx_packets)
+        .sum()
+}
+
+/// Runs `poll` in rounds of 1024 until `amount` is reached; returns the
+/// packets forwarded and the time taken.
+fn run(sw: &mut Switch, amount: Amount) -> (u64, Duration) {
+    let before = sent(sw);
+    let mut now = 1_000_000_000u64;
+    let t0 = Instant::now();
+    loop {
+        for _ in 0..1024 {
             now += 1_000;
             sw.poll(now);
         }
-        timed += t0.elapsed();
-        allocs_in_poll += ALLOCS.load(Ordering::Relaxed) - a0;
+        let done = match amount {
+            Amount::Seconds(s) => t0.elapsed().as_secs_f64() >= s,
+            Amount::Packets(n) => sent(sw) - before >= n,
+        };
+        if done {
+            return (sent(sw) - before, t0.elapsed());
+        }
     }
-    let stats = sw.stats();
-    let rx: u64 = stats.interfaces.values().map(|i| i.rx_packets).sum();
-    let tx: u64 = stats.interfaces.values().map(|i| i.tx_packets).sum();
-    let drops: u64 = stats.interfaces.values().map(|i| i.total_drops()).sum();
-    let routing = match balance {
-        None => "to the hosts of other ports".to_string(),
-        Some(None) => format!("over a {PORTS}-way ECMP group"),
-        Some(Some(m)) => format!("over a {PORTS}-way DLB group ({m:?})"),
-    };
-    println!("throughput: {PORTS} ring ports, 64-byte RoCEv2/CNP mix {routing}, 1 core");
-    println!("  packets received  {rx}");
-    println!("  packets forwarded {tx}   dropped {drops}");
-    println!("  time in pipeline  {:.3} s", timed.as_secs_f64());
-    println!(
-        "  forwarding rate   {:.2} Mpps (rx+route+enqueue+dequeue+tx)",
-        tx as f64 / timed.as_secs_f64() / 1e6
-    );
-    println!("  allocations in the timed region: {allocs_in_poll}");
-    print_drops(&stats);
 }
 
-fn print_drops(stats: &railyard_dataplane::stats::SwitchStats) {
+fn one_core(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, routing: &str) {
+    let pool = Pool::new(POOL);
+    let (mut sw, _) = Switch::new(model, null_ports(mixes), pool);
+    // Warm up: fault in the buffers and queues, fill the caches.
+    run(&mut sw, Amount::Packets(200_000));
+    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let (packets, time) = run(&mut sw, amount);
+    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    println!("throughput: {PORTS} null ports, 64-byte RoCEv2/CNP mix {routing}, demo QoS, 1 core");
+    report(packets, time);
+    println!("  allocations in the timed region: {allocs}");
+    print_drops(&sw.stats());
+    println!("mpps={:.3}", packets as f64 / time.as_secs_f64() / 1e6);
+}
+
+fn report(packets: u64, time: Duration) {
+    let secs = time.as_secs_f64();
+    println!("  packets forwarded {packets} in {secs:.3} s");
+    println!(
+        "  forwarding rate   {:.2} Mpps, {:.1} ns/packet (alloc+copy, rx, parse, classify, route, WRED, PFC, enqueue, schedule, tx, free)",
+        packets as f64 / secs / 1e6,
+        secs * 1e9 / packets.max(1) as f64
+    );
+}
+
+/// Rate of the runtime with `workers` pinned busy-polling workers, measured
+/// between two of the counter snapshots the workers publish.
+fn runtime_rate(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], workers: usize, secs: f64) -> f64 {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let opts = RuntimeOptions {
+        workers,
+        cores: cores.iter().take(workers).map(|c| c.id).collect(),
+        poll: PollMode::Busy,
+    };
+    let (rt, _) = Runtime::start(
+        model,
+        null_ports(mixes),
+        Pool::new(POOL),
+        Arc::new(MonotonicClock::new()),
+        &opts,
+    );
+    // Snapshots are published every 100 ms: wait for one after the warm-up,
+    // then for one `secs` later, and divide by the time between them.
+    let snapshot = |after: u64| loop {
+        let tx = forwarded(&rt.stats());
+        if tx != after {
+            return (tx, Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let (tx0, t0) = snapshot(forwarded(&rt.stats()));
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let (tx1, t1) = snapshot(forwarded(&rt.stats()));
+    let stats = rt.shutdown();
+    print_drops(&stats);
+    (tx1 - tx0) as f64 / (t1 - t0).as_secs_f64() / 1e6
+}
+
+fn scaling(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, routing: &str) {
+    let secs = match amount {
+        Amount::Seconds(s) => s,
+        Amount::Packets(_) => 3.0,
+    };
+    let cores = core_affinity::get_core_ids().map_or(0, |c| c.len());
+    println!("scaling: {PORTS} null ports, 64-byte RoCEv2/CNP mix {routing}, demo QoS, pinned busy-poll workers ({cores} cores online)");
+    let one = runtime_rate(model, mixes, 1, secs);
+    println!("  1 worker   {one:.2} Mpps");
+    let two = runtime_rate(model, mixes, 2, secs);
+    println!("  2 workers  {two:.2} Mpps  ({:.2}x)", two / one);
+    println!("scaling_2_over_1={:.3}", two / one);
+    println!("mpps={two:.3}");
+}
+
+fn print_drops(stats: &SwitchStats) {
     let mut reasons = std::collections::BTreeMap::new();
     for i in stats.interfaces.values() {
         for (r, n) in i.drops.iter().filter(|(_, n)| **n > 0) {
@@ -157,23 +261,84 @@ fn print_drops(stats: &railyard_dataplane::stats::SwitchStats) {
     }
 }
 
+/// Writes `packets` frames of the mixes as one trace per port (frames 10 ns
+/// apart on each), replays them, and reports the end-to-end rate.
+fn replay(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use pcap_file::TsResolution;
+
+    let packets = match amount {
+        Amount::Packets(n) => n,
+        Amount::Seconds(_) => 1_000_000,
+    };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let mut inputs = Vec::new();
+    for (i, mix) in mixes.iter().enumerate() {
+        let path = dir.path().join(format!("in{i}.pcap"));
+        let header = PcapHeader {
+            ts_resolution: TsResolution::NanoSecond,
+            ..PcapHeader::default()
+        };
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("trace file"));
+        let mut w = PcapWriter::with_header(file, header).expect("pcap header");
+        let share = packets / PORTS as u64 + u64::from((i as u64) < packets % PORTS as u64);
+        for k in 0..share {
+            let f = &mix[k as usize % mix.len()];
+            let ts = Duration::from_nanos(1_000 + k * 10);
+            w.write_packet(&PcapPacket::new(ts, f.len() as u32, f))
+                .expect("pcap write");
+        }
+        drop(w);
+        inputs.push((i, path));
+    }
+    let bytes: u64 = inputs
+        .iter()
+        .filter_map(|(_, p)| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let out = dir.path().join("out");
+    let report = railyard_control::replay::replay_pcaps(model, &inputs, &out, false, |_, _| {})
+        .expect("replay");
+    let rx: u64 = report.stats.interfaces.values().map(|i| i.rx_packets).sum();
+    let tx = forwarded(&report.stats);
+    let written: u64 = std::fs::read_dir(&out)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    println!(
+        "replay: {packets} frames in {PORTS} pcap traces ({:.1} MB) through the demo QoS to {PORTS} output traces ({:.1} MB)",
+        bytes as f64 / 1e6,
+        written as f64 / 1e6
+    );
+    println!(
+        "  received {rx}, forwarded {tx}, wall {:.3} s",
+        report.wall.as_secs_f64()
+    );
+    println!(
+        "  end-to-end rate   {:.2} Mpps (read pcap, pipeline, write pcap)",
+        rx as f64 / report.wall.as_secs_f64() / 1e6
+    );
+    print_drops(&report.stats);
+    println!("mpps={:.3}", rx as f64 / report.wall.as_secs_f64() / 1e6);
+}
+
 #[cfg(not(feature = "dpdk"))]
-fn dpdk_null(_secs: f64) {
+fn dpdk_null(_: &SwitchModel, _: &[Vec<Vec<u8>>], _: Amount) {
     eprintln!("dpdk-null needs a build with `--features dpdk`");
     std::process::exit(2);
 }
 
 /// The forwarding path over four DPDK `net_null` ports (see the module doc).
 #[cfg(feature = "dpdk")]
-fn dpdk_null(secs: f64) {
+fn dpdk_null(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
     use railyard_dataplane::port::dpdk::{DpdkOptions, DpdkPort, Eal};
 
     let eal = Eal::init(&[]).unwrap_or_else(|e| panic!("{e}"));
-    let pool = Pool::new(64 * 1024);
-    let model = model(PORTS);
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
-    for i in 0..PORTS {
-        let mix = roce_mix(i, PORTS, 256);
+    for (i, mix) in mixes.iter().enumerate() {
         // net_null gives every frame this length; shorter frames of the mix
         // just carry Ethernet padding.
         let size = mix.iter().map(Vec::len).max().unwrap_or(64);
@@ -183,48 +348,18 @@ fn dpdk_null(secs: f64) {
             &DpdkOptions::default(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let filled = port.fill_rx_pool(&mix);
+        let filled = port.fill_rx_pool(mix);
         assert!(filled > 0, "no mbufs to fill");
         backends.push(Some(Box::new(port)));
     }
-    let (mut sw, _) = Switch::new(&model, backends, pool);
-    // Warm up (fault in buffers, fill the caches), then time.
-    for i in 0..10_000 {
-        sw.poll(i * 1_000);
-    }
-    let before = sw.stats();
-    let sum = |s: &railyard_dataplane::stats::SwitchStats| -> (u64, u64) {
-        (
-            s.interfaces.values().map(|i| i.rx_packets).sum(),
-            s.interfaces.values().map(|i| i.tx_packets).sum(),
-        )
-    };
-    let (rx0, tx0) = sum(&before);
+    let (mut sw, _) = Switch::new(model, backends, Pool::new(POOL));
+    run(&mut sw, Amount::Packets(200_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);
-    let mut now = 10_000_000u64;
-    let t0 = Instant::now();
-    while t0.elapsed().as_secs_f64() < secs {
-        for _ in 0..1024 {
-            now += 1_000;
-            sw.poll(now);
-        }
-    }
-    let timed = t0.elapsed();
+    let (packets, time) = run(&mut sw, amount);
     let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
-    let stats = sw.stats();
-    let (rx1, tx1) = sum(&stats);
-    let drops: u64 = stats.interfaces.values().map(|i| i.total_drops()).sum();
-    println!("throughput: {PORTS} DPDK net_null ports, 64-byte RoCEv2/CNP mix (66-byte frames) to the hosts of other ports, 1 core");
-    println!("  packets received  {}", rx1 - rx0);
-    println!(
-        "  packets forwarded {}   dropped {drops} (whole run)",
-        tx1 - tx0
-    );
-    println!("  time              {:.3} s", timed.as_secs_f64());
-    println!(
-        "  forwarding rate   {:.2} Mpps (DPDK rx + copy + route + enqueue + dequeue + copy + DPDK tx)",
-        (tx1 - tx0) as f64 / timed.as_secs_f64() / 1e6
-    );
+    println!("throughput: {PORTS} DPDK net_null ports, 64-byte RoCEv2/CNP mix to the hosts of the other ports, demo QoS, 1 core");
+    report(packets, time);
     println!("  allocations in the timed region: {allocs}");
-    print_drops(&stats);
+    print_drops(&sw.stats());
+    println!("mpps={:.3}", packets as f64 / time.as_secs_f64() / 1e6);
 }

@@ -7,9 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
-use railyard_dataplane::model::{
-    DlbMode, DlbModel, InterfaceModel, NextHopModel, RouteModel, SwitchModel,
-};
+use railyard_dataplane::model::{DlbMode, DlbModel, NextHopModel, RouteModel, SwitchModel};
 use railyard_dataplane::wire::MacAddr;
 
 /// MAC of port `i` of the benchmark switch.
@@ -27,22 +25,37 @@ pub fn host_ip(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, 0, i as u8, 2)
 }
 
-/// A switch with `ports` routed ports, one host (static ARP) behind each.
+/// A switch with `ports` routed ports, one host (static ARP) behind each,
+/// and the demo's RoCEv2 QoS on every port: DSCP 24 → qos-group 3 (WRED with
+/// ECN, DWRR 50 %, PFC lossless), DSCP 48 → qos-group 7 (strict priority),
+/// the rest → 0; so every packet is classified, WRED-checked, accounted
+/// against the PFC thresholds and scheduled, as on a real rail switch.
 pub fn model(ports: usize) -> SwitchModel {
-    let interfaces = (0..ports)
-        .map(|i| {
-            let mut m = InterfaceModel::new(&format!("Ethernet1/{}", i + 1), port_mac(i));
-            m.ipv4.push((Ipv4Addr::new(10, 0, i as u8, 1), 24));
-            m.static_arp.push((host_ip(i), host_mac(i)));
-            m.mtu = 9216;
-            m
-        })
-        .collect();
-    SwitchModel {
-        hostname: "bench".into(),
-        interfaces,
-        ..SwitchModel::default()
+    let demo = railyard_control::demo::DEMO_CONFIG;
+    // The demo's QoS and system sections (everything before its interfaces).
+    let mut text = demo[..demo.find("\ninterface ").unwrap_or(demo.len())].to_string();
+    text.push('\n');
+    for i in 0..ports {
+        let m = host_mac(i).0;
+        text.push_str(&format!(
+            "interface Ethernet1/{n}\n  no switchport\n  mtu 9216\n  priority-flow-control mode on\n  \
+             service-policy type qos input QOS_CLASSIFICATION\n  ip address 10.0.{i}.1/24\n  \
+             ip arp {ip} {m0:02x}:{m1:02x}:{m2:02x}:{m3:02x}:{m4:02x}:{m5:02x}\n  no shutdown\n",
+            n = i + 1,
+            ip = host_ip(i),
+            m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5],
+        ));
     }
+    let parsed = railyard_config::parse_str(&text, "bench.conf", &Default::default())
+        .unwrap_or_else(|e| panic!("bench config: {e:?}"));
+    let mut model = railyard_control::compile::compile(&parsed.config)
+        .unwrap_or_else(|e| panic!("bench config: {e:?}"))
+        .model;
+    model.hostname = "bench".into();
+    for (i, ifc) in model.interfaces.iter_mut().enumerate() {
+        ifc.mac = port_mac(i);
+    }
+    model
 }
 
 /// The remote prefix [`balanced_model`] spreads over every port.

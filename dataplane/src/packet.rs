@@ -96,17 +96,32 @@ impl PoolShared {
             .flatten()
     }
 
+    /// Refills half an empty cache in one go from the shared queue; false
+    /// when the shared queue is empty too.
+    #[inline]
+    fn refill(&self, bufs: &mut Vec<Box<[u8]>>) -> bool {
+        for _ in 0..self.cache_max / 2 {
+            match self.free.pop() {
+                Some(b) => bufs.push(b),
+                None => break,
+            }
+        }
+        !bufs.is_empty()
+    }
+
+    /// Spills half a full cache back so other threads can have them.
+    #[inline]
+    fn spill(&self, bufs: &mut Vec<Box<[u8]>>) {
+        for b in bufs.drain(self.cache_max / 2..) {
+            let _ = self.free.push(b);
+        }
+    }
+
     #[inline]
     fn take(self: &Arc<Self>) -> Option<Box<[u8]>> {
         let cached = self.with_cache(|bufs| {
             if bufs.is_empty() {
-                // Refill half the cache in one go from the shared queue.
-                for _ in 0..self.cache_max / 2 {
-                    match self.free.pop() {
-                        Some(b) => bufs.push(b),
-                        None => break,
-                    }
-                }
+                self.refill(bufs);
             }
             bufs.pop()
         });
@@ -121,10 +136,7 @@ impl PoolShared {
         let mut buf = Some(buf);
         self.with_cache(|bufs| {
             if bufs.len() >= self.cache_max {
-                // Spill half back so other threads can have them.
-                for b in bufs.drain(self.cache_max / 2..) {
-                    let _ = self.free.push(b);
-                }
+                self.spill(bufs);
             }
             if let Some(b) = buf.take() {
                 bufs.push(b);
@@ -171,21 +183,51 @@ impl Pool {
     #[inline]
     pub fn alloc(&self) -> Option<Packet> {
         match self.shared.take() {
-            Some(buf) => Some(Packet {
-                buf: Some(buf),
-                head: HEADROOM as u16,
-                len: 0,
-                pool: Arc::clone(&self.shared),
-                meta: Meta::default(),
-                timestamp: 0,
-                in_port: 0,
-            })
-            .inspect(|_| {
+            Some(buf) => Some(Packet::new(buf, &self.shared)).inspect(|_| {
                 self.shared.in_use.fetch_add(1, Ordering::Relaxed);
             }),
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 None
+            }
+        }
+    }
+
+    /// Appends up to `n` empty packets to `burst` (as many as fit), taking
+    /// the thread's cache once for all of them; returns how many. Receive
+    /// paths use it instead of [`alloc`](Self::alloc) per frame.
+    pub fn alloc_burst(&self, burst: &mut Burst, n: usize) -> usize {
+        let want = n.min(BURST_SIZE - burst.len());
+        let shared = &self.shared;
+        let cached = shared.with_cache(|bufs| {
+            let mut got = 0;
+            while got < want {
+                if bufs.is_empty() && !shared.refill(bufs) {
+                    break;
+                }
+                let Some(buf) = bufs.pop() else { break };
+                burst.push(Packet::new(buf, shared));
+                got += 1;
+            }
+            got
+        });
+        match cached {
+            Some(got) => {
+                shared.in_use.fetch_add(got, Ordering::Relaxed);
+                if got < want {
+                    shared.exhausted.fetch_add(1, Ordering::Relaxed);
+                }
+                got
+            }
+            // During thread teardown there is no cache: one at a time.
+            None => {
+                let mut got = 0;
+                while got < want {
+                    let Some(p) = self.alloc() else { break };
+                    burst.push(p);
+                    got += 1;
+                }
+                got
             }
         }
     }
@@ -220,6 +262,31 @@ impl Pool {
     }
 }
 
+/// Drops every packet of `burst`, returning their buffers to this thread's
+/// cache in one go instead of one cache visit per packet (packets of
+/// another pool than the first's go back one by one). Transmit paths that
+/// copy frames out use it.
+pub fn free_burst(burst: &mut Burst) {
+    let Some(first) = burst.first() else { return };
+    let shared = Arc::clone(&first.pool);
+    let mut freed = 0;
+    shared.with_cache(|bufs| {
+        for p in burst.iter_mut() {
+            if Arc::ptr_eq(&p.pool, &shared) {
+                if let Some(buf) = p.buf.take() {
+                    if bufs.len() >= shared.cache_max {
+                        shared.spill(bufs);
+                    }
+                    bufs.push(buf);
+                    freed += 1;
+                }
+            }
+        }
+    });
+    shared.in_use.fetch_sub(freed, Ordering::Relaxed);
+    burst.clear();
+}
+
 /// One frame in a pooled buffer, with the metadata the pipeline attaches.
 ///
 /// The frame occupies `buf[head..head + len]`; the bytes before `head` are
@@ -240,6 +307,19 @@ pub struct Packet {
 }
 
 impl Packet {
+    #[inline]
+    fn new(buf: Box<[u8]>, pool: &Arc<PoolShared>) -> Packet {
+        Packet {
+            buf: Some(buf),
+            head: HEADROOM as u16,
+            len: 0,
+            pool: Arc::clone(pool),
+            meta: Meta::default(),
+            timestamp: 0,
+            in_port: 0,
+        }
+    }
+
     #[inline]
     fn raw(&self) -> &[u8] {
         match &self.buf {
@@ -405,6 +485,31 @@ mod tests {
             seen.insert(p.data().as_ptr() as usize);
         }
         assert_eq!(seen.len(), 1, "the cache cycles {} buffers", seen.len());
+    }
+
+    #[test]
+    fn bursts_are_allocated_and_freed_in_one_go() {
+        let pool = Pool::new(40);
+        let other = Pool::new(4);
+        let mut burst = Burst::new();
+        burst.push(other.alloc().unwrap());
+        assert_eq!(pool.alloc_burst(&mut burst, 100), BURST_SIZE - 1);
+        assert_eq!(burst.len(), BURST_SIZE);
+        assert!(burst[1..]
+            .iter()
+            .all(|p| p.len() == 0 && p.capacity() == BUF_SIZE - HEADROOM));
+        assert_eq!(pool.available(), 40 - 31);
+        assert_eq!(other.available(), 3);
+        free_burst(&mut burst);
+        assert!(burst.is_empty());
+        assert_eq!((pool.available(), other.available()), (40, 4));
+        // Fewer buffers than asked for: what there is, and one miss counted.
+        let small = Pool::new(5);
+        assert_eq!(small.alloc_burst(&mut burst, 8), 5);
+        assert_eq!(small.exhausted(), 1);
+        assert_eq!(small.alloc_burst(&mut burst, 8), 0);
+        free_burst(&mut burst);
+        assert_eq!(small.available(), 5);
     }
 
     #[test]

@@ -49,6 +49,8 @@ use crate::wire::MacAddr;
 
 /// How often timers (neighbour retries) run, at most.
 const TICK_INTERVAL: Nanos = 10_000_000;
+/// Most transmit bursts per port per round.
+const TX_BURSTS_PER_POLL: usize = 4;
 
 /// A neighbour learned by one worker, told to the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1160,16 +1162,25 @@ impl Switch {
             }
             sent += n;
         }
-        if !slot.queues.is_empty() {
-            let before = slot.tx_pending.len();
-            slot.queues.dequeue_burst(
+        // Up to a few bursts while the backend keeps taking them: a port fed
+        // by several others at once must drain faster than one burst per
+        // round or its queues would only ever grow.
+        for _ in 0..TX_BURSTS_PER_POLL {
+            if slot.queues.is_empty() || !slot.tx_pending.is_empty() {
+                break;
+            }
+            let n = slot.queues.dequeue_burst(
                 &mut slot.tx_pending,
                 BURST_SIZE,
                 now,
                 &mut slot.counters.queues,
             );
+            if n == 0 {
+                // Shaped or paused: nothing may leave yet.
+                break;
+            }
             if self.any_lossless {
-                for pkt in slot.tx_pending[before..].iter().filter(|p| p.meta.lossless) {
+                for pkt in slot.tx_pending.iter().filter(|p| p.meta.lossless) {
                     let pg = usize::from(pkt.meta.pfc_priority);
                     self.ingress_acct
                         .sub(pkt.in_port as usize, pg, pkt.len() as u64);

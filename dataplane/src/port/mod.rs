@@ -11,6 +11,7 @@ pub mod afpacket;
 pub mod afxdp;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod null;
 pub mod pcap;
 pub mod ring;
 pub mod tap;
