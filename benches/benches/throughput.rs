@@ -17,7 +17,8 @@
 //! - `ecmp`, `flowlet`, `per-packet`: toward a remote prefix over a four-way
 //!   group of the ports instead, balanced that way;
 //! - `scaling`: the pipeline in the runtime's pinned workers, one worker and
-//!   then two (two ports each, cross-worker hand-off included);
+//!   then two (two ports each, cross-worker hand-off included); with
+//!   `local`, each port's traffic goes to a port of the same worker;
 //! - `replay`: `railyard replay` end to end (read pcap, pipeline, write
 //!   pcap) of a trace of `packets=N` frames (default 1 million) spread over
 //!   the four ports, written to a temporary directory first;
@@ -33,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use railyard_benches::{balanced_model, model, roce_mix, roce_mix_remote};
+use railyard_benches::{balanced_model, model, roce_mix, roce_mix_remote, roce_mix_worker_local};
 use railyard_dataplane::clock::MonotonicClock;
 use railyard_dataplane::model::{DlbMode, SwitchModel};
 use railyard_dataplane::port::null::NullPort;
@@ -82,6 +83,7 @@ fn main() {
     let mut amount = Amount::Seconds(3.0);
     let mut balance = None;
     let mut mode = "pipeline";
+    let mut local = false;
     for a in std::env::args().skip(1) {
         if let Ok(s) = a.parse::<f64>() {
             amount = Amount::Seconds(s);
@@ -95,12 +97,14 @@ fn main() {
                 "scaling" => mode = "scaling",
                 "dpdk-null" => mode = "dpdk-null",
                 "replay" => mode = "replay",
+                "local" => local = true,
                 _ => {} // cargo bench passes `--bench`
             }
         }
     }
-    let (model, mixes) = setup(balance);
+    let (model, mixes) = setup(balance, local);
     let routing = match balance {
+        None if local => "each to one port of the same worker".to_string(),
         None => "to the hosts of the other ports".to_string(),
         Some(None) => format!("over a {PORTS}-way ECMP group"),
         Some(Some(m)) => format!("over a {PORTS}-way DLB group ({m:?})"),
@@ -113,7 +117,7 @@ fn main() {
     }
 }
 
-fn setup(balance: Option<Option<DlbMode>>) -> (SwitchModel, Vec<Vec<Vec<u8>>>) {
+fn setup(balance: Option<Option<DlbMode>>, local: bool) -> (SwitchModel, Vec<Vec<Vec<u8>>>) {
     let model = match balance {
         Some(dlb) => balanced_model(PORTS, dlb),
         None => model(PORTS),
@@ -121,6 +125,7 @@ fn setup(balance: Option<Option<DlbMode>>) -> (SwitchModel, Vec<Vec<Vec<u8>>>) {
     let mixes = (0..PORTS)
         .map(|i| match balance {
             Some(_) => roce_mix_remote(i, 256),
+            None if local => roce_mix_worker_local(i, PORTS, 256),
             None => roce_mix(i, PORTS, 256),
         })
         .collect();

@@ -91,6 +91,13 @@ pub fn roce_mix(i: usize, ports: usize, flows: usize) -> Vec<Vec<u8>> {
     })
 }
 
+/// The same mix entering port `i`, all of it toward the host of port
+/// `(i + 2) % ports`: with two workers (ports dealt round-robin) no packet
+/// crosses to the other worker.
+pub fn roce_mix_worker_local(i: usize, ports: usize, flows: usize) -> Vec<Vec<u8>> {
+    mix(i, flows, |_| host_ip((i + 2) % ports))
+}
+
 /// The same mix toward hosts of [`REMOTE`], which [`balanced_model`] routes
 /// over its ECMP group.
 pub fn roce_mix_remote(i: usize, flows: usize) -> Vec<Vec<u8>> {

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The in-memory pipeline beside DPDK's testpmd on the same machine, in one run.
+#
+#   scripts/bench-pipeline.sh [SECONDS]      (default 5 per measurement)
+#
+# Measures, one after another:
+#   - testpmd `io` between two net_null ports and `macswap` between two
+#     net_null,copy=1 ports, one forwarding core (when dpdk-testpmd exists);
+#   - railyard's whole pipeline on four null ports (railyard's net_null,copy=1)
+#     with the demo's RoCEv2 QoS, pinned to the same core testpmd forwarded on;
+#   - the same pipeline in the runtime with one and with two pinned workers,
+#     with every port sending to every other (two thirds of the packets
+#     cross workers) and with each port's traffic staying on its worker;
+#   - `railyard replay` of a 1 million frame pcap trace end to end;
+#   - instructions per packet under callgrind (when valgrind exists; this
+#     machine's `perf stat` may have no hardware counters).
+# Prints one table and ends with `pipeline_ratio_vs_macswap=R` (railyard's
+# one-core rate over testpmd macswap's; `n/a` without testpmd).
+set -euo pipefail
+secs=${1:-5}
+cd "$(dirname "$0")/.."
+
+cores=$(nproc)
+fwd_core=$((cores > 1 ? 1 : 0))
+
+echo "building the throughput harness..." >&2
+bin=$(cargo bench -p railyard-benches --bench throughput --no-run 2>&1 |
+    sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | tail -1)
+[[ -x $bin ]] || { echo "could not build the throughput harness" >&2; exit 1; }
+
+value() { sed -n "s/^$1=//p" | tail -1; }
+
+# testpmd RATE: runs testpmd with the given vdevs and forwarding mode for
+# $secs seconds and prints the packets per second forwarded in total, from
+# the last stats period (Tx-pps summed over both ports).
+testpmd_rate() {
+    local mode=$1 vdev0=$2 vdev1=$3 out
+    out=$(timeout -s INT $((secs + 4)) dpdk-testpmd --no-huge -m 1024 --no-pci \
+        --iova-mode=va --no-shconf --no-telemetry -l 0,$fwd_core \
+        --vdev "$vdev0" --vdev "$vdev1" -- \
+        --forward-mode="$mode" --nb-cores=1 --stats-period 2 -a 2>&1 || true)
+    echo "$out" | awk '/Tx-pps:/ { v[n++] = $2 } END { if (n >= 2) print v[n-1] + v[n-2]; else print 0 }'
+}
+
+mpps() { awk -v p="$1" 'BEGIN { printf "%.2f", p / 1e6 }'; }
+row() { printf '  %-58s %5s %8s %9s\n' "$@"; }
+
+io="" macswap=""
+if command -v dpdk-testpmd >/dev/null; then
+    echo "testpmd io and macswap on net_null..." >&2
+    io=$(testpmd_rate io net_null0 net_null1)
+    macswap=$(testpmd_rate macswap net_null0,copy=1 net_null1,copy=1)
+fi
+
+echo "railyard pipeline, one core..." >&2
+one=$(taskset -c "$fwd_core" "$bin" "$secs" | tee /dev/stderr | value mpps)
+echo "railyard runtime, one and two workers..." >&2
+scaling=$("$bin" "$secs" scaling | tee /dev/stderr)
+w1=$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')
+w2=$(echo "$scaling" | value mpps)
+ratio2=$(echo "$scaling" | value scaling_2_over_1)
+local_scaling=$("$bin" "$secs" scaling local | tee /dev/stderr)
+l1=$(echo "$local_scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')
+l2=$(echo "$local_scaling" | value mpps)
+lratio=$(echo "$local_scaling" | value scaling_2_over_1)
+echo "railyard replay of a 1M-frame trace..." >&2
+replay=$(taskset -c "$fwd_core" "$bin" replay packets=1000000 | tee /dev/stderr | value mpps)
+
+ipp="n/a"
+if command -v valgrind >/dev/null; then
+    echo "instructions per packet under callgrind..." >&2
+    count() {
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "packets=$1" 2>&1 |
+            awk '/Collected/ { c = $4 } /packets forwarded/ { p = $3 } END { gsub(",", "", c); print c, p }'
+    }
+    read -r c1 p1 < <(count 100000)
+    read -r c2 p2 < <(count 400000)
+    ipp=$(awk -v a="$c1" -v b="$c2" -v p="$p1" -v q="$p2" 'BEGIN { printf "%.0f", (b - a) / (q - p) }')
+fi
+
+ns() { awk -v m="$1" 'BEGIN { if (m > 0) printf "%.0f", 1000 / m; else print "-" }'; }
+echo
+echo "pipeline benchmark: $(lscpu | sed -n 's/^Model name: *//p'), $cores cores, $(uname -r)"
+row "forwarder" "cores" "Mpps" "ns/pkt"
+if [[ -n $macswap ]]; then
+    row "testpmd io, 2 x net_null" 1 "$(mpps "$io")" "$(ns "$(mpps "$io")")"
+    row "testpmd macswap, 2 x net_null,copy=1" 1 "$(mpps "$macswap")" "$(ns "$(mpps "$macswap")")"
+fi
+row "railyard pipeline, 4 null ports, demo QoS" 1 "$one" "$(ns "$one")"
+row "railyard runtime, 1 worker" 1 "$w1" "$(ns "$w1")"
+row "railyard runtime, 2 workers (${ratio2}x)" 2 "$w2" "$(ns "$w2")"
+row "railyard runtime, worker-local traffic, 1 worker" 1 "$l1" "$(ns "$l1")"
+row "railyard runtime, worker-local traffic, 2 workers (${lratio}x)" 2 "$l2" "$(ns "$l2")"
+row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "$replay" "$(ns "$replay")"
+echo "  instructions/packet (pipeline, callgrind): $ipp"
+if [[ -n $macswap && $macswap != 0 ]]; then
+    echo "pipeline_ratio_vs_macswap=$(awk -v r="$one" -v m="$macswap" 'BEGIN { printf "%.3f", r * 1e6 / m }')"
+else
+    echo "pipeline_ratio_vs_macswap=n/a"
+fi
