@@ -147,6 +147,20 @@ pub(super) fn ctx(ifname: &str, what: &str, e: io::Error) -> io::Error {
 }
 
 /// An `ifreq` naming `ifname`, for the interface ioctls.
+/// The kernel's index of `ifname`; `NotFound` when there is no such interface.
+pub(super) fn interface_index(ifname: &str) -> io::Result<u32> {
+    let cname = CString::new(ifname)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+    // SAFETY: cname is a valid NUL-terminated string for the call.
+    match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
+        0 => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{ifname}: no such interface"),
+        )),
+        i => Ok(i),
+    }
+}
+
 pub(super) fn ifreq_for(ifname: &str) -> io::Result<libc::ifreq> {
     let name = ifname.as_bytes();
     if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains(&0) {
@@ -306,17 +320,7 @@ impl AfPacketPort {
     /// privileges, or a kernel without TPACKET_V3; the message names the step.
     pub fn open(ifname: &str, opts: AfPacketOptions) -> io::Result<Self> {
         opts.validate()?;
-        let cname = CString::new(ifname)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-        // SAFETY: cname is a valid NUL-terminated string for the call.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{ifname}: no such interface"),
-            ));
-        }
-        let ifindex = ifindex as c_int;
+        let ifindex = interface_index(ifname)? as c_int;
 
         // Protocol 0: receive nothing until bound, so no other interface's
         // frames land in the ring while it is being set up.

@@ -49,7 +49,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_long, CString};
+use std::ffi::{c_int, c_long};
 use std::io;
 use std::mem::size_of;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -63,7 +63,7 @@ use xsk::Socket;
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::afpacket::{
-    ctx, cvt, flags_up, hardware_address, interface_flags, setsockopt, REFRESH,
+    ctx, cvt, flags_up, hardware_address, interface_flags, interface_index, setsockopt, REFRESH,
 };
 use crate::port::{IoCounters, Port};
 use crate::wire::MacAddr;
@@ -223,16 +223,7 @@ impl AfXdpPort {
     /// the step.
     pub fn open(ifname: &str, opts: AfXdpOptions) -> io::Result<Self> {
         opts.validate()?;
-        let cname = CString::new(ifname)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-        // SAFETY: cname is a valid NUL-terminated string for the call.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{ifname}: no such interface"),
-            ));
-        }
+        let ifindex = interface_index(ifname)?;
 
         // Protocol 0: this packet socket receives nothing.
         // SAFETY: plain syscall with constant arguments.
