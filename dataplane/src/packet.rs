@@ -264,14 +264,21 @@ impl Pool {
 
 /// Drops every packet of `burst`, returning their buffers to this thread's
 /// cache in one go instead of one cache visit per packet (packets of
-/// another pool than the first's go back one by one). Transmit paths that
-/// copy frames out use it.
+/// another pool than the first's go back one by one).
 pub fn free_burst(burst: &mut Burst) {
+    free_front(burst, burst.len());
+}
+
+/// Drops the first `n` packets of `burst` as [`free_burst`] does, keeping
+/// the rest in order: transmit paths that copy frames out release what the
+/// device accepted this way.
+pub fn free_front(burst: &mut Burst, n: usize) {
+    let n = n.min(burst.len());
     let Some(first) = burst.first() else { return };
     let shared = Arc::clone(&first.pool);
     let mut freed = 0;
     shared.with_cache(|bufs| {
-        for p in burst.iter_mut() {
+        for p in burst[..n].iter_mut() {
             if Arc::ptr_eq(&p.pool, &shared) {
                 if let Some(buf) = p.buf.take() {
                     if bufs.len() >= shared.cache_max {
@@ -284,7 +291,7 @@ pub fn free_burst(burst: &mut Burst) {
         }
     });
     shared.in_use.fetch_sub(freed, Ordering::Relaxed);
-    burst.clear();
+    burst.drain(..n);
 }
 
 /// One frame in a pooled buffer, with the metadata the pipeline attaches.
@@ -500,6 +507,9 @@ mod tests {
             .all(|p| p.len() == 0 && p.capacity() == BUF_SIZE - HEADROOM));
         assert_eq!(pool.available(), 40 - 31);
         assert_eq!(other.available(), 3);
+        free_front(&mut burst, 3);
+        assert_eq!(burst.len(), BURST_SIZE - 3);
+        assert_eq!((pool.available(), other.available()), (40 - 29, 4));
         free_burst(&mut burst);
         assert!(burst.is_empty());
         assert_eq!((pool.available(), other.available()), (40, 4));

@@ -765,7 +765,7 @@ impl Port for AfPacketPort {
                 }
             }
         }
-        burst.drain(..done);
+        crate::packet::free_front(burst, done);
         self.counters.tx_frames += sent;
         self.counters.tx_errors += errors;
         done

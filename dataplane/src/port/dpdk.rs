@@ -912,7 +912,7 @@ impl Port for DpdkPort {
                 done += 1;
             }
         }
-        burst.drain(..done);
+        crate::packet::free_front(burst, done);
         done
     }
 

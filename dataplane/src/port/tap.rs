@@ -164,7 +164,7 @@ impl Port for TapPort {
             }
             done += 1;
         }
-        burst.drain(..done);
+        crate::packet::free_front(burst, done);
         done
     }
 

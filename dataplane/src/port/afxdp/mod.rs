@@ -643,7 +643,7 @@ impl Port for AfXdpPort {
                 self.sock.tx.submit(queued as u32);
             }
         }
-        burst.drain(..taken);
+        crate::packet::free_front(burst, taken);
         self.kick_tx();
         self.counters.tx_frames += queued;
         self.counters.tx_errors += errors;
