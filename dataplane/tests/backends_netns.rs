@@ -314,6 +314,66 @@ fn veth_link_state_follows_the_interface() {
     });
 }
 
+/// The next burst of fixed-size numbered frames, `*next` up to `sent`
+/// (sequence 0 would give the 64-byte minimum, so the frame of a large
+/// sequence number is rewritten with each number).
+fn numbered_burst(pool: &Pool, dst: MacAddr, src: MacAddr, next: &mut u32, sent: u32) -> Burst {
+    let mut tx = Burst::new();
+    while tx.len() < BURST_SIZE && *next < sent {
+        let mut f = test_frame(dst, src, 27);
+        f[18..22].copy_from_slice(&next.to_be_bytes());
+        tx.push(packet(pool, &f));
+        *next += 1;
+    }
+    tx
+}
+
+/// Numbered frames `port` receives within 300 ms.
+fn count_numbered(port: &mut dyn Port, pool: &Pool) -> u64 {
+    let mut received = 0u64;
+    let deadline = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < deadline {
+        let mut rx = Burst::new();
+        port.rx_burst(pool, &mut rx, 0);
+        received += rx.iter().filter(|p| test_seq(p.data()).is_some()).count() as u64;
+    }
+    received
+}
+
+/// An overflowed receive side lost frames and counted every one it lost.
+fn assert_drops_add_up(received: u64, dropped: u64, sent: u32) {
+    assert!(
+        received > 0 && dropped > 0,
+        "received {received}, dropped {dropped}"
+    );
+    assert!(
+        received + dropped >= u64::from(sent),
+        "{received} + {dropped} < {sent}"
+    );
+}
+
+/// Whether `frame` (numbered `seq`), sent from `tx`, reaches `rx` within 3 s.
+fn gets_through(
+    tx: &mut dyn Port,
+    rx: &mut dyn Port,
+    pool: &Pool,
+    frame: Vec<u8>,
+    seq: u32,
+) -> bool {
+    let mut out = Burst::new();
+    out.push(packet(pool, &frame));
+    assert_eq!(tx.tx_burst(&mut out, 0), 1);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let mut got = Burst::new();
+        rx.rx_burst(pool, &mut got, 0);
+        if got.iter().any(|p| test_seq(p.data()) == Some(seq)) {
+            return true;
+        }
+    }
+    false
+}
+
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_ring_overflow_is_counted_and_recovers() {
@@ -333,48 +393,18 @@ fn veth_ring_overflow_is_counted_and_recovers() {
         let pool = Pool::new(256);
         let mut next = 0;
         while next < SENT {
-            let mut tx = Burst::new();
-            while tx.len() < BURST_SIZE && next < SENT {
-                // Fixed-size frames: seq 0 gives the 64-byte minimum, so
-                // use a large one and rewrite the sequence number.
-                let mut f = test_frame(mb, ma, 27);
-                f[18..22].copy_from_slice(&next.to_be_bytes());
-                tx.push(packet(&pool, &f));
-                next += 1;
-            }
+            let mut tx = numbered_burst(&pool, mb, ma, &mut next, SENT);
             pa.tx_burst(&mut tx, 0);
         }
         thread::sleep(Duration::from_millis(20));
-        let mut received = 0u64;
-        let deadline = Instant::now() + Duration::from_millis(300);
-        while Instant::now() < deadline {
-            let mut rx = Burst::new();
-            pb.rx_burst(&pool, &mut rx, 0);
-            received += rx.iter().filter(|p| test_seq(p.data()).is_some()).count() as u64;
-        }
+        let received = count_numbered(&mut pb, &pool);
         let dropped = pb.io_counters().rx_dropped;
-        assert!(
-            received > 0 && dropped > 0,
-            "received {received}, dropped {dropped}"
-        );
-        assert!(
-            received + dropped >= u64::from(SENT),
-            "{received} + {dropped} < {SENT}"
-        );
+        assert_drops_add_up(received, dropped, SENT);
         assert_eq!(pb.io_counters().rx_dropped, dropped, "drops counted twice");
         assert_eq!(pb.kernel_drops(), dropped);
 
         // Drained, the ring takes frames again.
-        let mut tx = Burst::new();
-        tx.push(packet(&pool, &test_frame(mb, ma, SENT)));
-        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut again = false;
-        while !again && Instant::now() < deadline {
-            let mut rx = Burst::new();
-            pb.rx_burst(&pool, &mut rx, 0);
-            again = rx.iter().any(|p| test_seq(p.data()) == Some(SENT));
-        }
+        let again = gets_through(&mut pa, &mut pb, &pool, test_frame(mb, ma, SENT), SENT);
         assert!(again, "ring did not recover after overflow");
     });
 }
@@ -463,13 +493,7 @@ fn af_xdp_ring_overflow_is_counted_and_recovers() {
         let pool = Pool::new(256);
         let mut next = 0;
         while next < SENT {
-            let mut tx = Burst::new();
-            while tx.len() < BURST_SIZE && next < SENT {
-                let mut f = test_frame(ma, mb, 27);
-                f[18..22].copy_from_slice(&next.to_be_bytes());
-                tx.push(packet(&pool, &f));
-                next += 1;
-            }
+            let mut tx = numbered_burst(&pool, ma, mb, &mut next, SENT);
             let len = tx.len();
             assert_eq!(pb.tx_burst(&mut tx, 0), len);
             // Paced, so the veth's own queue keeps up and every loss is
@@ -477,37 +501,15 @@ fn af_xdp_ring_overflow_is_counted_and_recovers() {
             thread::sleep(Duration::from_millis(2));
         }
         thread::sleep(Duration::from_millis(20));
-        let mut received = 0u64;
-        let deadline = Instant::now() + Duration::from_millis(300);
-        while Instant::now() < deadline {
-            let mut rx = Burst::new();
-            xa.rx_burst(&pool, &mut rx, 0);
-            received += rx.iter().filter(|p| test_seq(p.data()).is_some()).count() as u64;
-        }
+        let received = count_numbered(&mut xa, &pool);
         let dropped = xa.io_counters().rx_dropped;
         println!("af-xdp overflow: sent {SENT}, received {received}, dropped {dropped}");
-        assert!(
-            received > 0 && dropped > 0,
-            "received {received}, dropped {dropped}"
-        );
-        assert!(
-            received + dropped >= u64::from(SENT),
-            "{received} + {dropped} < {SENT}"
-        );
+        assert_drops_add_up(received, dropped, SENT);
         assert_eq!(xa.io_counters().rx_dropped, dropped, "drops counted twice");
         assert_eq!(xa.kernel_drops(), dropped);
 
         // Drained, the rings take frames again.
-        let mut tx = Burst::new();
-        tx.push(packet(&pool, &test_frame(ma, mb, SENT)));
-        assert_eq!(pb.tx_burst(&mut tx, 0), 1);
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut again = false;
-        while !again && Instant::now() < deadline {
-            let mut rx = Burst::new();
-            xa.rx_burst(&pool, &mut rx, 0);
-            again = rx.iter().any(|p| test_seq(p.data()) == Some(SENT));
-        }
+        let again = gets_through(&mut pb, &mut xa, &pool, test_frame(ma, mb, SENT), SENT);
         assert!(again, "rings did not recover after overflow");
         assert_eq!(
             xa.io_counters().rx_dropped,
