@@ -36,14 +36,13 @@ pub fn model(ports: usize) -> SwitchModel {
     let mut text = demo[..demo.find("\ninterface ").unwrap_or(demo.len())].to_string();
     text.push('\n');
     for i in 0..ports {
-        let m = host_mac(i).0;
         text.push_str(&format!(
             "interface Ethernet1/{n}\n  no switchport\n  mtu 9216\n  priority-flow-control mode on\n  \
              service-policy type qos input QOS_CLASSIFICATION\n  ip address 10.0.{i}.1/24\n  \
-             ip arp {ip} {m0:02x}:{m1:02x}:{m2:02x}:{m3:02x}:{m4:02x}:{m5:02x}\n  no shutdown\n",
+             ip arp {ip} {mac}\n  no shutdown\n",
             n = i + 1,
             ip = host_ip(i),
-            m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5],
+            mac = host_mac(i),
         ));
     }
     let parsed = railyard_config::parse_str(&text, "bench.conf", &Default::default())
