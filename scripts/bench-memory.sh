@@ -13,24 +13,15 @@
 set -euo pipefail
 secs=${1:-600}
 cd "$(dirname "$0")/.."
-[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
-command -v trafgen >/dev/null || apt-get install -y --no-install-recommends netsniff-ng >/dev/null
+source scripts/bench-lib.sh
 ports=8
-fwd_core=$(($(nproc) > 1 ? 1 : 0))
-
-echo "building railyard (release)..." >&2
-cargo build --release -q -p railyard-control
-railyard=$PWD/target/release/railyard
 
 tag="rym$$"
 host="$tag-host" sw="$tag-sw"
 work=$(mktemp -d)
 pid="" tg=""
 cleanup() {
-    if [[ -n $tg ]]; then
-        pkill -INT -P "$tg" 2>/dev/null || true
-        kill -INT "$tg" 2>/dev/null || true
-    fi
+    [[ -n $tg ]] && stop_trafgen "$tg"
     [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
     ip netns del "$host" 2>/dev/null || true
     ip netns del "$sw" 2>/dev/null || true
@@ -39,23 +30,13 @@ cleanup() {
 trap cleanup EXIT
 
 ip netns add "$host"; ip netns add "$sw"
-sed -e '/^interface /,$d' control/src/demo.conf > "$work/sw.conf"
+demo_qos > "$work/sw.conf"
 for i in $(seq 0 $((ports - 1))); do
     ip link add "h$i" netns "$host" type veth peer name "s$i" netns "$sw"
     ip -n "$sw" link set "s$i" up
     ip -n "$host" link set "h$i" up
     mac=$(ip netns exec "$host" cat "/sys/class/net/h$i/address")
-    cat >> "$work/sw.conf" <<EOF
-interface Ethernet1/$((i + 1))
-  no switchport
-  mtu 9216
-  priority-flow-control mode on
-  service-policy type qos input QOS_CLASSIFICATION
-  ip address 10.0.$i.1/24
-  ip arp 10.0.$i.2 $mac
-  bind af-packet s$i
-  no shutdown
-EOF
+    routed_port $((i + 1)) "10.0.$i.1/24" "af-packet s$i" "10.0.$i.2" "$mac" >> "$work/sw.conf"
 done
 ip -n "$host" addr add 10.0.0.2/24 dev h0
 
@@ -76,30 +57,14 @@ sleep 3
 kill -0 "$pid" || { cat "$work/railyard.log" >&2; exit 1; }
 idle=$(rss)
 
-switch_mac=""
-for _ in $(seq 50); do
-    ip netns exec "$host" ping -c 1 -W 0.2 10.0.0.1 >/dev/null 2>&1 || true
-    switch_mac=$(ip -n "$host" neigh show 10.0.0.1 | awk '/lladdr/ { print $5 }')
-    [[ -n $switch_mac ]] && break
-done
+switch_mac=$(learn_mac "$host" h0 10.0.0.1)
 [[ -n $switch_mac ]] || { echo "the switch did not answer ARP" >&2; cat "$work/railyard.log" >&2; exit 1; }
 # One frame to each of the seven other ports' hosts in turn.
 src_mac=$(ip netns exec "$host" cat /sys/class/net/h0/address)
 for p in $(seq 1 $((ports - 1))); do
-    cat <<EOF
-{
-  eth(da=$switch_mac, sa=$src_mac, type=0x0800),
-  ipv4(tos=0x62, ttl=64, sa=10.0.0.2, da=10.0.$p.2),
-  udp(sp=dinc(49152, 50175), dp=4791),
-  0x0a, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
-  fill(0x00, 6)
-}
-EOF
+    roce_frame "$switch_mac" "$src_mac" 10.0.0.2 "10.0.$p.2"
 done > "$work/frames.cfg"
-
-ip netns exec "$host" taskset -c 0 trafgen --dev h0 --conf "$work/frames.cfg" --cpus 1 \
-    --no-sock-mem >/dev/null 2>&1 &
-tg=$!
+tg=$(start_trafgen "$host" h0 "$work/frames.cfg")
 echo "railyard run, $ports AF_PACKET ports, default buffers: idle VmRSS ${idle} kB"
 printf '  %8s %12s %14s\n' seconds "VmRSS kB" "delivered"
 first="" last="" max=0 t=0

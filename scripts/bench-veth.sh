@@ -19,25 +19,12 @@
 set -euo pipefail
 secs=${1:-5}
 cd "$(dirname "$0")/.."
-[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
-command -v trafgen >/dev/null || apt-get install -y --no-install-recommends netsniff-ng >/dev/null
-fwd_core=$(($(nproc) > 1 ? 1 : 0))
-
-echo "building railyard (release)..." >&2
-cargo build --release -q -p railyard-control
-railyard=$PWD/target/release/railyard
+source scripts/bench-lib.sh
 
 tag="ryb$$"
 gen="$tag-gen" sw="$tag-sw" sink="$tag-sink"
 work=$(mktemp -d)
 pid=""
-# trafgen's sender processes stop on SIGINT (a background job's parent
-# ignores it), then the parent follows.
-stop_trafgen() {
-    pkill -INT -P "$1" 2>/dev/null || true
-    kill -INT "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
 cleanup() {
     [[ -s $work/trafgen.pid ]] && stop_trafgen "$(cat "$work/trafgen.pid")"
     [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
@@ -60,23 +47,15 @@ stat() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
 
 # trafgen configuration toward destination MAC $1.
 frames() {
-    cat > "$work/frames.cfg" <<EOF
-{
-  eth(da=$1, sa=$(ip netns exec "$gen" cat /sys/class/net/gen0/address), type=0x0800),
-  ipv4(tos=0x62, ttl=64, sa=10.0.1.2, da=10.0.2.2),
-  udp(sp=dinc(49152, 50175), dp=4791),
-  0x0a, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
-  fill(0x00, 6)
-}
-EOF
+    roce_frame "$1" "$(ip netns exec "$gen" cat /sys/class/net/gen0/address)" \
+        10.0.1.2 10.0.2.2 > "$work/frames.cfg"
 }
 
 # measure NAME: runs trafgen for $secs s (after 1 s of warm-up) and prints
 # "offered delivered" in packets per second.
 measure() {
-    ip netns exec "$gen" taskset -c 0 trafgen --dev gen0 --conf "$work/frames.cfg" \
-        --cpus 1 --no-sock-mem >/dev/null 2>&1 &
-    local tg=$!
+    local tg
+    tg=$(start_trafgen "$gen" gen0 "$work/frames.cfg")
     echo "$tg" > "$work/trafgen.pid"
     sleep 1
     local t0 r0 o0 t1 r1 o1
@@ -92,38 +71,16 @@ measure() {
 declare -A offered delivered
 run_railyard() {
     local backend=$1 name="railyard $1"
-    sed -e '/^interface /,$d' control/src/demo.conf > "$work/sw.conf"
-    cat >> "$work/sw.conf" <<EOF
-interface Ethernet1/1
-  no switchport
-  mtu 9216
-  priority-flow-control mode on
-  service-policy type qos input QOS_CLASSIFICATION
-  ip address 10.0.1.1/24
-  bind $backend sw0
-  no shutdown
-interface Ethernet1/2
-  no switchport
-  mtu 9216
-  priority-flow-control mode on
-  service-policy type qos input QOS_CLASSIFICATION
-  ip address 10.0.2.1/24
-  ip arp 10.0.2.2 $sink_mac
-  bind $backend sw1
-  no shutdown
-EOF
+    {
+        demo_qos
+        routed_port 1 10.0.1.1/24 "$backend sw0"
+        routed_port 2 10.0.2.1/24 "$backend sw1" 10.0.2.2 "$sink_mac"
+    } > "$work/sw.conf"
     ip netns exec "$sw" "$railyard" run --config "$work/sw.conf" --socket "$work/sw.sock" \
         --cores "$fwd_core" --poll busy > "$work/railyard.log" 2>&1 &
     pid=$!
-    # The generator learns the switch's MAC the way a host would.
-    ip -n "$gen" neigh flush dev gen0
-    local mac=""
-    for _ in $(seq 50); do
-        ip netns exec "$gen" ping -c 1 -W 0.2 10.0.1.1 >/dev/null 2>&1 || true
-        mac=$(ip -n "$gen" neigh show 10.0.1.1 | awk '/lladdr/ { print $5 }')
-        [[ -n $mac ]] && break
-        sleep 0.1
-    done
+    local mac
+    mac=$(learn_mac "$gen" gen0 10.0.1.1)
     if [[ -z $mac ]]; then
         echo "$name: the switch did not answer ARP; log:" >&2; cat "$work/railyard.log" >&2
         kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
@@ -131,7 +88,6 @@ EOF
     fi
     frames "$mac"
     read -r "offered[$name]" "delivered[$name]" < <(measure)
-    "$railyard" show interface Ethernet1/2 --socket "$work/sw.sock" > "$work/show.txt" 2>&1 || true
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
 
