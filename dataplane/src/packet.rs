@@ -7,8 +7,24 @@
 //! keeps a small last-in, first-out cache (as DPDK's per-lcore mempool cache
 //! does): a busy worker keeps reusing the same few hot buffers instead of
 //! cycling through — and faulting in — the whole pool.
+//!
+//! As with DPDK's mbuf, what travels with a frame (its metadata, arrival
+//! time, ingress port) lives in the buffer itself, in front of the headroom,
+//! and a [`Packet`] is one pointer to it: moving a packet through the
+//! stages, queues and hand-off rings moves eight bytes, not a hundred.
+//!
+//! A buffer knows its pool without holding a reference count of its own:
+//! the pool counts the buffers it has lent, and while any are out that
+//! count holds one reference on the pool. Taking or returning a burst is
+//! then one atomic add on the pool, not two per packet.
+
+// The buffer header's pool pointer and the loan-held reference are the two
+// places this module needs `unsafe`; each block says why it is sound.
+#![allow(unsafe_code)]
 
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -24,7 +40,7 @@ pub const MAX_MTU: usize = 9216;
 pub const MAX_FRAME: usize = MAX_MTU + 14 + 4;
 /// Bytes kept free in front of the frame so a tag can be pushed without a copy.
 pub const HEADROOM: usize = 64;
-/// Size of every buffer in the pool.
+/// Size of every buffer's frame area (headroom included).
 pub const BUF_SIZE: usize = HEADROOM + MAX_FRAME;
 /// Packets moved per `rx_burst`/`tx_burst` and per pipeline stage call.
 pub const BURST_SIZE: usize = 32;
@@ -32,14 +48,54 @@ pub const BURST_SIZE: usize = 32;
 /// A burst of packets, the unit every stage works on.
 pub type Burst = ArrayVec<Packet, BURST_SIZE>;
 
+/// What the pipeline carries with a frame; a [`Packet`] dereferences to it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PacketInfo {
+    /// What the parser and later stages learned about the frame.
+    pub meta: Meta,
+    /// Arrival time (set by the receiving port); while the packet waits in an
+    /// egress queue, the time it joined it (for its sojourn time); then its
+    /// departure time on transmit.
+    pub timestamp: Nanos,
+    /// Index of the interface the frame arrived on.
+    pub in_port: u16,
+}
+
+/// One pooled buffer: the packet's state, then headroom and frame. The
+/// state takes the first cache lines and the frame area starts on a line
+/// of its own, so the stages that touch both touch few lines.
+#[repr(C, align(64))]
+struct Buffer {
+    /// The pool this buffer returns to; it stays alive while the buffer is
+    /// lent out (see [`PoolShared::lent`]).
+    pool: *const PoolShared,
+    head: u16,
+    len: u16,
+    info: PacketInfo,
+    data: Aligned,
+}
+
+#[repr(C, align(64))]
+struct Aligned([u8; BUF_SIZE]);
+
+type BufBox = Box<Buffer>;
+
 struct PoolShared {
-    free: ArrayQueue<Box<[u8]>>,
+    free: ArrayQueue<BufBox>,
     capacity: usize,
+    /// Buffers lent out (in packets). While it is above zero it holds one
+    /// strong reference on the pool, so a packet can always go home.
     in_use: AtomicUsize,
     exhausted: AtomicU64,
     /// Most buffers one thread's cache may hold.
     cache_max: usize,
 }
+
+// SAFETY: the raw `pool` pointer in each buffer is only dereferenced while
+// the buffer is lent, when `in_use` keeps the pool alive; everything else in
+// the pool is thread-safe (atomics and a lock-free queue).
+unsafe impl Send for PoolShared {}
+unsafe impl Sync for PoolShared {}
 
 /// Largest per-thread cache (DPDK's default mempool cache is 256-512).
 const CACHE_MAX: usize = 256;
@@ -49,7 +105,7 @@ const CACHE_MAX: usize = 256;
 /// kept alive by every thread that ever touched it.
 struct LocalCache {
     pool: Weak<PoolShared>,
-    bufs: Vec<Box<[u8]>>,
+    bufs: Vec<BufBox>,
 }
 
 impl Drop for LocalCache {
@@ -73,7 +129,7 @@ impl PoolShared {
     /// Runs `f` on this thread's cache for this pool, creating it on first use.
     /// Returns `None` during thread teardown, when the cache is gone.
     #[inline]
-    fn with_cache<R>(self: &Arc<Self>, f: impl FnOnce(&mut Vec<Box<[u8]>>) -> R) -> Option<R> {
+    fn with_cache<R>(self: &Arc<Self>, f: impl FnOnce(&mut Vec<BufBox>) -> R) -> Option<R> {
         CACHES
             .try_with(|c| {
                 let mut caches = c.try_borrow_mut().ok()?;
@@ -99,7 +155,7 @@ impl PoolShared {
     /// Refills half an empty cache in one go from the shared queue; false
     /// when the shared queue is empty too.
     #[inline]
-    fn refill(&self, bufs: &mut Vec<Box<[u8]>>) -> bool {
+    fn refill(&self, bufs: &mut Vec<BufBox>) -> bool {
         for _ in 0..self.cache_max / 2 {
             match self.free.pop() {
                 Some(b) => bufs.push(b),
@@ -111,14 +167,14 @@ impl PoolShared {
 
     /// Spills half a full cache back so other threads can have them.
     #[inline]
-    fn spill(&self, bufs: &mut Vec<Box<[u8]>>) {
+    fn spill(&self, bufs: &mut Vec<BufBox>) {
         for b in bufs.drain(self.cache_max / 2..) {
             let _ = self.free.push(b);
         }
     }
 
     #[inline]
-    fn take(self: &Arc<Self>) -> Option<Box<[u8]>> {
+    fn take(self: &Arc<Self>) -> Option<BufBox> {
         let cached = self.with_cache(|bufs| {
             if bufs.is_empty() {
                 self.refill(bufs);
@@ -131,20 +187,44 @@ impl PoolShared {
         }
     }
 
+    /// Puts buffers back (this thread's cache first) and ends their loan.
+    /// `bufs` must all belong to this pool.
     #[inline]
-    fn give(self: &Arc<Self>, buf: Box<[u8]>) {
-        let mut buf = Some(buf);
-        self.with_cache(|bufs| {
-            if bufs.len() >= self.cache_max {
-                self.spill(bufs);
-            }
-            if let Some(b) = buf.take() {
-                bufs.push(b);
+    fn give(self: &Arc<Self>, bufs: impl Iterator<Item = BufBox>) {
+        let mut n = 0;
+        let mut bufs = bufs.inspect(|_| n += 1);
+        self.with_cache(|cache| {
+            for b in bufs.by_ref() {
+                if cache.len() >= self.cache_max {
+                    self.spill(cache);
+                }
+                cache.push(b);
             }
         });
-        if let Some(b) = buf {
+        for b in bufs {
             // Cannot fail: the shared queue can hold every buffer of the pool.
             let _ = self.free.push(b);
+        }
+        self.returned(n);
+    }
+
+    /// Records `n` more buffers lent; the first loan takes the pool's
+    /// reference for the loans (see [`returned`](Self::returned)).
+    #[inline]
+    fn lent(self: &Arc<Self>, n: usize) {
+        if n > 0 && self.in_use.fetch_add(n, Ordering::AcqRel) == 0 {
+            // SAFETY: `self` is a live Arc, so the count is at least one.
+            unsafe { Arc::increment_strong_count(Arc::as_ptr(self)) };
+        }
+    }
+
+    /// Records `n` buffers back; the last one gives up the loans' reference,
+    /// which may free the pool, so nothing may touch it afterwards.
+    #[inline]
+    fn returned(self: &Arc<Self>, n: usize) {
+        if n > 0 && self.in_use.fetch_sub(n, Ordering::AcqRel) == n {
+            // SAFETY: the reference taken by `lent` when the count left zero.
+            unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
         }
     }
 }
@@ -161,21 +241,30 @@ impl Pool {
     /// Preallocates `buffers` buffers of [`BUF_SIZE`] bytes.
     pub fn new(buffers: usize) -> Pool {
         let buffers = buffers.max(1);
-        let free = ArrayQueue::new(buffers);
+        let shared = Arc::new(PoolShared {
+            free: ArrayQueue::new(buffers),
+            capacity: buffers,
+            in_use: AtomicUsize::new(0),
+            exhausted: AtomicU64::new(0),
+            // Small pools (tests) keep most buffers shared.
+            cache_max: (buffers / 8).clamp(2, CACHE_MAX),
+        });
         for _ in 0..buffers {
+            let mut b = Box::<Buffer>::new_zeroed();
+            let p = b.as_mut_ptr();
+            // SAFETY: every field is written before `assume_init`; `data` is
+            // plain bytes, for which all zeroes is a valid value.
+            let b = unsafe {
+                std::ptr::addr_of_mut!((*p).pool).write(Arc::as_ptr(&shared));
+                std::ptr::addr_of_mut!((*p).head).write(HEADROOM as u16);
+                std::ptr::addr_of_mut!((*p).len).write(0);
+                std::ptr::addr_of_mut!((*p).info).write(PacketInfo::default());
+                b.assume_init()
+            };
             // Cannot fail: the queue was sized for exactly this many.
-            let _ = free.push(vec![0u8; BUF_SIZE].into_boxed_slice());
+            let _ = shared.free.push(b);
         }
-        Pool {
-            shared: Arc::new(PoolShared {
-                free,
-                capacity: buffers,
-                in_use: AtomicUsize::new(0),
-                exhausted: AtomicU64::new(0),
-                // Small pools (tests) keep most buffers shared.
-                cache_max: (buffers / 8).clamp(2, CACHE_MAX),
-            }),
-        }
+        Pool { shared }
     }
 
     /// Takes an empty packet (length 0, default metadata), or `None` when every
@@ -183,9 +272,10 @@ impl Pool {
     #[inline]
     pub fn alloc(&self) -> Option<Packet> {
         match self.shared.take() {
-            Some(buf) => Some(Packet::new(buf, &self.shared)).inspect(|_| {
-                self.shared.in_use.fetch_add(1, Ordering::Relaxed);
-            }),
+            Some(buf) => {
+                self.shared.lent(1);
+                Some(Packet::new(buf))
+            }
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 None
@@ -206,14 +296,14 @@ impl Pool {
                     break;
                 }
                 let Some(buf) = bufs.pop() else { break };
-                burst.push(Packet::new(buf, shared));
+                burst.push(Packet::new(buf));
                 got += 1;
             }
             got
         });
         match cached {
             Some(got) => {
-                shared.in_use.fetch_add(got, Ordering::Relaxed);
+                shared.lent(got);
                 if got < want {
                     shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 }
@@ -275,124 +365,111 @@ pub fn free_burst(burst: &mut Burst) {
 pub fn free_front(burst: &mut Burst, n: usize) {
     let n = n.min(burst.len());
     let Some(first) = burst.first() else { return };
-    let shared = Arc::clone(&first.pool);
-    let mut freed = 0;
-    shared.with_cache(|bufs| {
-        for p in burst[..n].iter_mut() {
-            if Arc::ptr_eq(&p.pool, &shared) {
-                if let Some(buf) = p.buf.take() {
-                    if bufs.len() >= shared.cache_max {
-                        shared.spill(bufs);
-                    }
-                    bufs.push(buf);
-                    freed += 1;
-                }
-            }
-        }
-    });
-    shared.in_use.fetch_sub(freed, Ordering::Relaxed);
-    burst.drain(..n);
+    let pool = first.buf.pool;
+    let same = burst[..n].iter().all(|p| p.buf.pool == pool);
+    if !same {
+        // Mixed pools (rare: tests, control frames): one at a time.
+        burst.drain(..n);
+        return;
+    }
+    // SAFETY: the pool is alive while these buffers are lent (`in_use`
+    // holds a reference); ManuallyDrop keeps this borrowed Arc's count as is.
+    let shared = ManuallyDrop::new(unsafe { Arc::from_raw(pool) });
+    shared.give(burst.drain(..n).map(Packet::into_buffer));
 }
 
-/// One frame in a pooled buffer, with the metadata the pipeline attaches.
+/// One frame in a pooled buffer, with the metadata the pipeline attaches
+/// (through [`Deref`] to [`PacketInfo`]: `pkt.meta`, `pkt.timestamp`,
+/// `pkt.in_port`).
 ///
 /// The frame occupies `buf[head..head + len]`; the bytes before `head` are
 /// headroom. Dropping the packet returns its buffer to the pool.
 pub struct Packet {
-    buf: Option<Box<[u8]>>,
-    head: u16,
-    len: u16,
-    pool: Arc<PoolShared>,
-    /// What the parser and later stages learned about the frame.
-    pub meta: Meta,
-    /// Arrival time (set by the receiving port); while the packet waits in an
-    /// egress queue, the time it joined it (for its sojourn time); then its
-    /// departure time on transmit.
-    pub timestamp: Nanos,
-    /// Index of the interface the frame arrived on.
-    pub in_port: u16,
+    buf: ManuallyDrop<BufBox>,
 }
+
+// SAFETY: a packet owns its buffer outright; the buffer's pool pointer is
+// to a `Sync` pool kept alive while the buffer is lent.
+unsafe impl Send for Packet {}
 
 impl Packet {
     #[inline]
-    fn new(buf: Box<[u8]>, pool: &Arc<PoolShared>) -> Packet {
+    fn new(mut buf: BufBox) -> Packet {
+        buf.head = HEADROOM as u16;
+        buf.len = 0;
+        buf.info = PacketInfo::default();
         Packet {
-            buf: Some(buf),
-            head: HEADROOM as u16,
-            len: 0,
-            pool: Arc::clone(pool),
-            meta: Meta::default(),
-            timestamp: 0,
-            in_port: 0,
+            buf: ManuallyDrop::new(buf),
         }
     }
 
+    /// Gives up the buffer without returning it to the pool.
     #[inline]
-    fn raw(&self) -> &[u8] {
-        match &self.buf {
-            Some(b) => b,
-            None => &[],
-        }
-    }
-
-    #[inline]
-    fn raw_mut(&mut self) -> &mut [u8] {
-        match &mut self.buf {
-            Some(b) => b,
-            None => &mut [],
-        }
+    fn into_buffer(self) -> BufBox {
+        let mut me = ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again.
+        unsafe { ManuallyDrop::take(&mut me.buf) }
     }
 
     /// The frame's bytes.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        let h = self.head as usize;
-        &self.raw()[h..h + self.len as usize]
+        let h = self.buf.head as usize;
+        &self.buf.data.0[h..h + self.buf.len as usize]
     }
 
     /// The frame's bytes, writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        let (h, l) = (self.head as usize, self.len as usize);
-        &mut self.raw_mut()[h..h + l]
+        let (h, l) = (self.buf.head as usize, self.buf.len as usize);
+        &mut self.buf.data.0[h..h + l]
+    }
+
+    /// The frame's bytes and its metadata at once, for a stage (the parser)
+    /// that reads one to fill in the other.
+    #[inline]
+    pub fn data_and_meta_mut(&mut self) -> (&[u8], &mut Meta) {
+        let b = &mut **self.buf;
+        let h = b.head as usize;
+        (&b.data.0[h..h + b.len as usize], &mut b.info.meta)
     }
 
     /// Frame length in bytes.
     #[inline]
     #[allow(clippy::len_without_is_empty)] // an empty frame is simply length 0
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.buf.len as usize
     }
 
     /// Everything from the frame's start to the end of the buffer, for a
     /// backend or builder to write a frame into before calling [`set_len`](Self::set_len).
     #[inline]
     pub fn tailroom_mut(&mut self) -> &mut [u8] {
-        let h = self.head as usize;
-        &mut self.raw_mut()[h..]
+        let h = self.buf.head as usize;
+        &mut self.buf.data.0[h..]
     }
 
     /// Largest length [`set_len`](Self::set_len) accepts.
     #[inline]
     pub fn capacity(&self) -> usize {
-        BUF_SIZE - self.head as usize
+        BUF_SIZE - self.buf.head as usize
     }
 
     /// Sets the frame length; lengths past the buffer are clamped to it.
     #[inline]
     pub fn set_len(&mut self, len: usize) {
-        self.len = len.min(self.capacity()) as u16;
+        self.buf.len = len.min(self.capacity()) as u16;
     }
 
     /// Grows the frame at the front by `n` bytes (for pushing a header);
     /// returns false, changing nothing, when the headroom is too small.
     #[inline]
     pub fn push_front(&mut self, n: usize) -> bool {
-        if n > self.head as usize {
+        if n > self.buf.head as usize {
             return false;
         }
-        self.head -= n as u16;
-        self.len += n as u16;
+        self.buf.head -= n as u16;
+        self.buf.len += n as u16;
         true
     }
 
@@ -400,36 +477,52 @@ impl Packet {
     /// changing nothing, when the frame is shorter than `n`.
     #[inline]
     pub fn pull_front(&mut self, n: usize) -> bool {
-        if n > self.len as usize {
+        if n > self.buf.len as usize {
             return false;
         }
-        self.head += n as u16;
-        self.len -= n as u16;
+        self.buf.head += n as u16;
+        self.buf.len -= n as u16;
         true
     }
 
     /// Forgets any earlier frame and metadata, for reusing the buffer to build a
     /// new frame (a reply, a pause frame) without going back to the pool.
     pub fn reset(&mut self) {
-        self.head = HEADROOM as u16;
-        self.len = 0;
-        self.meta = Meta::default();
+        self.buf.head = HEADROOM as u16;
+        self.buf.len = 0;
+        self.buf.info.meta = Meta::default();
+    }
+}
+
+impl Deref for Packet {
+    type Target = PacketInfo;
+    #[inline]
+    fn deref(&self) -> &PacketInfo {
+        &self.buf.info
+    }
+}
+
+impl DerefMut for Packet {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut PacketInfo {
+        &mut self.buf.info
     }
 }
 
 impl Drop for Packet {
     fn drop(&mut self) {
-        if let Some(buf) = self.buf.take() {
-            self.pool.in_use.fetch_sub(1, Ordering::Relaxed);
-            self.pool.give(buf);
-        }
+        // SAFETY: `self.buf` is never used again.
+        let buf = unsafe { ManuallyDrop::take(&mut self.buf) };
+        // SAFETY: as in `free_front`: a lent buffer's pool is alive.
+        let shared = ManuallyDrop::new(unsafe { Arc::from_raw(buf.pool) });
+        shared.give(std::iter::once(buf));
     }
 }
 
 impl std::fmt::Debug for Packet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Packet")
-            .field("len", &self.len)
+            .field("len", &self.buf.len)
             .field("in_port", &self.in_port)
             .field("timestamp", &self.timestamp)
             .finish()
