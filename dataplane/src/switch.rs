@@ -33,7 +33,7 @@ use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::host;
-use crate::meta::{FrameKind, Meta, QOS_GROUP_CONTROL};
+use crate::meta::{FrameKind, QOS_GROUP_CONTROL};
 use crate::model::{DlbMode, InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
@@ -341,9 +341,11 @@ impl Switch {
             }
         }
         let mut work = self.drain_links(now);
-        for p in 0..self.ports.len() {
-            if self.ports[p].owned {
-                work += self.rx_port(p, now);
+        if !self.handoff_congested() {
+            for p in 0..self.ports.len() {
+                if self.ports[p].owned {
+                    work += self.rx_port(p, now);
+                }
             }
         }
         if now.saturating_sub(self.last_tick) >= TICK_INTERVAL {
@@ -622,13 +624,12 @@ impl Switch {
             slot.counters.drop(DropReason::InterfaceDown);
             return;
         }
-        let mut meta = Meta::default();
-        if parse(pkt.data(), &mut meta).is_err() {
+        let (frame, meta) = pkt.data_and_meta_mut();
+        if parse(frame, meta).is_err() {
             slot.counters.rx_malformed += 1;
             slot.counters.drop(DropReason::Malformed);
             return;
         }
-        pkt.meta = meta;
         match pkt.meta.kind {
             FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, now),
             FrameKind::Arp => self.local_arp(pkt, p, now),
@@ -1097,6 +1098,19 @@ impl Switch {
                 }
             }
         }
+    }
+
+    /// True while another worker's inbox is more than half full: that
+    /// worker is behind, so this one leaves new frames in its ports' receive
+    /// rings (where the backend counts any overflow, as a NIC does) rather
+    /// than routing them only to drop them at the hand-off.
+    fn handoff_congested(&self) -> bool {
+        self.links.as_ref().is_some_and(|l| {
+            l.inboxes
+                .iter()
+                .enumerate()
+                .any(|(w, q)| w != l.id && q.len() > q.capacity() / 2)
+        })
     }
 
     fn drain_links(&mut self, now: Nanos) -> usize {

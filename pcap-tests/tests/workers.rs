@@ -224,3 +224,75 @@ fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
     assert_eq!(stats.interfaces["Ethernet1/2"].punted, 1);
     assert_eq!(stats.interfaces["Ethernet1/4"].tx_packets, 1);
 }
+
+/// A worker that falls behind holds back the others: they stop taking new
+/// frames from their ports while its inbox is over half full, so nothing is
+/// routed only to be dropped at the hand-off, and everything arrives once
+/// it catches up.
+#[test]
+fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
+    use railyard_dataplane::switch::{Switch, WorkerLinks};
+
+    const HANDOFF: usize = 64;
+    const FRAMES: u64 = 300;
+    let m = model();
+    let pool = Pool::new(1024);
+    let (p0, mut h0, _) = RingLink::pair("p0", 512);
+    let (p1, mut h1, _) = RingLink::pair("p1", 512);
+    let mut links = WorkerLinks::build(2, &[0, 1, 0, 1], HANDOFF).into_iter();
+    let (mut w0, _) = Switch::new_worker(
+        &m,
+        vec![Some(Box::new(p0) as Box<dyn Port>), None, None, None],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let (mut w1, _) = Switch::new_worker(
+        &m,
+        vec![None, Some(Box::new(p1) as Box<dyn Port>), None, None],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    // Host 1's MAC is known on both workers (worker 1 learns it and tells
+    // worker 0), so frames from port 0 cross straight to worker 1.
+    let h1_ip = Ipv4Addr::new(10, 0, 1, 2);
+    let mut reply = arp_request(host_mac(1), h1_ip, Ipv4Addr::new(10, 0, 1, 1));
+    reply[0..6].copy_from_slice(&port_mac(1).0);
+    reply[21] = 2;
+    reply[32..38].copy_from_slice(&port_mac(1).0);
+    h1.send(pool.alloc_from(&reply).unwrap()).unwrap();
+    w1.poll(1_000);
+    w0.poll(2_000);
+    let spec = FrameSpec::udp(
+        host_mac(0),
+        port_mac(0),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        IpAddr::V4(h1_ip),
+    );
+    for k in 0..FRAMES {
+        h0.send(pool.alloc_from(&build(&spec, k)).unwrap()).unwrap();
+    }
+    // Worker 1 is stalled: worker 0 fills its inbox past half, then waits.
+    for t in 0..50 {
+        w0.poll(3_000 + t);
+    }
+    let taken = w0.counters(0).unwrap().rx_packets;
+    assert!(
+        (HANDOFF as u64 / 2..=HANDOFF as u64 / 2 + 32).contains(&taken),
+        "worker 0 took {taken} frames for a {HANDOFF}-packet inbox"
+    );
+    assert_eq!(w0.counters(0).unwrap().total_drops(), 0);
+    // Worker 1 catches up: every frame arrives, in order, none dropped.
+    let mut got = Vec::new();
+    for t in 0..1_000 {
+        w1.poll(10_000 + 2 * t);
+        w0.poll(10_001 + 2 * t);
+        while let Some(p) = h1.recv() {
+            got.push(u64::from_be_bytes(p.data()[42..50].try_into().unwrap()));
+        }
+        if got.len() == FRAMES as usize {
+            break;
+        }
+    }
+    assert_eq!(got, (0..FRAMES).collect::<Vec<_>>());
+    assert_eq!(w0.counters(0).unwrap().total_drops(), 0);
+}
