@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use railyard_benches::{balanced_model, host_ip, model, roce_mix_remote};
 use railyard_dataplane::balance::hash::ecmp_hash;
-use railyard_dataplane::fib::Fib;
+use railyard_dataplane::fib::{Fib, Lpm};
 use railyard_dataplane::meta::Meta;
 use railyard_dataplane::model::{NextHopModel, RouteModel};
 use railyard_dataplane::packet::free_burst;
@@ -54,6 +54,39 @@ fn lpm(c: &mut Criterion) {
             for d in &dsts {
                 black_box(large.lookup_v4(black_box(*d)));
             }
+        })
+    });
+    group.finish();
+
+    // Removing a route rebuilds the IPv4 direct table from the prefix set;
+    // this is the cost of one such change on the large FIB plus a default.
+    // Building a fresh table is what a configuration change does.
+    let mut prefixes: Vec<(u32, u8)> = large
+        .routes()
+        .iter()
+        .filter_map(|r| match r.prefix {
+            IpAddr::V4(a) => Some((u32::from(a), r.len)),
+            IpAddr::V6(_) => None,
+        })
+        .collect();
+    prefixes.push((0, 0));
+    let fill = |prefixes: &[(u32, u8)]| {
+        let mut table = Lpm::<u32>::new();
+        for (i, (p, len)) in prefixes.iter().enumerate() {
+            table.insert(*p, *len, i as u32);
+        }
+        table
+    };
+    let mut group = c.benchmark_group("fib_update");
+    group.bench_function("insert_v4/1000_static", |b| {
+        b.iter(|| black_box(fill(black_box(&prefixes))))
+    });
+    let mut table = fill(&prefixes);
+    let probe = 0x0b00_0000;
+    group.bench_function("remove_v4_rebuild/1000_static", |b| {
+        b.iter(|| {
+            table.insert(probe, 24, 7);
+            black_box(table.remove(black_box(probe), 24));
         })
     });
     group.finish();
