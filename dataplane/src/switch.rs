@@ -69,10 +69,17 @@ pub struct WorkerLinks {
     pub id: usize,
     /// Which worker owns each port (index = port id).
     pub owners: Vec<usize>,
-    /// Packets other workers routed to this worker's ports.
+    /// Frames the control plane sends on this worker's ports.
     pub inbox: Arc<ArrayQueue<Packet>>,
-    /// Every worker's inbox, by worker number.
+    /// Every worker's control inbox, by worker number.
     pub inboxes: Vec<Arc<ArrayQueue<Packet>>>,
+    /// Packets this worker routes to each other worker's ports, by worker
+    /// number (`None` for itself). One single-producer ring per pair of
+    /// workers lets a burst cross with one index update, not one atomic
+    /// read-modify-write per packet.
+    pub to_peers: Vec<Option<rtrb::Producer<Packet>>>,
+    /// Packets the other workers routed to this worker's ports.
+    pub from_peers: Vec<rtrb::Consumer<Packet>>,
     /// Neighbour events for this worker.
     pub events: Arc<ArrayQueue<NeighborEvent>>,
     /// Every worker's event ring, by worker number.
@@ -96,12 +103,34 @@ impl WorkerLinks {
             .collect();
         let ingress = Arc::new(IngressAccounting::new(owners.len()));
         let quality = Arc::new(QualityBoard::new(owners.len()));
-        (0..workers)
-            .map(|id| WorkerLinks {
+        // rings[from][to]: the ring from worker `from` to worker `to`.
+        let mut to_peers: Vec<Vec<Option<rtrb::Producer<Packet>>>> = Vec::new();
+        let mut from_peers: Vec<Vec<rtrb::Consumer<Packet>>> =
+            (0..workers).map(|_| Vec::new()).collect();
+        for from in 0..workers {
+            let mut row = Vec::new();
+            for (to, inbound) in from_peers.iter_mut().enumerate() {
+                if to == from {
+                    row.push(None);
+                } else {
+                    let (tx, rx) = rtrb::RingBuffer::new(capacity.max(1));
+                    row.push(Some(tx));
+                    inbound.push(rx);
+                }
+            }
+            to_peers.push(row);
+        }
+        to_peers
+            .into_iter()
+            .zip(from_peers)
+            .enumerate()
+            .map(|(id, (to_peers, from_peers))| WorkerLinks {
                 id,
                 owners: owners.to_vec(),
                 inbox: Arc::clone(&inboxes[id]),
                 inboxes: inboxes.clone(),
+                to_peers,
+                from_peers,
                 events: Arc::clone(&events[id]),
                 all_events: events.clone(),
                 ingress: Arc::clone(&ingress),
@@ -142,6 +171,9 @@ pub struct Switch {
     neighbors: NeighborTable,
     pool: Pool,
     links: Option<WorkerLinks>,
+    /// Per worker: packets routed to its ports this poll, sent over in one
+    /// go when the poll ends (see [`WorkerLinks::to_peers`]).
+    outbox: Vec<Burst>,
     punt: Option<Arc<ArrayQueue<Packet>>>,
     released: Vec<Packet>,
     tick_out: TickOutput,
@@ -257,6 +289,9 @@ impl Switch {
             fib,
             neighbors,
             pool,
+            outbox: (0..links.as_ref().map_or(0, |l| l.to_peers.len()))
+                .map(|_| Burst::new())
+                .collect(),
             links,
             punt: None,
             released: Vec::with_capacity(64),
@@ -352,6 +387,9 @@ impl Switch {
             self.last_tick = now;
             self.tick(now);
         }
+        // What this round routed to other workers' ports leaves now, a burst
+        // per ring, so they can start on it while this worker transmits.
+        self.flush_handoffs();
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
                 if self.ports[p].pfc.rx_paused != 0 {
@@ -375,7 +413,11 @@ impl Switch {
     pub fn idle(&self) -> bool {
         self.ports.iter().all(|p| {
             !p.owned || (p.queues.is_empty() && p.ctrl_tx.is_empty() && p.tx_pending.is_empty())
-        }) && self.links.as_ref().is_none_or(|l| l.inbox.is_empty())
+        }) && self
+            .links
+            .as_ref()
+            .is_none_or(|l| l.inbox.is_empty() && l.from_peers.iter().all(|c| c.is_empty()))
+            && self.outbox.iter().all(|b| b.is_empty())
     }
 
     /// True when every owned port is a replay source that has delivered all
@@ -994,13 +1036,10 @@ impl Switch {
         if !self.ports[out].owned {
             let Some(links) = &self.links else { return };
             let owner = links.owners[out];
-            if let Err(pkt) = links.inboxes[owner].push(pkt) {
-                if pkt.meta.lossless {
-                    let pg = usize::from(pkt.meta.pfc_priority);
-                    self.ingress_acct.sub(in_port, pg, pkt.len() as u64);
-                }
-                self.count_drop(in_port, DropReason::HandoffFull);
+            if self.outbox[owner].is_full() {
+                self.flush_handoff(owner);
             }
+            self.outbox[owner].push(pkt);
             return;
         }
         let slot = &mut self.ports[out];
@@ -1106,25 +1145,82 @@ impl Switch {
     /// than routing them only to drop them at the hand-off.
     fn handoff_congested(&self) -> bool {
         self.links.as_ref().is_some_and(|l| {
-            l.inboxes
+            l.to_peers
                 .iter()
-                .enumerate()
-                .any(|(w, q)| w != l.id && q.len() > q.capacity() / 2)
+                .flatten()
+                .any(|r| r.slots() < r.buffer().capacity() / 2)
         })
+    }
+
+    /// Sends what this poll routed to worker `w`'s ports over its ring in
+    /// one go; what does not fit is dropped as `handoff_full`.
+    fn flush_handoff(&mut self, w: usize) {
+        let Some(ring) = self
+            .links
+            .as_mut()
+            .and_then(|l| l.to_peers.get_mut(w))
+            .and_then(|r| r.as_mut())
+        else {
+            return;
+        };
+        let burst = &mut self.outbox[w];
+        let fits = ring.slots().min(burst.len());
+        if let Ok(chunk) = ring.write_chunk_uninit(fits) {
+            chunk.fill_from_iter(burst.drain(..fits));
+        }
+        for pkt in burst.drain(..) {
+            let in_port = usize::from(pkt.in_port);
+            if pkt.meta.lossless {
+                let pg = usize::from(pkt.meta.pfc_priority);
+                self.ingress_acct.sub(in_port, pg, pkt.len() as u64);
+            }
+            if let Some(slot) = self.ports.get_mut(in_port) {
+                slot.counters.drop(DropReason::HandoffFull);
+            }
+        }
+    }
+
+    /// Flushes every worker's outbox (the end of a poll).
+    fn flush_handoffs(&mut self) {
+        for w in 0..self.outbox.len() {
+            if !self.outbox[w].is_empty() {
+                self.flush_handoff(w);
+            }
+        }
     }
 
     fn drain_links(&mut self, now: Nanos) -> usize {
         let Some(links) = &self.links else { return 0 };
         let events = Arc::clone(&links.events);
         let inbox = Arc::clone(&links.inbox);
+        let peers = links.from_peers.len();
         while let Some(ev) = events.pop() {
             self.learn(ev.port, ev.addr, ev.mac, now, false);
         }
         let mut n = 0;
-        while n < BURST_SIZE * 4 {
+        while n < BURST_SIZE {
             let Some(pkt) = inbox.pop() else { break };
             self.enqueue(pkt);
             n += 1;
+        }
+        for r in 0..peers {
+            // Up to four bursts from each peer per poll.
+            for _ in 0..4 {
+                let mut burst = Burst::new();
+                if let Some(ring) = self.links.as_mut().and_then(|l| l.from_peers.get_mut(r)) {
+                    let take = ring.slots().min(BURST_SIZE);
+                    if let Ok(chunk) = ring.read_chunk(take) {
+                        burst.extend(chunk);
+                    }
+                }
+                if burst.is_empty() {
+                    break;
+                }
+                n += burst.len();
+                for pkt in burst.drain(..) {
+                    self.enqueue(pkt);
+                }
+            }
         }
         n
     }
