@@ -437,22 +437,31 @@ impl Switch {
     /// (nothing queued, or only paused queues). A virtual clock can jump to
     /// min(this, [`next_rx_time`](Self::next_rx_time)) without missing a departure.
     pub fn next_departure(&self) -> Option<Nanos> {
-        self.ports
-            .iter()
-            .filter(|p| p.owned && p.backend.is_some())
-            .flat_map(|p| {
-                [
-                    p.queues.next_departure(),
-                    p.pfc.next_expiry(p.queues.nonempty_mask()),
-                    p.pfc.next_refresh(),
-                    p.model
-                        .pfc
-                        .watchdog
-                        .and_then(|wd| p.pfc.next_watchdog(p.queues.nonempty_mask(), &wd)),
-                ]
-            })
-            .flatten()
-            .min()
+        // A plain loop rather than an iterator chain: a replay asks this
+        // after nearly every poll, mostly with every queue empty.
+        let mut next: Option<Nanos> = None;
+        for p in self.ports.iter().filter(|p| p.owned && p.backend.is_some()) {
+            let nonempty = p.queues.nonempty_mask();
+            // Nothing queued, no XOFF sent, no storm: every candidate below
+            // is `None` (queue departures and pause expiries need a queued
+            // packet, refreshes an XOFF, watchdog restores a storm).
+            if nonempty == 0 && p.pfc.tx_xoff == 0 && p.pfc.stormed == 0 {
+                continue;
+            }
+            let candidates = [
+                p.queues.next_departure(),
+                p.pfc.next_expiry(nonempty),
+                p.pfc.next_refresh(),
+                p.model
+                    .pfc
+                    .watchdog
+                    .and_then(|wd| p.pfc.next_watchdog(nonempty, &wd)),
+            ];
+            for t in candidates.into_iter().flatten() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        next
     }
 
     /// Pauses or resumes egress queue `queue` of `port` (PFC); a paused queue

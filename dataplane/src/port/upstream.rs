@@ -40,6 +40,9 @@ pub struct PfcUpstream {
     dscp_to_prio: [u8; 64],
     cos_to_prio: Option<[u8; 8]>,
     paused_until: [Nanos; PRIORITIES],
+    /// The latest of `paused_until`: at or after it no priority is paused,
+    /// so the per-frame checks need not classify the frame (replay fast path).
+    pause_horizon: Nanos,
     held: [VecDeque<(Nanos, Vec<u8>)>; PRIORITIES],
     held_now: usize,
     pause_frames: u64,
@@ -55,6 +58,7 @@ impl PfcUpstream {
             dscp_to_prio: dscp_to_qos_group.map(|g| g & 7),
             cos_to_prio: cos.map(|t| t.map(|g| g & 7)),
             paused_until: [0; PRIORITIES],
+            pause_horizon: 0,
             held: std::array::from_fn(|_| VecDeque::new()),
             held_now: 0,
             pause_frames: 0,
@@ -123,17 +127,35 @@ impl PfcUpstream {
                 self.paused_until[p] = now + quanta_ns(*q, self.speed_mbps);
             }
         }
+        self.pause_horizon = self.paused_until.iter().copied().max().unwrap_or(0);
+    }
+
+    /// Whether a frame stamped `t` passes untouched whatever its priority:
+    /// nothing is held and no priority is paused at `t`. Lets a source skip
+    /// classifying every frame while no pause is in force (the common case).
+    #[inline]
+    pub(crate) fn quiet_at(&self, t: Nanos) -> bool {
+        self.held_now == 0 && self.pause_horizon <= t
     }
 
     /// When a frame of `frame`'s priority stamped `t` may leave the sender.
+    #[inline]
     pub fn release_time(&self, t: Nanos, frame: &[u8]) -> Nanos {
+        if self.pause_horizon <= t {
+            // Every paused_until is at or before t.
+            return t;
+        }
         t.max(self.paused_until[self.priority(frame)])
     }
 
     /// Whether a trace frame stamped `t` must be moved aside rather than
     /// sent at `t`: its priority is paused then, or earlier frames of it are
     /// held; `false` when the held queues are full (the trace then waits).
+    #[inline]
     pub fn should_hold(&self, t: Nanos, frame: &[u8]) -> bool {
+        if self.quiet_at(t) {
+            return false;
+        }
         let p = self.priority(frame);
         self.held_now < MAX_HELD && (self.paused_until[p] > t || !self.held[p].is_empty())
     }
@@ -147,7 +169,11 @@ impl PfcUpstream {
     }
 
     /// The earliest release among held frames: (time, priority).
+    #[inline]
     pub fn next_release(&self) -> Option<(Nanos, usize)> {
+        if self.held_now == 0 {
+            return None;
+        }
         (0..PRIORITIES)
             .filter_map(|p| {
                 self.held[p]
@@ -160,6 +186,7 @@ impl PfcUpstream {
     /// The priority whose held frame a source should deliver next at `now`:
     /// one is due, and it leaves no later than the trace's own next frame
     /// `head` (already filtered to those due).
+    #[inline]
     pub fn due_before(&self, head: Option<Nanos>, now: Nanos) -> Option<usize> {
         let (t, p) = self.next_release()?;
         (t <= now && head.is_none_or(|h| t <= h)).then_some(p)
