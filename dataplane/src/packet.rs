@@ -1,7 +1,8 @@
 //! Packet buffers, the pool they come from, and bursts.
 //!
-//! Every buffer is allocated once, when the [`Pool`] is built, and recycled
-//! forever after, so the fast path never touches the allocator. Buffers may
+//! Every buffer is allocated once, when the [`Pool`] is built (one zeroed
+//! slab, whose pages the system provides only as buffers are first used),
+//! and recycled forever after, so the fast path never touches the allocator. Buffers may
 //! cross workers (cross-core hand-off), so the pool's shared free list is a
 //! lock-free multi-producer, multi-consumer queue. In front of it each thread
 //! keeps a small last-in, first-out cache (as DPDK's per-lcore mempool cache
@@ -22,9 +23,11 @@
 // places this module needs `unsafe`; each block says why it is sound.
 #![allow(unsafe_code)]
 
+use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -78,10 +81,43 @@ struct Buffer {
 #[repr(C, align(64))]
 struct Aligned([u8; BUF_SIZE]);
 
-type BufBox = Box<Buffer>;
+/// The one handle to one buffer of a pool's slab, owned like a `Box`: by
+/// the free queue, a thread's cache or a packet, one at a time.
+struct BufBox(NonNull<Buffer>);
+
+// SAFETY: a handle is the only way to its buffer, so moving it to another
+// thread moves the buffer, as moving a `Box<Buffer>` would.
+unsafe impl Send for BufBox {}
+
+impl Deref for BufBox {
+    type Target = Buffer;
+    #[inline]
+    fn deref(&self) -> &Buffer {
+        // SAFETY: only a lent buffer is reached through its handle, and its
+        // slab lives while it is lent; its header was written when lent.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl DerefMut for BufBox {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Buffer {
+        // SAFETY: as for `deref`, and the handle is unique.
+        unsafe { self.0.as_mut() }
+    }
+}
+
+/// Most buffers one pool holds (some 40 GB of them): keeps the slab's size
+/// computation far from overflow.
+const MAX_BUFFERS: usize = 1 << 22;
 
 struct PoolShared {
     free: ArrayQueue<BufBox>,
+    /// Every buffer, in one zeroed allocation: the system hands it out as
+    /// untouched pages, so only buffers actually used take memory, and
+    /// building a pool costs no time filling it.
+    slab: NonNull<Buffer>,
+    slab_layout: Layout,
     capacity: usize,
     /// Buffers lent out (in packets). While it is above zero it holds one
     /// strong reference on the pool, so a packet can always go home.
@@ -91,11 +127,21 @@ struct PoolShared {
     cache_max: usize,
 }
 
-// SAFETY: the raw `pool` pointer in each buffer is only dereferenced while
-// the buffer is lent, when `in_use` keeps the pool alive; everything else in
-// the pool is thread-safe (atomics and a lock-free queue).
+// SAFETY: the slab is only reached through buffer handles (one owner each)
+// and freed on drop; everything else in the pool is thread-safe (atomics
+// and a lock-free queue).
 unsafe impl Send for PoolShared {}
 unsafe impl Sync for PoolShared {}
+
+impl Drop for PoolShared {
+    fn drop(&mut self) {
+        // No buffer is lent (a loan holds a reference). Handles left in
+        // threads' caches are never used again: a cache is found only through
+        // its live pool.
+        // SAFETY: allocated in `Pool::new` with this layout.
+        unsafe { dealloc(self.slab.as_ptr().cast(), self.slab_layout) };
+    }
+}
 
 /// Largest per-thread cache. Larger than DPDK's default (256-512): when
 /// workers hand packets to each other, every buffer migrates between their
@@ -244,27 +290,30 @@ pub struct Pool {
 impl Pool {
     /// Preallocates `buffers` buffers of [`BUF_SIZE`] bytes.
     pub fn new(buffers: usize) -> Pool {
-        let buffers = buffers.max(1);
+        let buffers = buffers.clamp(1, MAX_BUFFERS);
+        let slab_layout = match Layout::array::<Buffer>(buffers) {
+            Ok(l) => l,
+            Err(_) => handle_alloc_error(Layout::new::<Buffer>()),
+        };
+        // SAFETY: the layout has a non-zero size.
+        let slab = unsafe { alloc_zeroed(slab_layout) }.cast::<Buffer>();
+        let Some(slab) = NonNull::new(slab) else {
+            handle_alloc_error(slab_layout)
+        };
         let shared = Arc::new(PoolShared {
             free: ArrayQueue::new(buffers),
+            slab,
+            slab_layout,
             capacity: buffers,
             in_use: AtomicUsize::new(0),
             exhausted: AtomicU64::new(0),
             // Small pools (tests) keep most buffers shared.
             cache_max: (buffers / 8).clamp(2, CACHE_MAX),
         });
-        for _ in 0..buffers {
-            let mut b = Box::<Buffer>::new_zeroed();
-            let p = b.as_mut_ptr();
-            // SAFETY: every field is written before `assume_init`; `data` is
-            // plain bytes, for which all zeroes is a valid value.
-            let b = unsafe {
-                std::ptr::addr_of_mut!((*p).pool).write(Arc::as_ptr(&shared));
-                std::ptr::addr_of_mut!((*p).head).write(HEADROOM as u16);
-                std::ptr::addr_of_mut!((*p).len).write(0);
-                std::ptr::addr_of_mut!((*p).info).write(PacketInfo::default());
-                b.assume_init()
-            };
+        for i in 0..buffers {
+            // SAFETY: `i` is within the slab. Nothing is written yet: the
+            // header is written when the buffer is first lent.
+            let b = BufBox(unsafe { slab.add(i) });
             // Cannot fail: the queue was sized for exactly this many.
             let _ = shared.free.push(b);
         }
@@ -278,7 +327,7 @@ impl Pool {
         match self.shared.take() {
             Some(buf) => {
                 self.shared.lent(1);
-                Some(Packet::new(buf))
+                Some(Packet::new(buf, &self.shared))
             }
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
@@ -300,7 +349,7 @@ impl Pool {
                     break;
                 }
                 let Some(buf) = bufs.pop() else { break };
-                burst.push(Packet::new(buf));
+                burst.push(Packet::new(buf, shared));
                 got += 1;
             }
             got
@@ -389,7 +438,7 @@ pub fn free_front(burst: &mut Burst, n: usize) {
 /// The frame occupies `buf[head..head + len]`; the bytes before `head` are
 /// headroom. Dropping the packet returns its buffer to the pool.
 pub struct Packet {
-    buf: ManuallyDrop<BufBox>,
+    buf: BufBox,
 }
 
 // SAFETY: a packet owns its buffer outright; the buffer's pool pointer is
@@ -398,21 +447,26 @@ unsafe impl Send for Packet {}
 
 impl Packet {
     #[inline]
-    fn new(mut buf: BufBox) -> Packet {
-        buf.head = HEADROOM as u16;
-        buf.len = 0;
-        buf.info = PacketInfo::default();
-        Packet {
-            buf: ManuallyDrop::new(buf),
+    fn new(buf: BufBox, pool: &Arc<PoolShared>) -> Packet {
+        let p = buf.0.as_ptr();
+        // SAFETY: the buffer is ours. Writing the header through the raw
+        // pointer makes it valid without first reading what was there
+        // (zeroes, the first time).
+        unsafe {
+            std::ptr::addr_of_mut!((*p).pool).write(Arc::as_ptr(pool));
+            std::ptr::addr_of_mut!((*p).head).write(HEADROOM as u16);
+            std::ptr::addr_of_mut!((*p).len).write(0);
+            std::ptr::addr_of_mut!((*p).info).write(PacketInfo::default());
         }
+        Packet { buf }
     }
 
     /// Gives up the buffer without returning it to the pool.
     #[inline]
     fn into_buffer(self) -> BufBox {
-        let mut me = ManuallyDrop::new(self);
+        let me = ManuallyDrop::new(self);
         // SAFETY: `me` is never used or dropped again.
-        unsafe { ManuallyDrop::take(&mut me.buf) }
+        unsafe { std::ptr::read(&me.buf) }
     }
 
     /// The frame's bytes.
@@ -433,7 +487,7 @@ impl Packet {
     /// that reads one to fill in the other.
     #[inline]
     pub fn data_and_meta_mut(&mut self) -> (&[u8], &mut Meta) {
-        let b = &mut **self.buf;
+        let b = &mut *self.buf;
         let h = b.head as usize;
         (&b.data.0[h..h + b.len as usize], &mut b.info.meta)
     }
@@ -516,7 +570,7 @@ impl DerefMut for Packet {
 impl Drop for Packet {
     fn drop(&mut self) {
         // SAFETY: `self.buf` is never used again.
-        let buf = unsafe { ManuallyDrop::take(&mut self.buf) };
+        let buf = unsafe { std::ptr::read(&self.buf) };
         // SAFETY: as in `free_front`: a lent buffer's pool is alive.
         let shared = ManuallyDrop::new(unsafe { Arc::from_raw(buf.pool) });
         shared.give(std::iter::once(buf));
