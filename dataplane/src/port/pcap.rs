@@ -30,7 +30,7 @@ use pcap_file::pcap::PcapHeader;
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 
 use crate::clock::Nanos;
-use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::packet::{free_burst, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::upstream::PfcUpstream;
 use crate::port::{IoCounters, Port};
 
@@ -650,7 +650,7 @@ impl PcapSink {
         let taken = burst.len();
         self.tx_frames += written as u64;
         self.tx_errors += (taken - written) as u64;
-        burst.clear();
+        free_burst(burst);
         taken
     }
 
@@ -729,7 +729,7 @@ impl Port for PcapPort {
             Some(s) => s.tx_burst(burst, now),
             None => {
                 let n = burst.len();
-                burst.clear();
+                free_burst(burst);
                 n
             }
         }

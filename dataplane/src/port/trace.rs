@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::upstream::PfcUpstream;
 use super::{IoCounters, Port};
 use crate::clock::Nanos;
-use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::packet::{free_burst, Burst, Pool, BURST_SIZE, MAX_FRAME};
 
 /// A transmitted frame and its departure time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +147,7 @@ impl Port for TracePort {
                 }));
             }
         }
-        burst.clear();
+        free_burst(burst);
         self.counters.tx_frames += n as u64;
         n
     }
