@@ -88,6 +88,14 @@ pub fn run_virtual(
         // shaped port's wire frees for a queued frame. Departures therefore
         // happen exactly at their times, however long the gaps.
         let next_rx = sw.next_rx_time();
+        // Every frame is in and out: timers alone (an XOFF refreshed for
+        // bytes that never drain) must not keep a replay going for ever.
+        if next_rx.is_none() && sw.idle() && sw.sources_exhausted() {
+            let limit = *drain_until.get_or_insert(now + DRAIN_LIMIT);
+            if now >= limit {
+                break;
+            }
+        }
         let next = next_rx.into_iter().chain(sw.next_departure()).min();
         match next {
             Some(t) if t > now => clock.advance_to(t),

@@ -1060,10 +1060,13 @@ impl Switch {
         }
         let q = pkt.meta.qos_group as usize;
         let lossless = pkt.meta.lossless;
+        // Lossless bytes were counted in the ingress priority group, which
+        // for a tagged frame is its PCP, not its qos-group.
+        let pg = usize::from(pkt.meta.pfc_priority);
         let len = pkt.len() as u64;
         if slot.pfc.stormed & (1 << q.min(NUM_QUEUES - 1)) != 0 {
             if lossless {
-                self.ingress_acct.sub(in_port, q, len);
+                self.ingress_acct.sub(in_port, pg, len);
             }
             slot.counters.drop(DropReason::PfcWatchdog);
             return;
@@ -1073,7 +1076,7 @@ impl Switch {
                 .offer(q, pkt, self.now, &mut slot.counters.queues, lossless)
         {
             if lossless {
-                self.ingress_acct.sub(in_port, q, len);
+                self.ingress_acct.sub(in_port, pg, len);
             }
             // The queue counted its own drop; the drop reason belongs to the egress port.
             slot.counters.drop(reason);

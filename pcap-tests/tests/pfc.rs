@@ -402,3 +402,63 @@ fn a_tagged_frame_is_lossless_by_its_pcp_and_untagged_by_its_dscp() {
         [0; 8]
     );
 }
+
+/// A lossless frame dropped at egress gives its bytes back to the ingress
+/// priority group it was counted in: for a tagged frame its PCP, even when
+/// its DSCP puts it in another queue. Here PCP 3 / DSCP 0 frames go to
+/// queue 0, which the peer pauses until the watchdog flushes it; the
+/// ingress port then sends XON for priority 3.
+#[test]
+fn a_lossless_drop_returns_its_bytes_to_the_pcp_priority_group() {
+    let pg = PgThresholds {
+        xoff_bytes: FRAME as u64 / 2,
+        xon_bytes: 1,
+        headroom_bytes: 100 * FRAME as u64,
+    };
+    let mut m = model(Some(10_000), true, pg);
+    for ifc in &mut m.interfaces {
+        ifc.pfc.enabled_priorities |= 1;
+        ifc.pfc.pg[0] = pg;
+    }
+    m.interfaces[EGRESS].pfc.watchdog = Some(railyard_dataplane::model::WatchdogModel {
+        interval_ns: 1_000_000,
+        shutdown_multiplier: 1,
+        restore_multiplier: 2,
+    });
+    let mut s = FrameSpec::udp(
+        host_mac(SENDER),
+        port_mac(SENDER),
+        IpAddr::V4(host_ip(SENDER)),
+        IpAddr::V4(host_ip(EGRESS)),
+    );
+    s.frame_len = FRAME;
+    s.dscp = 0;
+    s.vlan_tci = Some(3 << 13);
+    let mut q = [0u16; 8];
+    q[0] = 0xFFFF;
+    let mut pause0 = [0u8; FRAME_LEN];
+    MacControlRepr::Pfc {
+        enable: 1,
+        quanta: q,
+    }
+    .emit_frame(host_mac(EGRESS), &mut pause0);
+    // The first frame is flushed when the watchdog trips (1.001 ms); the
+    // second arrives while queue 0 is stormed and is dropped on arrival.
+    let run = replay(
+        &m,
+        vec![
+            vec![(2_000, build(&s, 0)), (1_500_000, build(&s, 1))],
+            vec![(1_000, pause0.to_vec())],
+        ],
+    );
+    let e = &run.report.stats.interfaces["Ethernet1/2"];
+    assert_eq!(e.drops["pfc_watchdog"], 2);
+    let quanta: Vec<u16> = pfc_sent(&run, SENDER).iter().map(|(_, q)| *q).collect();
+    assert_eq!(
+        &quanta[..quanta.len().min(4)],
+        &[0xFFFF, 0],
+        "priority 3: one XOFF, then XON once both frames' bytes are returned \
+         ({} PFC frames in all)",
+        quanta.len()
+    );
+}
