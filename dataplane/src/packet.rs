@@ -406,8 +406,8 @@ impl Pool {
 }
 
 /// Drops every packet of `burst`, returning their buffers to this thread's
-/// cache in one go instead of one cache visit per packet (packets of
-/// another pool than the first's go back one by one).
+/// cache in one go instead of one cache visit per packet (a burst mixing
+/// pools goes back one packet at a time).
 pub fn free_burst(burst: &mut Burst) {
     free_front(burst, burst.len());
 }
@@ -440,10 +440,6 @@ pub fn free_front(burst: &mut Burst, n: usize) {
 pub struct Packet {
     buf: BufBox,
 }
-
-// SAFETY: a packet owns its buffer outright; the buffer's pool pointer is
-// to a `Sync` pool kept alive while the buffer is lent.
-unsafe impl Send for Packet {}
 
 impl Packet {
     #[inline]
@@ -543,8 +539,9 @@ impl Packet {
         true
     }
 
-    /// Forgets any earlier frame and metadata, for reusing the buffer to build a
-    /// new frame (a reply, a pause frame) without going back to the pool.
+    /// Forgets any earlier frame and metadata (arrival time and ingress port
+    /// stay), for reusing the buffer to build a new frame (a reply, a pause
+    /// frame) without going back to the pool.
     pub fn reset(&mut self) {
         self.buf.head = HEADROOM as u16;
         self.buf.len = 0;

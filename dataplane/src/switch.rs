@@ -49,6 +49,10 @@ use crate::wire::MacAddr;
 
 /// How often timers (neighbour retries) run, at most.
 const TICK_INTERVAL: Nanos = 10_000_000;
+/// Most consecutive rounds a worker leaves its ports unread while a peer
+/// catches up: PFC pause frames and neighbour answers arriving meanwhile
+/// must not wait long, and a peer that stopped must not stop this worker.
+pub const MAX_RX_HELD: u32 = 32;
 /// Most transmit bursts per port per round.
 const TX_BURSTS_PER_POLL: usize = 4;
 
@@ -172,8 +176,11 @@ pub struct Switch {
     pool: Pool,
     links: Option<WorkerLinks>,
     /// Per worker: packets routed to its ports this poll, sent over in one
-    /// go when the poll ends (see [`WorkerLinks::to_peers`]).
+    /// go after the receive phase, or earlier when a burst fills (see
+    /// [`WorkerLinks::to_peers`]).
     outbox: Vec<Burst>,
+    /// Consecutive polls that skipped receiving because a peer was behind.
+    rx_held: u32,
     punt: Option<Arc<ArrayQueue<Packet>>>,
     released: Vec<Packet>,
     tick_out: TickOutput,
@@ -293,6 +300,7 @@ impl Switch {
                 .map(|_| Burst::new())
                 .collect(),
             links,
+            rx_held: 0,
             punt: None,
             released: Vec::with_capacity(64),
             tick_out: TickOutput::default(),
@@ -358,9 +366,10 @@ impl Switch {
         self.punt = Some(ring);
     }
 
-    /// Runs one round: hand-offs in, one receive burst per port, timers, one
-    /// transmit burst per port. Returns the number of packets moved, so a
-    /// caller can back off when idle.
+    /// Runs one round: hand-offs in, one receive burst per port (skipped for
+    /// up to [`MAX_RX_HELD`] rounds while a peer worker's ring is over half
+    /// full), hand-offs out, timers, transmit bursts per port. Returns the
+    /// number of packets moved, so a caller can back off when idle.
     pub fn poll(&mut self, now: Nanos) -> usize {
         self.now = now;
         for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
@@ -376,7 +385,12 @@ impl Switch {
             }
         }
         let mut work = self.drain_links(now);
-        if !self.handoff_congested() {
+        if self.handoff_congested() && self.rx_held < MAX_RX_HELD {
+            self.rx_held += 1;
+            // Waiting on a peer is not idleness: stay awake for it.
+            work += 1;
+        } else {
+            self.rx_held = 0;
             for p in 0..self.ports.len() {
                 if self.ports[p].owned {
                     work += self.rx_port(p, now);
@@ -1151,16 +1165,16 @@ impl Switch {
         }
     }
 
-    /// True while another worker's inbox is more than half full: that
-    /// worker is behind, so this one leaves new frames in its ports' receive
-    /// rings (where the backend counts any overflow, as a NIC does) rather
-    /// than routing them only to drop them at the hand-off.
+    /// True while this worker's ring to another (live) worker is more than
+    /// half full: that worker is behind, so this one leaves new frames in
+    /// its ports' receive rings (where the backend counts any overflow, as a
+    /// NIC does) rather than routing them only to drop them at the hand-off.
     fn handoff_congested(&self) -> bool {
         self.links.as_ref().is_some_and(|l| {
             l.to_peers
                 .iter()
                 .flatten()
-                .any(|r| r.slots() < r.buffer().capacity() / 2)
+                .any(|r| !r.is_abandoned() && r.slots() < r.buffer().capacity() / 2)
         })
     }
 

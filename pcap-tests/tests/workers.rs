@@ -226,12 +226,14 @@ fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
 }
 
 /// A worker that falls behind holds back the others: they stop taking new
-/// frames from their ports while its inbox is over half full, so nothing is
-/// routed only to be dropped at the hand-off, and everything arrives once
-/// it catches up.
+/// frames from their ports while their ring to it is over half full, so
+/// nothing is routed only to be dropped at the hand-off, and everything
+/// arrives once it catches up. A worker that stays stopped holds them back
+/// only for a while.
 #[test]
 fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
-    use railyard_dataplane::switch::{Switch, WorkerLinks};
+    use railyard_dataplane::counters::DropReason;
+    use railyard_dataplane::switch::{Switch, WorkerLinks, MAX_RX_HELD};
 
     const HANDOFF: usize = 64;
     const FRAMES: u64 = 300;
@@ -271,8 +273,8 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     for k in 0..FRAMES {
         h0.send(pool.alloc_from(&build(&spec, k)).unwrap()).unwrap();
     }
-    // Worker 1 is stalled: worker 0 fills its inbox past half, then waits.
-    for t in 0..50 {
+    // Worker 1 is stalled: worker 0 fills its ring past half, then waits.
+    for t in 0..20 {
         w0.poll(3_000 + t);
     }
     let taken = w0.counters(0).unwrap().rx_packets;
@@ -295,4 +297,21 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     }
     assert_eq!(got, (0..FRAMES).collect::<Vec<_>>());
     assert_eq!(w0.counters(0).unwrap().total_drops(), 0);
+
+    // Worker 1 stops for good: worker 0 goes on receiving after a while,
+    // and what no longer fits the ring is counted, not lost silently.
+    for k in 0..FRAMES {
+        h0.send(pool.alloc_from(&build(&spec, FRAMES + k)).unwrap())
+            .unwrap();
+    }
+    for t in 0..4 * MAX_RX_HELD as u64 {
+        w0.poll(100_000 + t);
+    }
+    let c = w0.counters(0).unwrap();
+    let taken = c.rx_packets - FRAMES;
+    assert!(taken > HANDOFF as u64, "took {taken} frames");
+    assert_eq!(
+        c.drops[DropReason::HandoffFull as usize],
+        taken - HANDOFF as u64
+    );
 }
