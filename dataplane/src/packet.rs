@@ -116,7 +116,7 @@ struct PoolShared {
     /// Every buffer, in one zeroed allocation: the system hands it out as
     /// untouched pages, so only buffers actually used take memory, and
     /// building a pool costs no time filling it.
-    slab: NonNull<Buffer>,
+    slab: NonNull<u8>,
     slab_layout: Layout,
     capacity: usize,
     /// Buffers lent out (in packets). While it is above zero it holds one
@@ -139,7 +139,7 @@ impl Drop for PoolShared {
         // threads' caches are never used again: a cache is found only through
         // its live pool.
         // SAFETY: allocated in `Pool::new` with this layout.
-        unsafe { dealloc(self.slab.as_ptr().cast(), self.slab_layout) };
+        unsafe { dealloc(self.slab.as_ptr(), self.slab_layout) };
     }
 }
 
@@ -291,15 +291,24 @@ impl Pool {
     /// Preallocates `buffers` buffers of [`BUF_SIZE`] bytes.
     pub fn new(buffers: usize) -> Pool {
         let buffers = buffers.clamp(1, MAX_BUFFERS);
-        let slab_layout = match Layout::array::<Buffer>(buffers) {
+        // The system allocator zeroes an over-aligned request by writing
+        // every byte (touching every page); at the default alignment it uses
+        // calloc, which gets fresh zero pages from the kernel untouched. So
+        // ask for one buffer's alignment more and align by hand.
+        let align = std::mem::align_of::<Buffer>();
+        let size = buffers * std::mem::size_of::<Buffer>() + align;
+        let slab_layout = match Layout::from_size_align(size, 16) {
             Ok(l) => l,
             Err(_) => handle_alloc_error(Layout::new::<Buffer>()),
         };
         // SAFETY: the layout has a non-zero size.
-        let slab = unsafe { alloc_zeroed(slab_layout) }.cast::<Buffer>();
-        let Some(slab) = NonNull::new(slab) else {
+        let raw = unsafe { alloc_zeroed(slab_layout) };
+        let Some(slab) = NonNull::new(raw) else {
             handle_alloc_error(slab_layout)
         };
+        let first = raw.align_offset(align);
+        // SAFETY: `first < align`, and the allocation has `align` spare bytes.
+        let base = unsafe { slab.add(first) }.cast::<Buffer>();
         let shared = Arc::new(PoolShared {
             free: ArrayQueue::new(buffers),
             slab,
@@ -313,7 +322,7 @@ impl Pool {
         for i in 0..buffers {
             // SAFETY: `i` is within the slab. Nothing is written yet: the
             // header is written when the buffer is first lent.
-            let b = BufBox(unsafe { slab.add(i) });
+            let b = BufBox(unsafe { base.add(i) });
             // Cannot fail: the queue was sized for exactly this many.
             let _ = shared.free.push(b);
         }
