@@ -40,9 +40,9 @@ fn model(speed: Option<u32>, pfc: bool, pg: PgThresholds) -> SwitchModel {
     }
 }
 
-/// A RoCE-class frame (DSCP 24, not ECN-capable) from the sender to the
-/// host behind the egress port.
-fn data(seq: u64) -> Vec<u8> {
+/// A frame from the sender to the host behind the egress port with `dscp`
+/// (not ECN-capable), 802.1Q-tagged with priority `pcp` if given.
+fn frame(dscp: u8, pcp: Option<u16>, seq: u64) -> Vec<u8> {
     let mut s = FrameSpec::udp(
         host_mac(SENDER),
         port_mac(SENDER),
@@ -50,21 +50,32 @@ fn data(seq: u64) -> Vec<u8> {
         IpAddr::V4(host_ip(EGRESS)),
     );
     s.frame_len = FRAME;
-    s.dscp = 24;
+    s.dscp = dscp;
+    s.vlan_tci = pcp.map(|p| p << 13);
     build(&s, seq)
 }
 
-/// A PFC frame from the egress port's peer pausing priority 3 for `quanta`.
-fn pfc(quanta: u16) -> Vec<u8> {
+/// A RoCE-class frame (DSCP 24, untagged).
+fn data(seq: u64) -> Vec<u8> {
+    frame(24, None, seq)
+}
+
+/// A PFC frame from the egress port's peer pausing `priority` for `quanta`.
+fn pause(priority: usize, quanta: u16) -> Vec<u8> {
     let mut q = [0u16; 8];
-    q[PRIO] = quanta;
+    q[priority] = quanta;
     let mut f = [0u8; FRAME_LEN];
     MacControlRepr::Pfc {
-        enable: 1 << PRIO,
+        enable: 1 << priority,
         quanta: q,
     }
     .emit_frame(host_mac(EGRESS), &mut f);
     f.to_vec()
+}
+
+/// A PFC frame from the egress port's peer pausing priority 3 for `quanta`.
+fn pfc(quanta: u16) -> Vec<u8> {
+    pause(PRIO, quanta)
 }
 
 type Run = ModelRun;
@@ -369,18 +380,6 @@ fn a_tagged_frame_is_lossless_by_its_pcp_and_untagged_by_its_dscp() {
         headroom_bytes: 100 * FRAME as u64,
     };
     let m = model(Some(10_000), true, pg);
-    let frame = |dscp: u8, pcp: Option<u16>, seq: u64| {
-        let mut s = FrameSpec::udp(
-            host_mac(SENDER),
-            port_mac(SENDER),
-            IpAddr::V4(host_ip(SENDER)),
-            IpAddr::V4(host_ip(EGRESS)),
-        );
-        s.frame_len = FRAME;
-        s.dscp = dscp;
-        s.vlan_tci = pcp.map(|p| p << 13);
-        build(&s, seq)
-    };
     let pause = vec![(0, pfc(0xffff))];
     // Tagged PCP 3 with DSCP 0: lossless by its PCP, so XOFF for priority 3.
     let tagged = replay(&m, vec![vec![(1_000, frame(0, Some(3), 0))], pause.clone()]);
@@ -425,30 +424,16 @@ fn a_lossless_drop_returns_its_bytes_to_the_pcp_priority_group() {
         shutdown_multiplier: 1,
         restore_multiplier: 2,
     });
-    let mut s = FrameSpec::udp(
-        host_mac(SENDER),
-        port_mac(SENDER),
-        IpAddr::V4(host_ip(SENDER)),
-        IpAddr::V4(host_ip(EGRESS)),
-    );
-    s.frame_len = FRAME;
-    s.dscp = 0;
-    s.vlan_tci = Some(3 << 13);
-    let mut q = [0u16; 8];
-    q[0] = 0xFFFF;
-    let mut pause0 = [0u8; FRAME_LEN];
-    MacControlRepr::Pfc {
-        enable: 1,
-        quanta: q,
-    }
-    .emit_frame(host_mac(EGRESS), &mut pause0);
     // The first frame is flushed when the watchdog trips (1.001 ms); the
     // second arrives while queue 0 is stormed and is dropped on arrival.
     let run = replay(
         &m,
         vec![
-            vec![(2_000, build(&s, 0)), (1_500_000, build(&s, 1))],
-            vec![(1_000, pause0.to_vec())],
+            vec![
+                (2_000, frame(0, Some(3), 0)),
+                (1_500_000, frame(0, Some(3), 1)),
+            ],
+            vec![(1_000, pause(0, 0xFFFF))],
         ],
     );
     let e = &run.report.stats.interfaces["Ethernet1/2"];
