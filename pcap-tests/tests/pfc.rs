@@ -287,6 +287,25 @@ fn roomy() -> PgThresholds {
     PgThresholds::default_for(None, 1500, 8 << 20)
 }
 
+/// A watchdog that trips after 1 ms of pause and restores 2 ms later.
+fn watchdog() -> railyard_dataplane::model::WatchdogModel {
+    railyard_dataplane::model::WatchdogModel {
+        interval_ns: 1_000_000,
+        shutdown_multiplier: 1,
+        restore_multiplier: 2,
+    }
+}
+
+/// xOFF within one frame and xON at the first byte back, so every lossless
+/// arrival and every return shows as a PFC frame.
+fn xoff_at_once() -> PgThresholds {
+    PgThresholds {
+        xoff_bytes: FRAME as u64 / 2,
+        xon_bytes: 1,
+        headroom_bytes: 100 * FRAME as u64,
+    }
+}
+
 /// A queue paused past the watchdog's detection time is flushed, new packets
 /// for it are dropped while the pauses continue, and it is restored once
 /// they stop; afterwards pause frames act again.
@@ -294,11 +313,7 @@ fn roomy() -> PgThresholds {
 fn watchdog_flushes_a_stormed_queue_and_restores_it() {
     let speed = Some(10_000);
     let mut m = model(speed, true, roomy());
-    m.interfaces[EGRESS].pfc.watchdog = Some(railyard_dataplane::model::WatchdogModel {
-        interval_ns: 1_000_000,
-        shutdown_multiplier: 1,
-        restore_multiplier: 2,
-    });
+    m.interfaces[EGRESS].pfc.watchdog = Some(watchdog());
     let run = replay(
         &m,
         vec![
@@ -374,11 +389,7 @@ fn two_workers_share_the_ingress_accounting() {
 #[test]
 fn a_tagged_frame_is_lossless_by_its_pcp_and_untagged_by_its_dscp() {
     // Egress paused; xOFF within one frame so any lossless arrival shows.
-    let pg = PgThresholds {
-        xoff_bytes: FRAME as u64 / 2,
-        xon_bytes: 1,
-        headroom_bytes: 100 * FRAME as u64,
-    };
+    let pg = xoff_at_once();
     let m = model(Some(10_000), true, pg);
     let pause = vec![(0, pfc(0xffff))];
     // Tagged PCP 3 with DSCP 0: lossless by its PCP, so XOFF for priority 3.
@@ -409,21 +420,13 @@ fn a_tagged_frame_is_lossless_by_its_pcp_and_untagged_by_its_dscp() {
 /// ingress port then sends XON for priority 3.
 #[test]
 fn a_lossless_drop_returns_its_bytes_to_the_pcp_priority_group() {
-    let pg = PgThresholds {
-        xoff_bytes: FRAME as u64 / 2,
-        xon_bytes: 1,
-        headroom_bytes: 100 * FRAME as u64,
-    };
+    let pg = xoff_at_once();
     let mut m = model(Some(10_000), true, pg);
     for ifc in &mut m.interfaces {
         ifc.pfc.enabled_priorities |= 1;
         ifc.pfc.pg[0] = pg;
     }
-    m.interfaces[EGRESS].pfc.watchdog = Some(railyard_dataplane::model::WatchdogModel {
-        interval_ns: 1_000_000,
-        shutdown_multiplier: 1,
-        restore_multiplier: 2,
-    });
+    m.interfaces[EGRESS].pfc.watchdog = Some(watchdog());
     // The first frame is flushed when the watchdog trips (1.001 ms); the
     // second arrives while queue 0 is stormed and is dropped on arrival.
     let run = replay(
