@@ -423,7 +423,7 @@ impl PcapSource {
             let Some(up) = self.upstream.as_mut() else {
                 return;
             };
-            if up.quiet_at(t) || !up.should_hold(t, self.reader.data(&self.ahead)) {
+            if !up.should_hold(t, self.reader.data(&self.ahead)) {
                 return;
             }
             if self.ahead.truncated {
@@ -443,9 +443,7 @@ impl PcapSource {
         }
         let t = self.trace_time(self.ahead.ts_abs);
         Some(match &self.upstream {
-            Some(up) if !self.ahead.oversize && !up.quiet_at(t) => {
-                up.release_time(t, self.reader.data(&self.ahead))
-            }
+            Some(up) if !self.ahead.oversize => up.release_time(t, self.reader.data(&self.ahead)),
             _ => t,
         })
     }

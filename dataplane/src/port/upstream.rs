@@ -131,10 +131,11 @@ impl PfcUpstream {
     }
 
     /// Whether a frame stamped `t` passes untouched whatever its priority:
-    /// nothing is held and no priority is paused at `t`. Lets a source skip
-    /// classifying every frame while no pause is in force (the common case).
+    /// nothing is held and no priority is paused at `t`. Lets the checks
+    /// below skip classifying every frame while no pause is in force (the
+    /// common case).
     #[inline]
-    pub(crate) fn quiet_at(&self, t: Nanos) -> bool {
+    fn quiet_at(&self, t: Nanos) -> bool {
         self.held_now == 0 && self.pause_horizon <= t
     }
 
