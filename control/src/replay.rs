@@ -65,7 +65,10 @@ pub fn run_virtual(
     }
     let first = clock.now();
     let mut last_report = Instant::now();
+    // Once nothing but timers or stuck queues remain, the replay goes on
+    // for at most DRAIN_LIMIT of virtual time.
     let mut drain_until: Option<Nanos> = None;
+    let mut past_drain_limit = |now: Nanos| now >= *drain_until.get_or_insert(now + DRAIN_LIMIT);
     let mut polls_to_check = PROGRESS_CHECK_POLLS;
     loop {
         let now = clock.now();
@@ -90,11 +93,8 @@ pub fn run_virtual(
         let next_rx = sw.next_rx_time();
         // Every frame is in and out: timers alone (an XOFF refreshed for
         // bytes that never drain) must not keep a replay going for ever.
-        if next_rx.is_none() && sw.idle() && sw.sources_exhausted() {
-            let limit = *drain_until.get_or_insert(now + DRAIN_LIMIT);
-            if now >= limit {
-                break;
-            }
+        if next_rx.is_none() && sw.idle() && sw.sources_exhausted() && past_drain_limit(now) {
+            break;
         }
         let next = next_rx.into_iter().chain(sw.next_departure()).min();
         match next {
@@ -103,8 +103,7 @@ pub fn run_virtual(
             None if sw.idle() => break,
             _ => {
                 // Queued frames that nothing will release by itself.
-                let limit = *drain_until.get_or_insert(now + DRAIN_LIMIT);
-                if now >= limit {
+                if past_drain_limit(now) {
                     break;
                 }
                 clock.advance_by(DRAIN_STEP);
