@@ -1286,11 +1286,13 @@ impl Switch {
         }
         let mut sent = 0;
         if !slot.ctrl_tx.is_empty() {
-            // Control frames go ahead of the queues but still take wire time
-            // (those the backend accepted: it takes them from the front).
+            // Control frames go ahead of the queues, leaving now, but still
+            // take wire time (those the backend accepted: it takes them
+            // from the front).
             let mut lens = [0usize; BURST_SIZE];
-            for (l, pkt) in lens.iter_mut().zip(slot.ctrl_tx.iter()) {
+            for (l, pkt) in lens.iter_mut().zip(slot.ctrl_tx.iter_mut()) {
                 *l = pkt.len();
+                pkt.timestamp = now;
             }
             let n = transmit(backend.as_mut(), &mut slot.ctrl_tx, &mut slot.counters, now);
             for l in &lens[..n.min(BURST_SIZE)] {

@@ -609,23 +609,24 @@ impl PcapSink {
         );
     }
 
-    /// Writes every packet in `burst` with departure time `now`, emptying the
-    /// burst; frames that cannot be written are dropped and counted in
-    /// `tx_errors`. Returns how many left the burst (all of them).
-    pub fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    /// Writes every packet in `burst` stamped with its departure time (the
+    /// packet's `timestamp`, which the switch sets when it leaves),
+    /// emptying the burst; frames that cannot be written are dropped and
+    /// counted in `tx_errors`. Returns how many left the burst (all of them).
+    pub fn tx_burst(&mut self, burst: &mut Burst) -> usize {
         if self.out.is_none() && !self.failed && !burst.is_empty() {
             match self.start() {
                 Ok(out) => self.out = Some(out),
                 Err(e) => self.fail(&e),
             }
         }
-        let ts = self.epoch_abs_ns.saturating_add(now);
-        let sec = u32::try_from(ts / NANOS_PER_SEC).unwrap_or(u32::MAX);
-        let nsec = (ts % NANOS_PER_SEC) as u32;
         let mut written = 0;
         let mut error = None;
         if let Some(out) = self.out.as_mut().filter(|_| !self.failed) {
             for p in burst.iter() {
+                let ts = self.epoch_abs_ns.saturating_add(p.timestamp);
+                let sec = u32::try_from(ts / NANOS_PER_SEC).unwrap_or(u32::MAX);
+                let nsec = (ts % NANOS_PER_SEC) as u32;
                 let data = p.data();
                 let len = (data.len() as u32).min(SINK_SNAPLEN);
                 let mut hdr = [0u8; RECORD_HEADER_LEN];
@@ -724,7 +725,7 @@ impl Port for PcapPort {
             s.on_tx(burst, now);
         }
         match self.sink.as_mut() {
-            Some(s) => s.tx_burst(burst, now),
+            Some(s) => s.tx_burst(burst),
             None => {
                 let n = burst.len();
                 free_burst(burst);
@@ -1047,7 +1048,7 @@ mod tests {
     }
 
     #[test]
-    fn sink_writes_nanosecond_ethernet_with_the_epoch() {
+    fn sink_writes_departure_times_in_nanoseconds_from_the_epoch() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.pcap");
         let epoch = T0 + 123;
@@ -1055,13 +1056,18 @@ mod tests {
         assert!(!path.exists());
         let pool = Pool::new(4);
         let mut burst = Burst::new();
-        burst.push(pool.alloc_from(&frame(1, 60)).unwrap());
-        burst.push(pool.alloc_from(&frame(2, 1514)).unwrap());
-        assert_eq!(sink.tx_burst(&mut burst, 1_500), 2);
+        let departing = |f: &[u8], t: Nanos| {
+            let mut p = pool.alloc_from(f).unwrap();
+            p.timestamp = t;
+            p
+        };
+        burst.push(departing(&frame(1, 60), 1_500));
+        burst.push(departing(&frame(2, 1514), 1_507));
+        assert_eq!(sink.tx_burst(&mut burst), 2);
         assert!(burst.is_empty());
         assert_eq!(pool.available(), 4);
-        burst.push(pool.alloc_from(&frame(3, 64)).unwrap());
-        assert_eq!(sink.tx_burst(&mut burst, 2_000_000_000), 1);
+        burst.push(departing(&frame(3, 64), 2_000_000_000));
+        assert_eq!(sink.tx_burst(&mut burst), 1);
         sink.flush().unwrap();
         assert!(sink.created());
         assert_eq!((sink.tx_frames(), sink.tx_errors()), (3, 0));
@@ -1074,6 +1080,7 @@ mod tests {
         assert_eq!(&p.data[..], &frame(1, 60)[..]);
         let p = r.next_packet().unwrap().unwrap();
         assert_eq!((p.data.len(), p.orig_len), (1514, 1514));
+        assert_eq!(p.timestamp, Duration::from_nanos(epoch + 1_507));
         let p = r.next_packet().unwrap().unwrap();
         assert_eq!(p.timestamp, Duration::from_nanos(epoch + 2_000_000_000));
         assert!(r.next_packet().is_none());
@@ -1091,7 +1098,7 @@ mod tests {
         let path = dir.path().join("quiet.pcap");
         let mut sink = PcapSink::create(&path, 0);
         let mut burst = Burst::new();
-        assert_eq!(sink.tx_burst(&mut burst, 10), 0);
+        assert_eq!(sink.tx_burst(&mut burst), 0);
         sink.flush().unwrap();
         drop(sink);
         assert!(!path.exists());
@@ -1106,7 +1113,7 @@ mod tests {
             let mut burst = Burst::new();
             burst.push(pool.alloc_from(&frame(1, 60)).unwrap());
             burst.push(pool.alloc_from(&frame(2, 60)).unwrap());
-            assert_eq!(sink.tx_burst(&mut burst, 0), 2);
+            assert_eq!(sink.tx_burst(&mut burst), 2);
             assert!(burst.is_empty());
         }
         assert!(!sink.created());

@@ -142,7 +142,7 @@ impl Port for TracePort {
         if let Some(c) = &self.capture {
             if let Ok(mut c) = c.lock() {
                 c.extend(burst.iter().map(|p| Captured {
-                    time: now,
+                    time: p.timestamp,
                     frame: p.data().to_vec(),
                 }));
             }
@@ -191,7 +191,9 @@ mod tests {
         assert!(!p.exhausted());
         assert_eq!(p.rx_burst(&pool, &mut b, 25), 1);
         assert!(p.exhausted());
-        assert_eq!(p.tx_burst(&mut b, 30), 2);
+        // Sent frames are recorded at their departure time.
+        b[1].timestamp = 30;
+        assert_eq!(p.tx_burst(&mut b, 35), 2);
         let cap = cap.lock().unwrap();
         assert_eq!(cap.len(), 2);
         assert_eq!(
