@@ -11,7 +11,8 @@
 #   - the same pipeline in the runtime with one and with two pinned workers,
 #     with every port sending to every other (two thirds of the packets
 #     cross workers) and with each port's traffic staying on its worker;
-#   - `railyard replay` of a 1 million frame pcap trace end to end;
+#   - `railyard replay` of a 1 million frame pcap trace end to end, with a
+#     poll per event and polling every microsecond (`--poll-interval 1us`);
 #   - instructions per packet under callgrind (when valgrind exists; this
 #     machine's `perf stat` may have no hardware counters).
 # Prints one table and ends with `pipeline_ratio_vs_macswap=R` (railyard's
@@ -65,6 +66,7 @@ l2=$(echo "$local_scaling" | value mpps)
 lratio=$(echo "$local_scaling" | value scaling_2_over_1)
 echo "railyard replay of a 1M-frame trace..." >&2
 replay=$(taskset -c "$fwd_core" "$bin" replay packets=1000000 | tee /dev/stderr | value mpps)
+replay_polled=$(taskset -c "$fwd_core" "$bin" replay packets=1000000 poll-interval=1us | tee /dev/stderr | value mpps)
 
 ipp="n/a"
 if command -v valgrind >/dev/null; then
@@ -92,6 +94,7 @@ row "railyard runtime, 2 workers (${ratio2}x)" 2 "$w2" "$(ns "$w2")"
 row "railyard runtime, worker-local traffic, 1 worker" 1 "$l1" "$(ns "$l1")"
 row "railyard runtime, worker-local traffic, 2 workers (${lratio}x)" 2 "$l2" "$(ns "$l2")"
 row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "$replay" "$(ns "$replay")"
+row "railyard replay, the same, --poll-interval 1us" 1 "$replay_polled" "$(ns "$replay_polled")"
 echo "  instructions/packet (pipeline, callgrind): $ipp"
 if [[ -n $macswap && $macswap != 0 ]]; then
     echo "pipeline_ratio_vs_macswap=$(awk -v r="$one" -v m="$macswap" 'BEGIN { printf "%.3f", r * 1e6 / m }')"

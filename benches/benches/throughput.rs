@@ -21,7 +21,8 @@
 //!   `local`, each port's traffic goes to a port of the same worker;
 //! - `replay`: `railyard replay` end to end (read pcap, pipeline, write
 //!   pcap) of a trace of `packets=N` frames (default 1 million) spread over
-//!   the four ports, written to a temporary directory first;
+//!   the four ports, written to a temporary directory first; with
+//!   `poll-interval=D` (e.g. `1us`), as `railyard replay --poll-interval`;
 //! - `dpdk-null` (a build with `--features dpdk`): the four ports are DPDK
 //!   `net_null` ethdevs, DPDK's rx/tx and railyard's copies included.
 //!
@@ -84,11 +85,15 @@ fn main() {
     let mut balance = None;
     let mut mode = "pipeline";
     let mut local = false;
+    let mut poll_interval = 0;
     for a in std::env::args().skip(1) {
         if let Ok(s) = a.parse::<f64>() {
             amount = Amount::Seconds(s);
         } else if let Some(n) = a.strip_prefix("packets=").and_then(|n| n.parse().ok()) {
             amount = Amount::Packets(n);
+        } else if let Some(d) = a.strip_prefix("poll-interval=") {
+            poll_interval = railyard_control::replay::parse_poll_interval(d)
+                .unwrap_or_else(|e| panic!("poll-interval={d}: {e}"));
         } else {
             match a.as_str() {
                 "ecmp" => balance = Some(None),
@@ -112,7 +117,7 @@ fn main() {
     match mode {
         "scaling" => scaling(&model, &mixes, amount, &routing),
         "dpdk-null" => dpdk_null(&model, &mixes, amount),
-        "replay" => replay(&model, &mixes, amount),
+        "replay" => replay(&model, &mixes, amount, poll_interval),
         _ => one_core(&model, &mixes, amount, &routing),
     }
 }
@@ -268,7 +273,7 @@ fn print_drops(stats: &SwitchStats) {
 
 /// Writes `packets` frames of the mixes as one trace per port (frames 10 ns
 /// apart on each), replays them, and reports the end-to-end rate.
-fn replay(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
+fn replay(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, poll_interval: u64) {
     use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
     use pcap_file::TsResolution;
 
@@ -302,7 +307,11 @@ fn replay(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
         .map(|m| m.len())
         .sum();
     let out = dir.path().join("out");
-    let report = railyard_control::replay::replay_pcaps(model, &inputs, &out, false, |_, _| {})
+    let options = railyard_control::replay::ReplayOptions {
+        poll_interval,
+        ..Default::default()
+    };
+    let report = railyard_control::replay::replay_pcaps(model, &inputs, &out, &options, |_, _| {})
         .expect("replay");
     let rx: u64 = report.stats.interfaces.values().map(|i| i.rx_packets).sum();
     let tx = forwarded(&report.stats);
@@ -318,9 +327,14 @@ fn replay(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
         bytes as f64 / 1e6,
         written as f64 / 1e6
     );
+    let polling = match poll_interval {
+        0 => "a poll per event".to_string(),
+        ns => format!("polling every {ns} ns of virtual time"),
+    };
     println!(
-        "  received {rx}, forwarded {tx}, wall {:.3} s",
-        report.wall.as_secs_f64()
+        "  received {rx}, forwarded {tx}, wall {:.3} s, {} polls ({polling})",
+        report.wall.as_secs_f64(),
+        report.polls
     );
     println!(
         "  end-to-end rate   {:.2} Mpps (read pcap, pipeline, write pcap)",

@@ -69,6 +69,12 @@ enum Command {
         /// Replay the traces unchanged instead of holding back priorities the switch pauses.
         #[arg(long)]
         open_loop: bool,
+        /// Poll like a live worker, at least this far apart in virtual time
+        /// (e.g. `1us`): frames arriving in between are received as one
+        /// burst. Faster on dense traces; a frame may leave up to about one
+        /// interval later. 0 (the default) polls at every event's exact time.
+        #[arg(long, value_name = "DURATION", default_value = "0", value_parser = replay::parse_poll_interval)]
+        poll_interval: railyard_dataplane::clock::Nanos,
     },
     /// Run the embedded rail-switch demo (no root, no files).
     Demo {
@@ -395,6 +401,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             stats_json,
             strict,
             open_loop,
+            poll_interval,
         } => {
             let compiled = load(&config, strict)?.compiled;
             let mut inputs = Vec::new();
@@ -429,11 +436,14 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             if inputs.is_empty() {
                 return Err("nothing to replay: give --pcap INTERFACE=FILE (or `bind pcap FILE` under an interface)".into());
             }
-            let report =
-                replay::replay_pcaps(&compiled.model, &inputs, &dir, open_loop, |rx, t| {
-                    eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
-                })
-                .map_err(|e| format!("replay: {e}"))?;
+            let options = replay::ReplayOptions {
+                open_loop,
+                poll_interval,
+            };
+            let report = replay::replay_pcaps(&compiled.model, &inputs, &dir, &options, |rx, t| {
+                eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
+            })
+            .map_err(|e| format!("replay: {e}"))?;
             for w in &report.warnings {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }

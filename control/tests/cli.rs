@@ -176,6 +176,30 @@ interface Ethernet1/2
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("replayed 50 frames"));
+    // Polling like a live worker delivers the same frames.
+    let replay_polling = |interval: &str| {
+        railyard(&[
+            "replay",
+            "--config",
+            conf.to_str().unwrap(),
+            "--pcap",
+            &format!("eth1/1={}", input.display()),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--poll-interval",
+            interval,
+        ])
+    };
+    let out = replay_polling("1us");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replayed 50 frames"));
+    let out = replay_polling("1ms");
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(
+        text(&out.stderr).contains("longer than the 100us a replay allows"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

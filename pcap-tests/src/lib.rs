@@ -14,7 +14,7 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
 use pcap_file::TsResolution;
 use railyard_config::{parse_str, ParseOptions};
 use railyard_control::compile::{compile, Compiled};
-use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
+use railyard_control::replay::{output_path, replay_pcaps, ReplayOptions, ReplayReport};
 
 /// A frame with its timestamp in nanoseconds.
 pub type Timed = (u64, Vec<u8>);
@@ -108,7 +108,14 @@ pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
         files.push((idx, path));
     }
     let out = dir.path().join("out");
-    let report = replay_pcaps(&compiled.model, &files, &out, false, |_, _| {}).expect("replay");
+    let report = replay_pcaps(
+        &compiled.model,
+        &files,
+        &out,
+        &ReplayOptions::default(),
+        |_, _| {},
+    )
+    .expect("replay");
     Run {
         report,
         out,
@@ -131,6 +138,19 @@ pub fn replay_model(
     inputs: &[Vec<Timed>],
     open_loop: bool,
 ) -> ModelRun {
+    let options = ReplayOptions {
+        open_loop,
+        ..ReplayOptions::default()
+    };
+    replay_model_with(model, inputs, &options)
+}
+
+/// [`replay_model`] with every replay option.
+pub fn replay_model_with(
+    model: &railyard_dataplane::model::SwitchModel,
+    inputs: &[Vec<Timed>],
+    options: &ReplayOptions,
+) -> ModelRun {
     let dir = tempfile::tempdir().expect("tempdir");
     let files: Vec<(usize, PathBuf)> = inputs
         .iter()
@@ -142,7 +162,7 @@ pub fn replay_model(
         })
         .collect();
     let out = dir.path().join("out");
-    let report = replay_pcaps(model, &files, &out, open_loop, |_, _| {}).expect("replay");
+    let report = replay_pcaps(model, &files, &out, options, |_, _| {}).expect("replay");
     let out = model
         .interfaces
         .iter()

@@ -4,13 +4,11 @@
 //! the same traces overflow the ingress headroom.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 
-use railyard_control::replay::{output_path, replay_pcaps, ReplayReport};
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::model::{PgThresholds, SwitchModel};
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
-use railyard_pcap_tests::{read_pcap, write_pcap, Timed};
+use railyard_pcap_tests::{replay_model, ModelRun, Timed};
 
 const SENDERS: usize = 3;
 const EGRESS: usize = 3;
@@ -56,32 +54,15 @@ fn data(sender: usize, seq: u64) -> Vec<u8> {
     build(&s, seq)
 }
 
-struct Run {
-    report: ReplayReport,
-    out: Vec<Vec<Timed>>,
-}
-
-fn replay(open_loop: bool) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let m = model();
-    let files: Vec<(usize, PathBuf)> = (0..SENDERS)
+fn replay(open_loop: bool) -> ModelRun {
+    let inputs: Vec<Vec<Timed>> = (0..SENDERS)
         .map(|i| {
-            let frames: Vec<Timed> = (0..PER_SENDER)
+            (0..PER_SENDER)
                 .map(|k| (1_000 + k * GAP + i as u64, data(i, k)))
-                .collect();
-            let path = dir.path().join(format!("in{i}.pcap"));
-            write_pcap(&path, &frames);
-            (i, path)
+                .collect()
         })
         .collect();
-    let out = dir.path().join("out");
-    let report = replay_pcaps(&m, &files, &out, open_loop, |_, _| {}).unwrap();
-    let out = m
-        .interfaces
-        .iter()
-        .map(|i| read_pcap(&output_path(&out, &i.name)))
-        .collect();
-    Run { report, out }
+    replay_model(&model(), &inputs, open_loop)
 }
 
 #[test]
