@@ -129,10 +129,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer
     }
 
+    #[inline]
     fn byte(&self, at: usize) -> u8 {
         self.buffer.as_ref()[at]
     }
 
+    #[inline]
     fn u24_at(&self, f: core::ops::Range<usize>) -> u32 {
         let b = &self.buffer.as_ref()[f];
         u32::from_be_bytes([0, b[0], b[1], b[2]])
