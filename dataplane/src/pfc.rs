@@ -162,42 +162,69 @@ pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
 
 /// Bytes of lossless traffic buffered per ingress port and priority group,
 /// shared by every worker.
+///
+/// Only an ingress port's own worker admits its packets, but any worker may
+/// send or drop them. So each port keeps two running totals per group, on
+/// cache lines of their own: bytes admitted, written by the owning worker
+/// alone (a plain load and store, and the line stays in its core's cache),
+/// and bytes released, added to by whichever worker let them go. What is
+/// buffered is their difference. With one shared counter per group, both
+/// cores took turns owning its line for every packet crossing workers, and
+/// every packet paid two locked read-modify-writes.
 #[derive(Debug)]
 pub struct IngressAccounting {
-    bytes: Box<[[AtomicU64; PRIORITIES]]>,
+    ports: Box<[PortAccount]>,
 }
+
+/// A port's totals; 128-byte alignment keeps neighbouring ports (and the
+/// two totals) off each other's cache lines and their adjacent-line
+/// prefetch pairs.
+#[derive(Debug, Default)]
+struct PortAccount {
+    admitted: GroupTotals,
+    released: GroupTotals,
+}
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct GroupTotals([AtomicU64; PRIORITIES]);
 
 impl IngressAccounting {
     /// Zeroed counters for `ports` ports.
     pub fn new(ports: usize) -> Self {
         IngressAccounting {
-            bytes: (0..ports)
-                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
-                .collect(),
+            ports: (0..ports).map(|_| PortAccount::default()).collect(),
         }
     }
 
     /// Bytes of `port`'s traffic of group `pg` buffered now.
     #[inline]
     pub fn get(&self, port: usize, pg: usize) -> u64 {
-        self.bytes
-            .get(port)
-            .map_or(0, |a| a[pg & 7].load(Ordering::Relaxed))
+        self.ports.get(port).map_or(0, |a| {
+            // Released first: bytes released were admitted before (the
+            // packet reached the releasing worker after its admission), so
+            // the admitted total read next includes them.
+            let released = a.released.0[pg & 7].load(Ordering::Acquire);
+            let admitted = a.admitted.0[pg & 7].load(Ordering::Relaxed);
+            admitted.saturating_sub(released)
+        })
     }
 
-    /// Counts `len` bytes of `port`'s group `pg` entering a queue.
+    /// Counts `len` bytes of `port`'s group `pg` entering a queue. Only the
+    /// worker that owns `port` may call it: the total has a single writer.
     #[inline]
     pub fn add(&self, port: usize, pg: usize, len: u64) {
-        if let Some(a) = self.bytes.get(port) {
-            a[pg & 7].fetch_add(len, Ordering::Relaxed);
+        if let Some(a) = self.ports.get(port) {
+            let total = &a.admitted.0[pg & 7];
+            total.store(total.load(Ordering::Relaxed) + len, Ordering::Relaxed);
         }
     }
 
     /// Counts `len` bytes of `port`'s group `pg` leaving the switch.
     #[inline]
     pub fn sub(&self, port: usize, pg: usize, len: u64) {
-        if let Some(a) = self.bytes.get(port) {
-            a[pg & 7].fetch_sub(len, Ordering::Relaxed);
+        if let Some(a) = self.ports.get(port) {
+            a.released.0[pg & 7].fetch_add(len, Ordering::Release);
         }
     }
 }
@@ -302,5 +329,31 @@ mod tests {
         assert_eq!(a.get(1, 3), 50);
         assert_eq!(a.get(0, 3), 0);
         assert_eq!(a.get(9, 3), 0);
+    }
+
+    #[test]
+    fn other_workers_release_what_the_owner_admitted() {
+        let a = std::sync::Arc::new(IngressAccounting::new(2));
+        for _ in 0..1000 {
+            a.add(0, 3, 100);
+        }
+        let releasers: Vec<_> = (0..2)
+            .map(|_| {
+                let a = std::sync::Arc::clone(&a);
+                std::thread::spawn(move || {
+                    for _ in 0..400 {
+                        a.sub(0, 3, 100);
+                    }
+                })
+            })
+            .collect();
+        for r in releasers {
+            r.join().unwrap();
+        }
+        assert_eq!(a.get(0, 3), 200 * 100);
+        assert_eq!(a.get(0, 2) + a.get(1, 3), 0);
+        // Ports and their two totals sit on cache-line pairs of their own.
+        assert_eq!(std::mem::size_of::<PortAccount>(), 256);
+        assert_eq!(std::mem::align_of::<GroupTotals>(), 128);
     }
 }

@@ -981,6 +981,8 @@ impl Switch {
         let Some(slot) = self.ports.get(in_port) else {
             return false;
         };
+        // The ingress total has one writer: the port's own worker.
+        debug_assert!(slot.owned, "admitting for a port of another worker");
         let th = slot.model.pfc.pg[pg];
         let occ = self.ingress_acct.get(in_port, pg);
         if occ + len > th.xoff_bytes.saturating_add(th.headroom_bytes) {
