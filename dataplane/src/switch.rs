@@ -1245,6 +1245,10 @@ impl Switch {
                     break;
                 }
                 n += burst.len();
+                // Another core wrote these packets' state last.
+                for pkt in &burst {
+                    pkt.prefetch_state();
+                }
                 for pkt in burst.drain(..) {
                     self.enqueue(pkt);
                 }
