@@ -7,6 +7,7 @@
 //! [`NeighborTable::learn`], releases the parked packets.
 
 use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
@@ -74,10 +75,29 @@ pub struct TickOutput {
     pub expired: Vec<Packet>,
 }
 
+/// An entry's interface and address. It hashes as one word for IPv4 (the
+/// derived hash feeds the hasher field by field, byte by byte for the
+/// address), since every routed packet looks one up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key(PortId, IpAddr);
+
+impl Hash for Key {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self.1 {
+            IpAddr::V4(a) => h.write_u64(u64::from(self.0) << 32 | u64::from(a.to_bits())),
+            IpAddr::V6(a) => {
+                h.write_u16(self.0);
+                h.write_u128(a.to_bits());
+            }
+        }
+    }
+}
+
 /// The neighbour table of one worker.
 #[derive(Debug)]
 pub struct NeighborTable {
-    entries: FxHashMap<(PortId, IpAddr), NeighborState>,
+    entries: FxHashMap<Key, NeighborState>,
     parked: VecDeque<(PortId, IpAddr, Packet)>,
     per_entry: usize,
     total: usize,
@@ -98,13 +118,13 @@ impl NeighborTable {
     /// Adds a configured entry.
     pub fn add_static(&mut self, port: PortId, addr: IpAddr, mac: MacAddr) {
         self.entries
-            .insert((port, addr), NeighborState::Static(mac));
+            .insert(Key(port, addr), NeighborState::Static(mac));
     }
 
     /// The MAC of `addr` on `port`, if resolved.
     #[inline]
     pub fn lookup(&self, port: PortId, addr: IpAddr) -> Option<MacAddr> {
-        self.entries.get(&(port, addr)).and_then(|s| s.mac())
+        self.entries.get(&Key(port, addr)).and_then(|s| s.mac())
     }
 
     /// Parks `pkt` until `addr` on `port` resolves.
@@ -114,7 +134,7 @@ impl NeighborTable {
         }
         let state = self
             .entries
-            .entry((port, addr))
+            .entry(Key(port, addr))
             .or_insert(NeighborState::Incomplete {
                 last_request: now,
                 tries: 0,
@@ -155,7 +175,7 @@ impl NeighborTable {
         now: Nanos,
         released: &mut Vec<Packet>,
     ) -> bool {
-        let key = (port, addr);
+        let key = Key(port, addr);
         let changed = match self.entries.get(&key) {
             Some(NeighborState::Static(_)) => return false,
             Some(NeighborState::Learned { mac: m, .. }) => *m != mac,
@@ -185,7 +205,7 @@ impl NeighborTable {
     /// Retries unanswered requests every [`RETRY_INTERVAL`] and, after
     /// [`MAX_TRIES`], forgets the address and hands back its parked packets.
     pub fn tick(&mut self, now: Nanos, out: &mut TickOutput) {
-        let mut gave_up: Vec<(PortId, IpAddr)> = Vec::new();
+        let mut gave_up: Vec<Key> = Vec::new();
         for (key, state) in self.entries.iter_mut() {
             if let NeighborState::Incomplete {
                 last_request,
@@ -199,7 +219,7 @@ impl NeighborTable {
                     } else {
                         *tries += 1;
                         *last_request = now;
-                        out.requests.push(*key);
+                        out.requests.push((key.0, key.1));
                     }
                 }
             }
@@ -208,7 +228,7 @@ impl NeighborTable {
             self.entries.remove(&key);
             let mut i = 0;
             while i < self.parked.len() {
-                if (self.parked[i].0, self.parked[i].1) == key {
+                if Key(self.parked[i].0, self.parked[i].1) == key {
                     if let Some((_, _, p)) = self.parked.remove(i) {
                         out.expired.push(p);
                     }
@@ -227,7 +247,7 @@ impl NeighborTable {
         statics: impl IntoIterator<Item = (PortId, IpAddr, MacAddr)>,
         keep: impl Fn(PortId, IpAddr) -> bool,
     ) {
-        self.entries.retain(|&(port, addr), state| match state {
+        self.entries.retain(|&Key(port, addr), state| match state {
             NeighborState::Static(_) => false,
             NeighborState::Learned { .. } => keep(port, addr),
             NeighborState::Incomplete { .. } => true,
@@ -258,7 +278,7 @@ impl NeighborTable {
 
     /// Every entry, for show output.
     pub fn entries(&self) -> impl Iterator<Item = (PortId, IpAddr, NeighborState)> + '_ {
-        self.entries.iter().map(|(&(p, a), &s)| (p, a, s))
+        self.entries.iter().map(|(&Key(p, a), &s)| (p, a, s))
     }
 }
 
