@@ -52,16 +52,19 @@ pub const BURST_SIZE: usize = 32;
 pub type Burst = ArrayVec<Packet, BURST_SIZE>;
 
 /// What the pipeline carries with a frame; a [`Packet`] dereferences to it.
+/// In this order (`repr(C)`) the egress side's fields come first (see
+/// [`Meta`]).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
 pub struct PacketInfo {
-    /// What the parser and later stages learned about the frame.
-    pub meta: Meta,
     /// Arrival time (set by the receiving port); while the packet waits in an
     /// egress queue, the time it joined it (for its sojourn time); then its
     /// departure time on transmit.
     pub timestamp: Nanos,
     /// Index of the interface the frame arrived on.
     pub in_port: u16,
+    /// What the parser and later stages learned about the frame.
+    pub meta: Meta,
 }
 
 /// Hints the CPU to fetch `lines` cache lines from `p` on, meaning to write
@@ -493,13 +496,14 @@ impl Packet {
         unsafe { std::ptr::read(&me.buf) }
     }
 
-    /// Starts loading this packet's state (its first two cache lines) for
-    /// writing. A stage about to take a burst that another core filled
-    /// calls it for the whole burst first, so the misses overlap instead
-    /// of stalling the stage one packet at a time.
+    /// Starts loading, for writing, the cache line of this packet's state
+    /// that the egress side uses (see [`Meta`]). A stage about to take a
+    /// burst that another core filled calls it for the whole burst first,
+    /// so the misses overlap instead of stalling the stage one packet at a
+    /// time.
     #[inline]
     pub fn prefetch_state(&self) {
-        prefetch_for_write(self.buf.0.as_ptr().cast(), 2);
+        prefetch_for_write(self.buf.0.as_ptr().cast(), 1);
     }
 
     /// The frame's bytes.
@@ -624,6 +628,28 @@ impl std::fmt::Debug for Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_egress_side_reads_is_in_the_first_cache_line() {
+        use std::mem::offset_of;
+        let egress = [
+            offset_of!(Buffer, pool),
+            offset_of!(Buffer, head),
+            offset_of!(Buffer, len),
+            offset_of!(Buffer, info.timestamp),
+            offset_of!(Buffer, info.in_port),
+            offset_of!(Buffer, info.meta.kind),
+            offset_of!(Buffer, info.meta.out_port),
+            offset_of!(Buffer, info.meta.l3_offset),
+            offset_of!(Buffer, info.meta.qos_group),
+            offset_of!(Buffer, info.meta.lossless),
+            offset_of!(Buffer, info.meta.pfc_priority),
+            offset_of!(Buffer, info.meta.ecn),
+            offset_of!(Buffer, info.meta.l3_len),
+        ];
+        assert!(egress.iter().all(|o| *o < 64), "{egress:?}");
+        assert_eq!(offset_of!(Buffer, data) % 64, 0);
+    }
 
     #[test]
     fn buffers_return_to_the_pool_on_drop() {
