@@ -8,8 +8,9 @@
 //! its own at its exact time. With a poll interval the switch polls as a
 //! live worker does: at least that much virtual time apart, receiving
 //! whatever arrived since as one burst and sending what the emulated wire
-//! allows by then. That is several times faster on dense traces, and a
-//! frame leaves at most about one interval later than in the exact replay.
+//! allows by then. On a dense trace that means far fewer, fuller polls,
+//! and a frame leaves at most about one interval later than in the exact
+//! replay.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ pub struct ReplayOptions {
 /// and PFC pauses (at most 335 µs at 100 Gb/s) would fit inside one poll.
 pub const MAX_POLL_INTERVAL: Nanos = 100_000;
 
-/// Reads a poll interval such as `0`, `500ns`, `1us` or `2ms`.
+/// Reads a poll interval such as `0`, `500ns`, `1us` or `100us`.
 ///
 /// # Errors
 /// Text that is not a duration, or one above [`MAX_POLL_INTERVAL`].
@@ -152,7 +153,7 @@ pub fn run_virtual(
             // More than a burst arrived, or (polling at an interval) frames
             // are still free to leave now: take them at this same instant,
             // as a live worker polls again at once after a full burst.
-            Some(_) if next_rx.is_some_and(|t| t <= now) || work > 0 => {}
+            Some(_) if next_rx.is_some_and(|t| t <= now) || (poll_interval > 0 && work > 0) => {}
             None if sw.idle() => break,
             _ => {
                 // Queued frames that nothing will release by itself.
