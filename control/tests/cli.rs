@@ -138,17 +138,21 @@ interface Ethernet1/2
     );
     let out_dir = dir.path().join("out");
     let stats = dir.path().join("stats.json");
-    let out = railyard(&[
-        "replay",
-        "--config",
-        conf.to_str().unwrap(),
-        "--pcap",
-        &format!("eth1/1={}", input.display()),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--stats-json",
-        stats.to_str().unwrap(),
-    ]);
+    let pcap = format!("eth1/1={}", input.display());
+    let replay = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            "--config",
+            conf.to_str().unwrap(),
+            "--pcap",
+            &pcap,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        railyard(&args)
+    };
+    let out = replay(&["--stats-json", stats.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("replayed 50 frames"),
@@ -163,37 +167,16 @@ interface Ethernet1/2
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(v["interfaces"]["Ethernet1/2"]["tx_packets"], 50);
     // `--open-loop` replays the trace unchanged; nothing pauses here, so
-    // the result is the same.
-    let out = railyard(&[
-        "replay",
-        "--config",
-        conf.to_str().unwrap(),
-        "--pcap",
-        &format!("eth1/1={}", input.display()),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--open-loop",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("replayed 50 frames"));
-    // Polling like a live worker delivers the same frames.
-    let replay_polling = |interval: &str| {
-        railyard(&[
-            "replay",
-            "--config",
-            conf.to_str().unwrap(),
-            "--pcap",
-            &format!("eth1/1={}", input.display()),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--poll-interval",
-            interval,
-        ])
-    };
-    let out = replay_polling("1us");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("replayed 50 frames"));
-    let out = replay_polling("1ms");
+    // the result is the same. So does polling like a live worker.
+    for extra in [&["--open-loop"][..], &["--poll-interval", "1us"]] {
+        let out = replay(extra);
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("replayed 50 frames"),
+            "{extra:?}"
+        );
+    }
+    let out = replay(&["--poll-interval", "1ms"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(
         text(&out.stderr).contains("longer than the 100us a replay allows"),
