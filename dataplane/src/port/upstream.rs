@@ -11,7 +11,10 @@
 //! On receive, a trace frame whose priority is paused at its timestamp is
 //! moved aside into a per-priority queue (a NIC's per-priority queues), so
 //! later frames of other priorities still pass; it is delivered when the
-//! pause ends, stamped with the release time. A frame's priority is its
+//! pause ends, stamped with the release time. Held frames leave one after
+//! another at the interface speed, as a real sender's would, not all at the
+//! instant the pause ends (a backlog arriving at once would overrun any
+//! headroom sized for line rate). A frame's priority is its
 //! qos-group as the interface classifies it ([`crate::pfc`]: priority n is
 //! qos-group n), from the 802.1p table when the interface has one, else the
 //! DSCP table (ACL rules are not consulted).
@@ -25,7 +28,8 @@ use std::collections::VecDeque;
 
 use crate::clock::Nanos;
 use crate::model::InterfaceModel;
-use crate::pfc::{quanta_ns, PRIORITIES};
+use crate::pfc::{quanta_ns, DEFAULT_SPEED_MBPS, PRIORITIES};
+use crate::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes};
 use crate::wire::mac_control::{MacControlRepr, Packet as MacControl, PAUSE_DST};
 
 /// Frames a closed-loop source holds back at most (bounds its memory).
@@ -45,6 +49,8 @@ pub struct PfcUpstream {
     pause_horizon: Nanos,
     held: [VecDeque<(Nanos, Vec<u8>)>; PRIORITIES],
     held_now: usize,
+    /// When the sender's wire is free after the last held frame it released.
+    resume_free: Nanos,
     pause_frames: u64,
     held_frames: u64,
 }
@@ -61,6 +67,7 @@ impl PfcUpstream {
             pause_horizon: 0,
             held: std::array::from_fn(|_| VecDeque::new()),
             held_now: 0,
+            resume_free: 0,
             pause_frames: 0,
             held_frames: 0,
         }
@@ -177,11 +184,17 @@ impl PfcUpstream {
         }
         (0..PRIORITIES)
             .filter_map(|p| {
-                self.held[p]
-                    .front()
-                    .map(|(t, _)| ((*t).max(self.paused_until[p]), p))
+                let (t, _) = self.held[p].front()?;
+                Some((self.held_release_time(*t, p), p))
             })
             .min()
+    }
+
+    /// When a held frame of priority `p` stamped `t` leaves: once its
+    /// priority resumes and the frames released before it are on the wire.
+    #[inline]
+    fn held_release_time(&self, t: Nanos, p: usize) -> Nanos {
+        t.max(self.paused_until[p]).max(self.resume_free)
     }
 
     /// The priority whose held frame a source should deliver next at `now`:
@@ -197,7 +210,15 @@ impl PfcUpstream {
     pub fn release(&mut self, p: usize) -> Option<(Nanos, Vec<u8>)> {
         let (t, f) = self.held.get_mut(p)?.pop_front()?;
         self.held_now -= 1;
-        Some((t.max(self.paused_until[p]), f))
+        let at = self.held_release_time(t, p);
+        let speed = u64::from(
+            self.speed_mbps
+                .filter(|s| *s > 0)
+                .unwrap_or(DEFAULT_SPEED_MBPS),
+        );
+        let wire = serialisation_ps(wire_bytes(f.len()), speed * 1_000_000);
+        self.resume_free = at + ps_to_ns_ceil(wire);
+        Some((at, f))
     }
 
     /// Frames held back now.
