@@ -603,23 +603,15 @@ mod tests {
         assert_eq!(t.lookup(u32::from(v4("172.32.0.1"))), None);
     }
 
-    /// Small deterministic generator (SplitMix64), so failures reproduce
-    /// without a dependency.
-    struct Rng(u64);
+    /// The seeded generator WRED uses, so failures reproduce.
+    struct Rng(crate::qos::rng::SplitMix64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
         fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
+            self.0.next_u64() % n
         }
         fn u32(&mut self) -> u32 {
-            self.next() as u32
+            self.0.next_u64() as u32
         }
     }
 
@@ -656,7 +648,7 @@ mod tests {
     #[test]
     fn v4_matches_naive_longest_match() {
         for seed in 0..6u64 {
-            let mut rng = Rng(seed);
+            let mut rng = Rng(crate::qos::rng::SplitMix64::new(seed));
             // Prefixes cluster around a few bases so they nest and overlap.
             let bases: Vec<u32> = (0..6).map(|_| rng.u32()).collect();
             let interesting = [0u8, 1, 8, 15, 16, 17, 23, 24, 25, 31, 32];
