@@ -53,6 +53,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::Nanos;
+use crate::packet::Packet;
 
 /// Number of 802.1p priorities (and priority groups).
 pub const PRIORITIES: usize = 8;
@@ -226,6 +227,37 @@ impl IngressAccounting {
         if let Some(a) = self.ports.get(port) {
             a.released.0[pg & 7].fetch_add(len, Ordering::Release);
         }
+    }
+
+    /// Gives back what a packet held in its ingress group, as it leaves the
+    /// switch or is dropped after admission; nothing for `None`.
+    #[inline]
+    pub fn release(&self, charge: Option<IngressCharge>) {
+        if let Some(c) = charge {
+            self.sub(c.port, c.pg, c.bytes);
+        }
+    }
+}
+
+/// The bytes a lossless packet holds in its ingress port's priority group
+/// (its PFC priority: the PCP when it arrived tagged, which need not be its
+/// qos-group), taken before the packet itself is handed on or dropped.
+#[derive(Debug, Clone, Copy)]
+pub struct IngressCharge {
+    port: usize,
+    pg: usize,
+    bytes: u64,
+}
+
+impl IngressCharge {
+    /// `None` for a packet that is not lossless (it was never counted).
+    #[inline]
+    pub fn of(pkt: &Packet) -> Option<Self> {
+        pkt.meta.lossless.then(|| IngressCharge {
+            port: usize::from(pkt.in_port),
+            pg: usize::from(pkt.meta.pfc_priority),
+            bytes: pkt.len() as u64,
+        })
     }
 }
 

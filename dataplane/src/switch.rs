@@ -38,7 +38,9 @@ use crate::model::{DlbMode, InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
 use crate::parse::parse;
-use crate::pfc::{quanta_ns, IngressAccounting, PfcPortState, WatchdogModel, PRIORITIES};
+use crate::pfc::{
+    quanta_ns, IngressAccounting, IngressCharge, PfcPortState, WatchdogModel, PRIORITIES,
+};
 use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::{EgressQueues, NUM_QUEUES};
@@ -816,13 +818,7 @@ impl Switch {
         slot.counters.pfc.watchdog_storms[q] += 1;
         let counters = &mut slot.counters;
         let n = slot.queues.flush(q, &mut counters.queues, |pkt| {
-            if pkt.meta.lossless {
-                acct.sub(
-                    pkt.in_port as usize,
-                    usize::from(pkt.meta.pfc_priority),
-                    pkt.len() as u64,
-                );
-            }
+            acct.release(IngressCharge::of(&pkt))
         });
         counters.drops[DropReason::PfcWatchdog as usize] += n as u64;
         tracing::warn!(interface = %slot.model.name, priority = q, flushed = n, "PFC watchdog: storm, queue flushed");
@@ -1057,7 +1053,6 @@ impl Switch {
     /// Queues a packet on its egress port, here or on the owning worker.
     fn enqueue(&mut self, pkt: Packet) {
         let out = pkt.meta.out_port as usize;
-        let in_port = pkt.in_port as usize;
         if !self.ports[out].owned {
             let Some(links) = &self.links else { return };
             let owner = links.owners[out];
@@ -1075,25 +1070,18 @@ impl Switch {
             return;
         }
         let q = pkt.meta.qos_group as usize;
-        let lossless = pkt.meta.lossless;
-        // Lossless bytes were counted in the ingress priority group, which
-        // for a tagged frame is its PCP, not its qos-group.
-        let pg = usize::from(pkt.meta.pfc_priority);
-        let len = pkt.len() as u64;
+        let charge = IngressCharge::of(&pkt);
         if slot.pfc.stormed & (1 << q.min(NUM_QUEUES - 1)) != 0 {
-            if lossless {
-                self.ingress_acct.sub(in_port, pg, len);
-            }
+            self.ingress_acct.release(charge);
             slot.counters.drop(DropReason::PfcWatchdog);
             return;
         }
+        let lossless = charge.is_some();
         if let Err(reason) =
             slot.queues
                 .offer(q, pkt, self.now, &mut slot.counters.queues, lossless)
         {
-            if lossless {
-                self.ingress_acct.sub(in_port, pg, len);
-            }
+            self.ingress_acct.release(charge);
             // The queue counted its own drop; the drop reason belongs to the egress port.
             slot.counters.drop(reason);
         }
@@ -1197,12 +1185,8 @@ impl Switch {
             chunk.fill_from_iter(burst.drain(..fits));
         }
         for pkt in burst.drain(..) {
-            let in_port = usize::from(pkt.in_port);
-            if pkt.meta.lossless {
-                let pg = usize::from(pkt.meta.pfc_priority);
-                self.ingress_acct.sub(in_port, pg, pkt.len() as u64);
-            }
-            if let Some(slot) = self.ports.get_mut(in_port) {
+            self.ingress_acct.release(IngressCharge::of(&pkt));
+            if let Some(slot) = self.ports.get_mut(usize::from(pkt.in_port)) {
                 slot.counters.drop(DropReason::HandoffFull);
             }
         }
@@ -1324,10 +1308,8 @@ impl Switch {
                 break;
             }
             if self.any_lossless {
-                for pkt in slot.tx_pending.iter().filter(|p| p.meta.lossless) {
-                    let pg = usize::from(pkt.meta.pfc_priority);
-                    self.ingress_acct
-                        .sub(pkt.in_port as usize, pg, pkt.len() as u64);
+                for pkt in slot.tx_pending.iter() {
+                    self.ingress_acct.release(IngressCharge::of(pkt));
                 }
             }
             sent += transmit(
