@@ -2,12 +2,13 @@
 //!
 //! Every buffer is allocated once, when the [`Pool`] is built (one zeroed
 //! slab, whose pages the system provides only as buffers are first used),
-//! and recycled forever after, so the fast path never touches the allocator. Buffers may
-//! cross workers (cross-core hand-off), so the pool's shared free list is a
-//! lock-free multi-producer, multi-consumer queue. In front of it each thread
-//! keeps a small last-in, first-out cache (as DPDK's per-lcore mempool cache
-//! does): a busy worker keeps reusing the same few hot buffers instead of
-//! cycling through — and faulting in — the whole pool.
+//! and recycled forever after, so the fast path never touches the
+//! allocator. Buffers may cross workers (cross-core hand-off), so the
+//! pool's shared free list is a lock-free multi-producer, multi-consumer
+//! queue. In front of it each thread keeps a small last-in, first-out cache
+//! (as DPDK's per-lcore mempool cache does): a busy worker keeps reusing the
+//! same few hot buffers instead of cycling through — and faulting in — the
+//! whole pool.
 //!
 //! As with DPDK's mbuf, what travels with a frame (its metadata, arrival
 //! time, ingress port) lives in the buffer itself, in front of the headroom,
@@ -68,7 +69,9 @@ pub struct PacketInfo {
 }
 
 /// Hints the CPU to fetch `lines` cache lines from `p` on, meaning to write
-/// them. Only a hint: it never faults, whatever the address.
+/// them (a write prefetch where the build targets a CPU that has one, an
+/// ordinary prefetch otherwise). Only a hint: it never faults, whatever the
+/// address.
 #[inline(always)]
 fn prefetch_for_write(p: *const i8, lines: usize) {
     #[cfg(target_arch = "x86_64")]

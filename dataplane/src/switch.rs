@@ -57,6 +57,9 @@ const TICK_INTERVAL: Nanos = 10_000_000;
 pub const MAX_RX_HELD: u32 = 32;
 /// Most transmit bursts per port per round.
 const TX_BURSTS_PER_POLL: usize = 4;
+/// Most hand-off bursts taken from each peer worker per round: as many as a
+/// port may send, so a worker drains its peers as fast as it transmits.
+const HANDOFF_BURSTS_PER_POLL: usize = TX_BURSTS_PER_POLL;
 
 /// A neighbour learned by one worker, told to the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1216,8 +1219,7 @@ impl Switch {
             n += 1;
         }
         for r in 0..peers {
-            // Up to four bursts from each peer per poll.
-            for _ in 0..4 {
+            for _ in 0..HANDOFF_BURSTS_PER_POLL {
                 let mut burst = Burst::new();
                 if let Some(ring) = self.links.as_mut().and_then(|l| l.from_peers.get_mut(r)) {
                     let take = ring.slots().min(BURST_SIZE);
