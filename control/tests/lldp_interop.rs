@@ -705,7 +705,10 @@ fn capture(lab: &Lab, ns: &str, dev: &str, filter: &str, name: &str) -> (Daemon,
         &["tshark", "-i", dev, "-w", &file, "-f", filter],
         &lab.path(&format!("{name}.tshark.log")),
     );
-    d.wait_log("Capturing on", Duration::from_secs(15));
+    // tshark prints "Capturing on" as it starts dumpcap, before the capture
+    // socket is open; "Capture started" comes once dumpcap has opened it and
+    // its file. A frame sent between the two would be missed.
+    d.wait_log("Capture started", Duration::from_secs(15));
     (d, file)
 }
 
