@@ -202,7 +202,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn verify_checksum(&self) -> bool {
         let hl = usize::from(self.header_len());
-        checksum::data(&self.buffer.as_ref()[..hl]) == 0xffff
+        let b = self.buffer.as_ref();
+        match b.first_chunk::<HEADER_LEN>() {
+            // Almost every header has no options: a fixed length lets the
+            // sum unroll.
+            Some(fixed) if hl == HEADER_LEN => checksum::data(fixed) == 0xffff,
+            _ => checksum::data(&b[..hl]) == 0xffff,
+        }
     }
 }
 
