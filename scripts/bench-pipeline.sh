@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The in-memory pipeline beside DPDK's testpmd on the same machine, in one run.
 #
-#   scripts/bench-pipeline.sh [SECONDS]      (default 5 per measurement)
+#   scripts/bench-pipeline.sh [SECONDS] [ROUNDS]
+#       SECONDS per measurement (default 5), ROUNDS of all of them (default 3)
 #
-# Measures, one after another:
+# Measures, one after another and ROUNDS times over, so a shared host's
+# slow and fast minutes fall on every row alike:
 #   - testpmd `io` between two net_null ports and `macswap` between two
 #     net_null,copy=1 ports, one forwarding core (when dpdk-testpmd exists);
 #   - railyard's whole pipeline on four null ports (railyard's net_null,copy=1)
@@ -13,12 +15,15 @@
 #     cross workers) and with each port's traffic staying on its worker;
 #   - `railyard replay` of a 1 million frame pcap trace end to end, with a
 #     poll per event and polling every microsecond (`--poll-interval 1us`);
-#   - instructions per packet under callgrind (when valgrind exists; this
-#     machine's `perf stat` may have no hardware counters).
-# Prints one table and ends with `pipeline_ratio_vs_macswap=R` (railyard's
-# one-core rate over testpmd macswap's; `n/a` without testpmd).
+#   - instructions per packet under callgrind, once (when valgrind exists;
+#     this machine's `perf stat` may have no hardware counters).
+# Prints one table of medians with the lowest and highest round, and ends
+# with `pipeline_ratio_vs_macswap=R`: the median over the rounds of
+# railyard's one-core rate over the macswap rate measured just before it
+# (`n/a` without testpmd).
 set -euo pipefail
 secs=${1:-5}
+rounds=${2:-3}
 cd "$(dirname "$0")/.."
 
 cores=$(nproc)
@@ -44,29 +49,45 @@ testpmd_rate() {
 }
 
 mpps() { awk -v p="$1" 'BEGIN { printf "%.2f", p / 1e6 }'; }
-row() { printf '  %-58s %5s %8s %9s\n' "$@"; }
+# Median and lowest–highest of the values given.
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.3f", a[(NR + 1) / 2]; else printf "%.3f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
+ns() { awk -v m="$1" 'BEGIN { if (m > 0) printf "%.0f", 1000 / m; else print "-" }'; }
+row() { printf '  %-58s %5s %8s %11s %7s\n' "$@"; }
+# stat_row LABEL CORES VALUES...: a table row of the median and the spread.
+stat_row() {
+    local label=$1 cores=$2 m
+    shift 2
+    m=$(median "$@")
+    row "$label" "$cores" "$(printf '%.2f' "$m")" "$(spread "$@")" "$(ns "$m")"
+}
 
-io="" macswap=""
-if command -v dpdk-testpmd >/dev/null; then
-    echo "testpmd io and macswap on net_null..." >&2
-    io=$(testpmd_rate io net_null0 net_null1)
-    macswap=$(testpmd_rate macswap net_null0,copy=1 net_null1,copy=1)
-fi
-
-echo "railyard pipeline, one core..." >&2
-one=$(taskset -c "$fwd_core" "$bin" "$secs" | tee /dev/stderr | value mpps)
-echo "railyard runtime, one and two workers..." >&2
-scaling=$("$bin" "$secs" scaling | tee /dev/stderr)
-w1=$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')
-w2=$(echo "$scaling" | value mpps)
-ratio2=$(echo "$scaling" | value scaling_2_over_1)
-local_scaling=$("$bin" "$secs" scaling local | tee /dev/stderr)
-l1=$(echo "$local_scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')
-l2=$(echo "$local_scaling" | value mpps)
-lratio=$(echo "$local_scaling" | value scaling_2_over_1)
-echo "railyard replay of a 1M-frame trace..." >&2
-replay=$(taskset -c "$fwd_core" "$bin" replay packets=1000000 | tee /dev/stderr | value mpps)
-replay_polled=$(taskset -c "$fwd_core" "$bin" replay packets=1000000 poll-interval=1us | tee /dev/stderr | value mpps)
+io=() macswap=() one=() w1=() w2=() ratio2=() l1=() l2=() lratio=() replay=() replay_polled=() ratio=()
+for ((r = 1; r <= rounds; r++)); do
+    echo "round $r of $rounds" >&2
+    if command -v dpdk-testpmd >/dev/null; then
+        echo "testpmd io and macswap on net_null..." >&2
+        io+=("$(mpps "$(testpmd_rate io net_null0 net_null1)")")
+        macswap+=("$(mpps "$(testpmd_rate macswap net_null0,copy=1 net_null1,copy=1)")")
+    fi
+    echo "railyard pipeline, one core..." >&2
+    one+=("$(taskset -c "$fwd_core" "$bin" "$secs" | tee /dev/stderr | value mpps)")
+    if [[ ${#macswap[@]} -gt 0 ]]; then
+        ratio+=("$(awk -v r="${one[-1]}" -v m="${macswap[-1]}" 'BEGIN { if (m > 0) printf "%.3f", r / m; else print 0 }')")
+    fi
+    echo "railyard runtime, one and two workers..." >&2
+    scaling=$("$bin" "$secs" scaling | tee /dev/stderr)
+    w1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
+    w2+=("$(echo "$scaling" | value mpps)")
+    ratio2+=("$(echo "$scaling" | value scaling_2_over_1)")
+    scaling=$("$bin" "$secs" scaling local | tee /dev/stderr)
+    l1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
+    l2+=("$(echo "$scaling" | value mpps)")
+    lratio+=("$(echo "$scaling" | value scaling_2_over_1)")
+    echo "railyard replay of a 1M-frame trace..." >&2
+    replay+=("$(taskset -c "$fwd_core" "$bin" replay packets=1000000 | tee /dev/stderr | value mpps)")
+    replay_polled+=("$(taskset -c "$fwd_core" "$bin" replay packets=1000000 poll-interval=1us | tee /dev/stderr | value mpps)")
+done
 
 ipp="n/a"
 if command -v valgrind >/dev/null; then
@@ -80,24 +101,26 @@ if command -v valgrind >/dev/null; then
     ipp=$(awk -v a="$c1" -v b="$c2" -v p="$p1" -v q="$p2" 'BEGIN { printf "%.0f", (b - a) / (q - p) }')
 fi
 
-ns() { awk -v m="$1" 'BEGIN { if (m > 0) printf "%.0f", 1000 / m; else print "-" }'; }
 echo
 echo "pipeline benchmark: $(lscpu | sed -n 's/^Model name: *//p'), $cores cores, $(uname -r)"
-row "forwarder" "cores" "Mpps" "ns/pkt"
-if [[ -n $macswap ]]; then
-    row "testpmd io, 2 x net_null" 1 "$(mpps "$io")" "$(ns "$(mpps "$io")")"
-    row "testpmd macswap, 2 x net_null,copy=1" 1 "$(mpps "$macswap")" "$(ns "$(mpps "$macswap")")"
+echo "  $rounds rounds of ${secs}s; the median of the rounds, and the lowest and highest"
+row "forwarder" "cores" "Mpps" "range" "ns/pkt"
+if [[ ${#macswap[@]} -gt 0 ]]; then
+    stat_row "testpmd io, 2 x net_null" 1 "${io[@]}"
+    stat_row "testpmd macswap, 2 x net_null,copy=1" 1 "${macswap[@]}"
 fi
-row "railyard pipeline, 4 null ports, demo QoS" 1 "$one" "$(ns "$one")"
-row "railyard runtime, 1 worker" 1 "$w1" "$(ns "$w1")"
-row "railyard runtime, 2 workers (${ratio2}x)" 2 "$w2" "$(ns "$w2")"
-row "railyard runtime, worker-local traffic, 1 worker" 1 "$l1" "$(ns "$l1")"
-row "railyard runtime, worker-local traffic, 2 workers (${lratio}x)" 2 "$l2" "$(ns "$l2")"
-row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "$replay" "$(ns "$replay")"
-row "railyard replay, the same, --poll-interval 1us" 1 "$replay_polled" "$(ns "$replay_polled")"
+stat_row "railyard pipeline, 4 null ports, demo QoS" 1 "${one[@]}"
+stat_row "railyard runtime, 1 worker" 1 "${w1[@]}"
+stat_row "railyard runtime, 2 workers" 2 "${w2[@]}"
+stat_row "railyard runtime, worker-local traffic, 1 worker" 1 "${l1[@]}"
+stat_row "railyard runtime, worker-local traffic, 2 workers" 2 "${l2[@]}"
+stat_row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "${replay[@]}"
+stat_row "railyard replay, the same, --poll-interval 1us" 1 "${replay_polled[@]}"
+echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread "${lratio[@]}"))"
 echo "  instructions/packet (pipeline, callgrind): $ipp"
-if [[ -n $macswap && $macswap != 0 ]]; then
-    echo "pipeline_ratio_vs_macswap=$(awk -v r="$one" -v m="$macswap" 'BEGIN { printf "%.3f", r * 1e6 / m }')"
+if [[ ${#ratio[@]} -gt 0 ]]; then
+    echo "  railyard one core over macswap, each round: ${ratio[*]}"
+    echo "pipeline_ratio_vs_macswap=$(median "${ratio[@]}")"
 else
     echo "pipeline_ratio_vs_macswap=n/a"
 fi
