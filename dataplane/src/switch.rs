@@ -110,7 +110,7 @@ impl WorkerLinks {
         let events: Vec<_> = (0..workers)
             .map(|_| Arc::new(ArrayQueue::new(1024)))
             .collect();
-        let ingress = Arc::new(IngressAccounting::new(owners.len()));
+        let ingress = Arc::new(IngressAccounting::new(owners.len(), workers));
         let quality = Arc::new(QualityBoard::new(owners.len()));
         // rings[from][to]: the ring from worker `from` to worker `to`.
         let mut to_peers: Vec<Vec<Option<rtrb::Producer<Packet>>>> = Vec::new();
@@ -194,6 +194,8 @@ pub struct Switch {
     now: Nanos,
     /// Lossless bytes buffered per ingress port and priority group.
     ingress_acct: Arc<IngressAccounting>,
+    /// This worker's number, under which it releases ingress bytes.
+    worker: usize,
     /// Some port has a lossless priority (dequeues then settle the accounting).
     any_lossless: bool,
     /// Picks ECMP/DLB group members.
@@ -282,9 +284,10 @@ impl Switch {
             })
             .collect();
         let ingress_acct = links.as_ref().map_or_else(
-            || Arc::new(IngressAccounting::new(model.interfaces.len())),
+            || Arc::new(IngressAccounting::new(model.interfaces.len(), 1)),
             |l| Arc::clone(&l.ingress),
         );
+        let worker = links.as_ref().map_or(0, |l| l.id);
         let quality = links.as_ref().map_or_else(
             || Arc::new(QualityBoard::new(model.interfaces.len())),
             |l| Arc::clone(&l.quality),
@@ -292,6 +295,7 @@ impl Switch {
         let balancer = Balancer::new(model, &fib, quality);
         let sw = Switch {
             ingress_acct,
+            worker,
             any_lossless: model
                 .interfaces
                 .iter()
@@ -812,6 +816,7 @@ impl Switch {
     /// and no longer sending PFC for its priority.
     fn storm(&mut self, p: usize, q: usize, now: Nanos) {
         let acct = Arc::clone(&self.ingress_acct);
+        let worker = self.worker;
         let slot = &mut self.ports[p];
         let bit = 1u8 << q;
         slot.pfc.stormed |= bit;
@@ -821,7 +826,7 @@ impl Switch {
         slot.counters.pfc.watchdog_storms[q] += 1;
         let counters = &mut slot.counters;
         let n = slot.queues.flush(q, &mut counters.queues, |pkt| {
-            acct.release(IngressCharge::of(&pkt))
+            acct.release(worker, IngressCharge::of(&pkt))
         });
         counters.drops[DropReason::PfcWatchdog as usize] += n as u64;
         tracing::warn!(interface = %slot.model.name, priority = q, flushed = n, "PFC watchdog: storm, queue flushed");
@@ -1075,7 +1080,7 @@ impl Switch {
         let q = pkt.meta.qos_group as usize;
         let charge = IngressCharge::of(&pkt);
         if slot.pfc.stormed & (1 << q.min(NUM_QUEUES - 1)) != 0 {
-            self.ingress_acct.release(charge);
+            self.ingress_acct.release(self.worker, charge);
             slot.counters.drop(DropReason::PfcWatchdog);
             return;
         }
@@ -1084,7 +1089,7 @@ impl Switch {
             slot.queues
                 .offer(q, pkt, self.now, &mut slot.counters.queues, lossless)
         {
-            self.ingress_acct.release(charge);
+            self.ingress_acct.release(self.worker, charge);
             // The queue counted its own drop; the drop reason belongs to the egress port.
             slot.counters.drop(reason);
         }
@@ -1188,7 +1193,8 @@ impl Switch {
             chunk.fill_from_iter(burst.drain(..fits));
         }
         for pkt in burst.drain(..) {
-            self.ingress_acct.release(IngressCharge::of(&pkt));
+            self.ingress_acct
+                .release(self.worker, IngressCharge::of(&pkt));
             if let Some(slot) = self.ports.get_mut(usize::from(pkt.in_port)) {
                 slot.counters.drop(DropReason::HandoffFull);
             }
@@ -1311,7 +1317,8 @@ impl Switch {
             }
             if self.any_lossless {
                 for pkt in slot.tx_pending.iter() {
-                    self.ingress_acct.release(IngressCharge::of(pkt));
+                    self.ingress_acct
+                        .release(self.worker, IngressCharge::of(pkt));
                 }
             }
             sent += transmit(
