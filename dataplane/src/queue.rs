@@ -21,7 +21,7 @@ use crate::qos::ecn;
 use crate::qos::latency::Sojourn;
 use crate::qos::limit::{self, Occupancy};
 use crate::qos::rng::SplitMix64;
-use crate::qos::scheduler::Scheduler;
+use crate::qos::scheduler::{Scheduler, Tier};
 use crate::qos::shaper::{self, PortShaper, RateLimiter, PS_PER_NS};
 use crate::qos::wred::{Verdict, Wred};
 use crate::stats::LatencyStats;
@@ -274,17 +274,31 @@ impl EgressQueues {
         let mut t = self.shaper.start_ps(now_ps);
         let mut n = 0;
         let mut waiting = false;
+        // A weighted pick that `again` may repeat while its credit lasts.
+        let mut run: Option<usize> = None;
         while n < room {
             if t > now_ps {
                 waiting = self.eligible(t) != 0;
                 break;
             }
-            let eligible = self.eligible(t);
-            let below_min = self.below_min(eligible, t);
             let queues = &self.queues;
             let head_len = |q: usize| queues[q].front().map_or(0, |p| p.len() as u64);
-            let Some((q, _tier)) = self.scheduler.pick(eligible, below_min, head_len) else {
-                break;
+            let q = match run {
+                Some(q) if self.scheduler.again(q, head_len(q)) => q,
+                _ => {
+                    let eligible = self.eligible(t);
+                    let below_min = self.below_min(eligible, t);
+                    let Some((q, tier)) = self.scheduler.pick(eligible, below_min, head_len) else {
+                        break;
+                    };
+                    // Nothing is enqueued or paused during a burst, so once
+                    // no queue with a shape rate or a guarantee holds a
+                    // packet, what is eligible changes only as queues empty,
+                    // and a weighted pick stands while its credit lasts.
+                    let timed = (self.shaped | self.guaranteed) & self.nonempty;
+                    run = (tier == Tier::Weighted && timed == 0).then_some(q);
+                    q
+                }
             };
             let Some(mut pkt) = self.queues[q].pop_front() else {
                 // A picked queue is never empty; forget the stale bit.

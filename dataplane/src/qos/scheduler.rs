@@ -201,6 +201,23 @@ impl Scheduler {
         Some(q)
     }
 
+    /// Serves `q` again if it is what [`pick`](Self::pick) would choose next
+    /// when nothing has changed since `pick` last chose `q` from the weighted
+    /// tier (no strict or below-minimum queue became eligible): `q` is still
+    /// at the cursor and its credit covers a head packet of `len` bytes.
+    /// Leaves everything as it was when it says no. A burst from one class
+    /// then pays for the full pick once, not per packet.
+    #[inline]
+    pub fn again(&mut self, q: usize, len: u64) -> bool {
+        let q = q % NUM;
+        if self.cursor == q && !self.fresh && len > 0 && self.deficit[q] >= len {
+            self.deficit[q] -= len;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Queue `q` has become empty: its unspent credit is forgotten (DRR).
     #[inline]
     pub fn emptied(&mut self, q: usize) {
@@ -254,6 +271,71 @@ mod tests {
         assert_eq!(s.pick(0b0001_0001, 0, |_| 100), Some((0, Tier::Weighted)));
         assert_eq!(s.pick(0b0000_0110, 0, |_| 100), Some((1, Tier::Leftover)));
         assert_eq!(s.pick(0, 0xff, |_| 100), None);
+    }
+
+    /// Serves queues of packets (lengths per queue, front first) the way
+    /// `EgressQueues::dequeue_burst` does, with or without `again`.
+    fn serve(s: &mut Scheduler, mut queues: Vec<Vec<u64>>, use_again: bool) -> Vec<usize> {
+        let mut order = Vec::new();
+        let mut run = None;
+        loop {
+            let head = |qs: &Vec<Vec<u64>>, q: usize| qs[q].first().copied().unwrap_or(0);
+            let q = match run {
+                Some(q) if use_again && s.again(q, head(&queues, q)) => q,
+                _ => {
+                    let eligible =
+                        (0..NUM).fold(
+                            0u8,
+                            |m, q| {
+                                if queues[q].is_empty() {
+                                    m
+                                } else {
+                                    m | 1 << q
+                                }
+                            },
+                        );
+                    let Some((q, tier)) = s.pick(eligible, 0, |q| head(&queues, q)) else {
+                        return order;
+                    };
+                    run = (tier == Tier::Weighted).then_some(q);
+                    q
+                }
+            };
+            queues[q].remove(0);
+            if queues[q].is_empty() {
+                s.emptied(q);
+            }
+            order.push(q);
+        }
+    }
+
+    #[test]
+    fn serving_again_picks_what_a_full_pick_would() {
+        let p = policy(|i, q| match i {
+            7 => q.priority_level = Some(1),
+            _ => q.bandwidth_remaining_percent = Some([10, 20, 30, 40, 0, 0, 0, 0][i]),
+        });
+        let mut rng = crate::qos::rng::SplitMix64::new(7);
+        for _ in 0..50 {
+            let queues: Vec<Vec<u64>> = (0..NUM)
+                .map(|q| {
+                    let n = if q == 7 || q < 4 {
+                        rng.next_u64() % 40
+                    } else {
+                        0
+                    };
+                    (0..n).map(|_| 64 + rng.next_u64() % 1437).collect()
+                })
+                .collect();
+            let mut a = Scheduler::new(&p, 1500);
+            let mut b = Scheduler::new(&p, 1500);
+            let full = serve(&mut a, queues.clone(), false);
+            assert_eq!(serve(&mut b, queues, true), full);
+            assert_eq!(
+                (a.cursor, a.fresh, a.deficit),
+                (b.cursor, b.fresh, b.deficit)
+            );
+        }
     }
 
     #[test]
