@@ -274,28 +274,25 @@ mod tests {
     }
 
     /// Serves queues of packets (lengths per queue, front first) the way
-    /// `EgressQueues::dequeue_burst` does, with or without `again`.
-    fn serve(s: &mut Scheduler, mut queues: Vec<Vec<u64>>, use_again: bool) -> Vec<usize> {
+    /// `EgressQueues::dequeue_burst` does, with or without `again`; returns
+    /// the order and how many packets `again` let through.
+    fn serve(s: &mut Scheduler, mut queues: Vec<Vec<u64>>, use_again: bool) -> (Vec<usize>, usize) {
         let mut order = Vec::new();
+        let mut again = 0;
         let mut run = None;
         loop {
             let head = |qs: &Vec<Vec<u64>>, q: usize| qs[q].first().copied().unwrap_or(0);
             let q = match run {
-                Some(q) if use_again && s.again(q, head(&queues, q)) => q,
+                Some(q) if use_again && s.again(q, head(&queues, q)) => {
+                    again += 1;
+                    q
+                }
                 _ => {
-                    let eligible =
-                        (0..NUM).fold(
-                            0u8,
-                            |m, q| {
-                                if queues[q].is_empty() {
-                                    m
-                                } else {
-                                    m | 1 << q
-                                }
-                            },
-                        );
+                    let eligible = (0..NUM)
+                        .filter(|&q| !queues[q].is_empty())
+                        .fold(0u8, |m, q| m | 1 << q);
                     let Some((q, tier)) = s.pick(eligible, 0, |q| head(&queues, q)) else {
-                        return order;
+                        return (order, again);
                     };
                     run = (tier == Tier::Weighted).then_some(q);
                     q
@@ -316,6 +313,7 @@ mod tests {
             _ => q.bandwidth_remaining_percent = Some([10, 20, 30, 40, 0, 0, 0, 0][i]),
         });
         let mut rng = crate::qos::rng::SplitMix64::new(7);
+        let mut served_again = 0;
         for _ in 0..50 {
             let queues: Vec<Vec<u64>> = (0..NUM)
                 .map(|q| {
@@ -329,13 +327,17 @@ mod tests {
                 .collect();
             let mut a = Scheduler::new(&p, 1500);
             let mut b = Scheduler::new(&p, 1500);
-            let full = serve(&mut a, queues.clone(), false);
-            assert_eq!(serve(&mut b, queues, true), full);
+            let (full, _) = serve(&mut a, queues.clone(), false);
+            let (with_again, n) = serve(&mut b, queues, true);
+            assert_eq!(with_again, full);
+            served_again += n;
             assert_eq!(
                 (a.cursor, a.fresh, a.deficit),
                 (b.cursor, b.fresh, b.deficit)
             );
         }
+        // Most weighted packets go out through `again`.
+        assert!(served_again > 1000, "{served_again}");
     }
 
     #[test]
