@@ -61,6 +61,13 @@ pub const PRIORITIES: usize = 8;
 pub const DEFAULT_QUANTA: u16 = 0xFFFF;
 /// Speed assumed for pause timing on a port without one, in Mb/s.
 pub const DEFAULT_SPEED_MBPS: u32 = 100_000;
+
+/// A port's speed in Mb/s for PFC's timing and headroom: its own, or
+/// [`DEFAULT_SPEED_MBPS`] when it has none (or 0).
+#[inline]
+pub fn speed_or_default(speed_mbps: Option<u32>) -> u64 {
+    u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS))
+}
 /// Cable length assumed for default headroom, in metres.
 pub const DEFAULT_CABLE_METRES: u64 = 100;
 /// Propagation delay of a cable, ns per metre.
@@ -88,7 +95,7 @@ impl PgThresholds {
     /// The defaults for a port of `speed_mbps` (100 Gb/s when `None`) with IP
     /// MTU `mtu` and `buffer_bytes` of buffer (see the module documentation).
     pub fn default_for(speed_mbps: Option<u32>, mtu: u16, buffer_bytes: u64) -> Self {
-        let speed = u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS));
+        let speed = speed_or_default(speed_mbps);
         let frame = u64::from(mtu) + FRAME_OVERHEAD_BYTES;
         // bits = ns × Mb/s / 1000; bytes = bits / 8.
         let cable_bytes = 2 * DEFAULT_CABLE_METRES * CABLE_NS_PER_METRE * speed / 8000;
@@ -157,7 +164,7 @@ impl Default for PfcModel {
 
 /// Nanoseconds `quanta` pause quanta last at `speed_mbps` (100 Gb/s when `None`).
 pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
-    let speed = u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS));
+    let speed = speed_or_default(speed_mbps);
     (u64::from(quanta) * 512 * 1000).div_ceil(speed)
 }
 

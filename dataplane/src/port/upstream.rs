@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 use crate::clock::Nanos;
 use crate::model::InterfaceModel;
-use crate::pfc::{quanta_ns, DEFAULT_SPEED_MBPS, PRIORITIES};
+use crate::pfc::{quanta_ns, speed_or_default, PRIORITIES};
 use crate::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes};
 use crate::wire::mac_control::{MacControlRepr, Packet as MacControl, PAUSE_DST};
 
@@ -211,11 +211,7 @@ impl PfcUpstream {
         let (t, f) = self.held.get_mut(p)?.pop_front()?;
         self.held_now -= 1;
         let at = self.held_release_time(t, p);
-        let speed = u64::from(
-            self.speed_mbps
-                .filter(|s| *s > 0)
-                .unwrap_or(DEFAULT_SPEED_MBPS),
-        );
+        let speed = speed_or_default(self.speed_mbps);
         let wire = serialisation_ps(wire_bytes(f.len()), speed * 1_000_000);
         self.resume_free = at + ps_to_ns_ceil(wire);
         Some((at, f))
