@@ -8,7 +8,9 @@
 use crate::counters::DropReason;
 use crate::meta::{FrameKind, Meta, Roce};
 use crate::wire::ipv4::Protocol;
-use crate::wire::{arp, bth, ethernet, ipv4, ipv6, mac_control, tcp, udp, vlan, EtherType};
+use crate::wire::{
+    arp, bth, checksum, ethernet, ipv4, ipv6, mac_control, tcp, udp, vlan, EtherType,
+};
 
 /// Every wire error the parser meets means the same fate.
 #[inline]
@@ -68,6 +70,81 @@ fn reset(meta: &mut Meta) {
 /// # Errors
 /// [`DropReason::Malformed`] for a truncated or inconsistent frame.
 pub fn parse(frame: &[u8], meta: &mut Meta) -> Result<(), DropReason> {
+    if parse_plain_udp4(frame, meta) {
+        return Ok(());
+    }
+    parse_any(frame, meta)
+}
+
+/// Ethernet, a 20-byte IPv4 header and a UDP header: the shape of almost
+/// every RoCEv2 frame, and the least a plain UDP/IPv4 frame can be.
+const PLAIN_UDP4_LEN: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+
+/// The common case in one pass, with one bounds check for its three
+/// headers: an untagged, unfragmented IPv4 frame without options carrying
+/// UDP (RoCEv2 or not). Fills `meta` exactly as [`parse_any`] would and
+/// returns true; returns false, having written nothing that matters, for
+/// any other frame or any frame [`parse_any`] would reject, which then
+/// decides. A property test holds the two to the same result.
+#[inline]
+fn parse_plain_udp4(frame: &[u8], meta: &mut Meta) -> bool {
+    let Some(head) = frame.first_chunk::<PLAIN_UDP4_LEN>() else {
+        return false;
+    };
+    const L3: usize = ethernet::HEADER_LEN;
+    const L4: usize = L3 + ipv4::HEADER_LEN;
+    let ip = ipv4::Packet::new_unchecked(&head[L3..L4]);
+    let udp = udp::Packet::new_unchecked(&head[L4..]);
+    let ip_room = frame.len() - L3;
+    let total = usize::from(ip.total_len());
+    let udp_len = usize::from(udp.len());
+    let plain = ethernet::Frame::new_unchecked(&head[..L3]).ethertype() == EtherType::Ipv4
+        && head[L3] == 0x45 // version 4, no options
+        && ip.protocol() == Protocol::Udp
+        && !ip.is_fragment()
+        && (ipv4::HEADER_LEN..=ip_room).contains(&total)
+        && (udp::HEADER_LEN..=total - ipv4::HEADER_LEN).contains(&udp_len);
+    let Some(header) = head[L3..].first_chunk() else {
+        return false;
+    };
+    if !plain || !checksum::verifies_20(header) {
+        return false;
+    }
+    let dst_port = udp.dst_port();
+    meta.roce = None;
+    if dst_port == bth::ROCEV2_UDP_PORT {
+        let at = L4 + udp::HEADER_LEN;
+        let Some(b) = frame.get(at..L4 + udp_len) else {
+            return false;
+        };
+        let Ok(bth) = bth::Packet::new_checked(b) else {
+            return false;
+        };
+        meta.roce = Some(Roce {
+            opcode: bth.opcode().into(),
+            dest_qp: bth.dest_qp(),
+            psn: bth.psn(),
+        });
+    }
+    meta.kind = FrameKind::Ipv4;
+    meta.vlan_tci = None;
+    meta.l3_offset = L3 as u16;
+    meta.l4_offset = L4 as u16;
+    meta.payload_offset = (L4 + udp::HEADER_LEN) as u16;
+    meta.l3_len = total as u16;
+    meta.ip_proto = Protocol::Udp.into();
+    meta.dscp = ip.dscp();
+    meta.ecn = ip.ecn();
+    meta.ttl = ip.ttl();
+    meta.fragment = false;
+    meta.src_port = udp.src_port();
+    meta.dst_port = dst_port;
+    meta.hash = 0;
+    true
+}
+
+/// Every frame shape the parser knows, one header at a time.
+fn parse_any(frame: &[u8], meta: &mut Meta) -> Result<(), DropReason> {
     reset(meta);
     let eth = ethernet::Frame::new_checked(frame).map_err(malformed)?;
     let mut ethertype = eth.ethertype();
@@ -664,8 +741,82 @@ mod tests {
         );
     }
 
+    /// Parses with the one-pass path and with the general one, from the
+    /// same leftover metadata; the first's verdict and both results.
+    fn both_ways(frame: &[u8]) -> (bool, Meta, Result<(), DropReason>, Meta) {
+        let leftover = Meta {
+            qos_group: 5,
+            out_port: 9,
+            lossless: true,
+            pfc_priority: 5,
+            hash: 77,
+            roce: Some(Roce::default()),
+            ..Meta::default()
+        };
+        let (mut fast, mut general) = (leftover, leftover);
+        let taken = parse_plain_udp4(frame, &mut fast);
+        let verdict = parse_any(frame, &mut general);
+        (taken, fast, verdict, general)
+    }
+
+    #[test]
+    fn plain_udp4_takes_the_one_pass_path_with_the_general_result() {
+        let plain = udp_v4(None, 10, 1, 5000, 6000, &[1, 2, 3]);
+        for frame in [roce_v4(None, 24, 2), roce_v4(None, 48, 0), plain] {
+            let (taken, fast, verdict, general) = both_ways(&frame);
+            assert!(taken);
+            assert_eq!(verdict, Ok(()));
+            assert_eq!(fast, general);
+        }
+        // Tagged, IPv6, options, fragments, TCP and a RoCEv2 datagram too
+        // short for its BTH are the general parser's.
+        let mut options = roce_v4(None, 24, 2);
+        options[14] = 0x46;
+        let mut fragment = roce_v4(None, 24, 2);
+        fragment[20] |= 0x20;
+        ipv4::Packet::new_unchecked(&mut fragment[14..]).fill_checksum();
+        let short_bth = udp_v4(None, 24, 2, 49152, bth::ROCEV2_UDP_PORT, &[0; 8]);
+        for frame in [
+            roce_v4(Some(3 << 13), 24, 2),
+            tcp_v6(),
+            options,
+            fragment,
+            short_bth,
+        ] {
+            assert!(!both_ways(&frame).0);
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The one-pass path only ever accepts what the general parser
+        /// accepts, and then fills the metadata identically.
+        #[test]
+        fn one_pass_path_agrees_with_the_general_parser(
+            roce in any::<bool>(),
+            edits in proptest::collection::vec((0usize..64, any::<u8>()), 0..4),
+            fix_checksum in any::<bool>(),
+            len in 30usize..90,
+        ) {
+            let mut f = if roce {
+                roce_v4(None, 24, 2)
+            } else {
+                udp_v4(None, 0, 0, 1234, 80, &[7; 9])
+            };
+            for (at, v) in edits {
+                if let Some(b) = f.get_mut(at) { *b = v; }
+            }
+            f.resize(len, 0);
+            if fix_checksum && f.len() >= 34 && f[14] & 0x0f == 5 {
+                ipv4::Packet::new_unchecked(&mut f[14..34]).fill_checksum();
+            }
+            let (taken, fast, verdict, general) = both_ways(&f);
+            if taken {
+                prop_assert_eq!(verdict, Ok(()));
+                prop_assert_eq!(fast, general);
+            }
+        }
 
         #[test]
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {

@@ -51,6 +51,23 @@ pub fn data(bytes: &[u8]) -> u16 {
     fold(accumulate(0, bytes))
 }
 
+/// True when the ones-complement sum of a 20-byte header (an IPv4 header
+/// without options) is `0xffff`, so its checksum field is right.
+///
+/// The words are summed in the machine's own byte order, five plain loads:
+/// a ones-complement sum of byte-swapped words is the byte-swapped sum
+/// (RFC 1071 §2(B)), and `0xffff` reads the same either way round.
+#[inline]
+pub fn verifies_20(header: &[u8; 20]) -> bool {
+    // Five whole words: nothing is left over.
+    let (words, _) = header.as_chunks::<4>();
+    let sum: u64 = words
+        .iter()
+        .map(|w| u64::from(u32::from_ne_bytes(*w)))
+        .sum();
+    fold(sum) == 0xffff
+}
+
 /// Ones-complement addition of partial sums, to join a pseudo-header sum with
 /// a data sum.
 #[inline]
@@ -171,8 +188,28 @@ mod tests {
         0x01, 0xc0, 0xa8, 0x00, 0xc7,
     ];
 
+    proptest! {
+        #[test]
+        fn native_order_verification_agrees_with_the_sum(
+            mut h in any::<[u8; 20]>(),
+            fix in any::<bool>(),
+        ) {
+            if fix {
+                h[10] = 0;
+                h[11] = 0;
+                let c = !data(&h);
+                h[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            prop_assert_eq!(verifies_20(&h), data(&h) == 0xffff);
+        }
+    }
+
     #[test]
     fn header_verifies_and_update_matches_recompute() {
+        assert!(verifies_20(&IPV4_HEADER));
+        let mut bad = IPV4_HEADER;
+        bad[11] ^= 1;
+        assert!(!verifies_20(&bad));
         assert_eq!(data(&IPV4_HEADER), 0xffff);
         let mut h = IPV4_HEADER;
         // Decrement TTL 0x40 -> 0x3f: the word at 8..10 is TTL|protocol.

@@ -206,7 +206,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         match b.first_chunk::<HEADER_LEN>() {
             // Almost every header has no options: a fixed length lets the
             // sum unroll.
-            Some(fixed) if hl == HEADER_LEN => checksum::data(fixed) == 0xffff,
+            Some(fixed) if hl == HEADER_LEN => checksum::verifies_20(fixed),
             _ => checksum::data(&b[..hl]) == 0xffff,
         }
     }
