@@ -159,16 +159,22 @@ fn sent(sw: &Switch) -> u64 {
         .sum()
 }
 
-/// Runs `poll` in rounds of 1024 until `amount` is reached; returns the
-/// packets forwarded and the time taken.
-fn run(sw: &mut Switch, amount: Amount) -> (u64, Duration) {
+/// Where a benchmark's virtual clock starts.
+const CLOCK_START: u64 = 1_000_000_000;
+
+/// Runs `poll` in rounds of 1024 until `amount` is reached, a microsecond
+/// of virtual time per poll from `now` on; returns the packets forwarded and
+/// the time taken. The clock carries over from the warm-up to the timed run:
+/// started over, it would find every port's wire busy until the warm-up's
+/// end, and the timed run would begin with nothing leaving and every buffer
+/// queued.
+fn run(sw: &mut Switch, now: &mut u64, amount: Amount) -> (u64, Duration) {
     let before = sent(sw);
-    let mut now = 1_000_000_000u64;
     let t0 = Instant::now();
     loop {
         for _ in 0..1024 {
-            now += 1_000;
-            sw.poll(now);
+            *now += 1_000;
+            sw.poll(*now);
         }
         let done = match amount {
             Amount::Seconds(s) => t0.elapsed().as_secs_f64() >= s,
@@ -184,9 +190,10 @@ fn one_core(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, routing
     let pool = Pool::new(POOL);
     let (mut sw, _) = Switch::new(model, null_ports(mixes), pool);
     // Warm up: fault in the buffers and queues, fill the caches.
-    run(&mut sw, Amount::Packets(200_000));
+    let mut now = CLOCK_START;
+    run(&mut sw, &mut now, Amount::Packets(200_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);
-    let (packets, time) = run(&mut sw, amount);
+    let (packets, time) = run(&mut sw, &mut now, amount);
     let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
     println!("throughput: {PORTS} null ports, 64-byte RoCEv2/CNP mix {routing}, demo QoS, 1 core");
     report(packets, time);
@@ -372,9 +379,10 @@ fn dpdk_null(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
         backends.push(Some(Box::new(port)));
     }
     let (mut sw, _) = Switch::new(model, backends, Pool::new(POOL));
-    run(&mut sw, Amount::Packets(200_000));
+    let mut now = CLOCK_START;
+    run(&mut sw, &mut now, Amount::Packets(200_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);
-    let (packets, time) = run(&mut sw, amount);
+    let (packets, time) = run(&mut sw, &mut now, amount);
     let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
     println!("throughput: {PORTS} DPDK net_null ports, 64-byte RoCEv2/CNP mix to the hosts of the other ports, demo QoS, 1 core");
     report(packets, time);
