@@ -93,20 +93,22 @@ fn parse_plain_udp4(frame: &[u8], meta: &mut Meta) -> bool {
     };
     const L3: usize = ethernet::HEADER_LEN;
     const L4: usize = L3 + ipv4::HEADER_LEN;
-    let ip = ipv4::Packet::new_unchecked(&head[L3..L4]);
+    // Always there (`head` holds it); as an array, the checksum needs no
+    // length checks.
+    let Some(header) = head[L3..].first_chunk::<{ ipv4::HEADER_LEN }>() else {
+        return false;
+    };
+    let ip = ipv4::Packet::new_unchecked(&header[..]);
     let udp = udp::Packet::new_unchecked(&head[L4..]);
     let ip_room = frame.len() - L3;
     let total = usize::from(ip.total_len());
     let udp_len = usize::from(udp.len());
     let plain = ethernet::Frame::new_unchecked(&head[..L3]).ethertype() == EtherType::Ipv4
-        && head[L3] == 0x45 // version 4, no options
+        && header[0] == 0x45 // version 4, no options
         && ip.protocol() == Protocol::Udp
         && !ip.is_fragment()
         && (ipv4::HEADER_LEN..=ip_room).contains(&total)
         && (udp::HEADER_LEN..=total - ipv4::HEADER_LEN).contains(&udp_len);
-    let Some(header) = head[L3..].first_chunk() else {
-        return false;
-    };
     if !plain || !checksum::verifies_20(header) {
         return false;
     }

@@ -61,13 +61,6 @@ pub const PRIORITIES: usize = 8;
 pub const DEFAULT_QUANTA: u16 = 0xFFFF;
 /// Speed assumed for pause timing on a port without one, in Mb/s.
 pub const DEFAULT_SPEED_MBPS: u32 = 100_000;
-
-/// A port's speed in Mb/s for PFC's timing and headroom: its own, or
-/// [`DEFAULT_SPEED_MBPS`] when it has none (or 0).
-#[inline]
-pub fn speed_or_default(speed_mbps: Option<u32>) -> u64 {
-    u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS))
-}
 /// Cable length assumed for default headroom, in metres.
 pub const DEFAULT_CABLE_METRES: u64 = 100;
 /// Propagation delay of a cable, ns per metre.
@@ -160,6 +153,13 @@ impl Default for PfcModel {
             watchdog: None,
         }
     }
+}
+
+/// A port's speed in Mb/s for PFC's timing and headroom: its own, or
+/// [`DEFAULT_SPEED_MBPS`] when it has none (or 0).
+#[inline]
+pub fn speed_or_default(speed_mbps: Option<u32>) -> u64 {
+    u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS))
 }
 
 /// Nanoseconds `quanta` pause quanta last at `speed_mbps` (100 Gb/s when `None`).
