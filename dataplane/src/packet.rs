@@ -509,27 +509,43 @@ impl Packet {
         prefetch_for_write(self.buf.0.as_ptr().cast(), 1);
     }
 
+    /// Where the frame lies in the buffer. `head + len` never passes the
+    /// buffer's end: `new` and `reset` start with nothing at `HEADROOM`,
+    /// `set_len` clamps to the end, and `push_front` / `pull_front` move
+    /// bytes between `head` and `len` without changing their sum. The
+    /// accessors below rely on it to skip the bounds checks that every stage
+    /// would otherwise pay on every packet.
+    #[inline(always)]
+    fn frame_range(&self) -> std::ops::Range<usize> {
+        let (h, l) = (self.buf.head as usize, self.buf.len as usize);
+        debug_assert!(h + l <= BUF_SIZE, "frame past its buffer");
+        h..h + l
+    }
+
     /// The frame's bytes.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        let h = self.buf.head as usize;
-        &self.buf.data.0[h..h + self.buf.len as usize]
+        let r = self.frame_range();
+        // SAFETY: `frame_range` lies inside the buffer (its invariant).
+        unsafe { self.buf.data.0.get_unchecked(r) }
     }
 
     /// The frame's bytes, writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        let (h, l) = (self.buf.head as usize, self.buf.len as usize);
-        &mut self.buf.data.0[h..h + l]
+        let r = self.frame_range();
+        // SAFETY: `frame_range` lies inside the buffer (its invariant).
+        unsafe { self.buf.data.0.get_unchecked_mut(r) }
     }
 
     /// The frame's bytes and its metadata at once, for a stage (the parser)
     /// that reads one to fill in the other.
     #[inline]
     pub fn data_and_meta_mut(&mut self) -> (&[u8], &mut Meta) {
+        let r = self.frame_range();
         let b = &mut *self.buf;
-        let h = b.head as usize;
-        (&b.data.0[h..h + b.len as usize], &mut b.info.meta)
+        // SAFETY: `frame_range` lies inside the buffer (its invariant).
+        (unsafe { b.data.0.get_unchecked(r) }, &mut b.info.meta)
     }
 
     /// Frame length in bytes.
