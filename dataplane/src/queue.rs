@@ -276,6 +276,8 @@ impl EgressQueues {
         let mut waiting = false;
         // A weighted pick that `again` may repeat while its credit lasts.
         let mut run: Option<usize> = None;
+        let mut sent_packets = [0u64; NUM_QUEUES];
+        let mut sent_bytes = [0u64; NUM_QUEUES];
         while n < room {
             if t > now_ps {
                 waiting = self.eligible(t) != 0;
@@ -322,18 +324,12 @@ impl EgressQueues {
             };
             self.sojourn[q].record(departure - pkt.timestamp);
             pkt.timestamp = departure;
-            self.bytes[q] -= len;
-            self.total_bytes -= len;
-            self.total_packets -= 1;
+            sent_bytes[q] += len;
+            sent_packets[q] += 1;
             if self.queues[q].is_empty() {
                 self.nonempty &= !(1 << q);
                 self.scheduler.emptied(q);
             }
-            let c = &mut counters[q];
-            c.tx_packets += 1;
-            c.tx_bytes += len;
-            c.depth_bytes = self.bytes[q];
-            c.depth_packets = self.queues[q].len() as u64;
             out.push(pkt);
             n += 1;
             if !line_rate {
@@ -344,7 +340,32 @@ impl EgressQueues {
             }
         }
         self.shaper.set_backlogged(waiting);
+        self.settle_sent(&sent_packets, &sent_bytes, counters);
         n
+    }
+
+    /// Books what a burst took from each queue: depths and counters once
+    /// per queue rather than once per packet (nothing in the burst reads
+    /// them).
+    #[inline]
+    fn settle_sent(
+        &mut self,
+        packets: &[u64; NUM_QUEUES],
+        bytes: &[u64; NUM_QUEUES],
+        counters: &mut [QueueCounters; NUM_QUEUES],
+    ) {
+        for (q, c) in counters.iter_mut().enumerate() {
+            if packets[q] == 0 {
+                continue;
+            }
+            self.bytes[q] -= bytes[q];
+            self.total_bytes -= bytes[q];
+            self.total_packets -= packets[q] as usize;
+            c.tx_packets += packets[q];
+            c.tx_bytes += bytes[q];
+            c.depth_bytes = self.bytes[q];
+            c.depth_packets = self.queues[q].len() as u64;
+        }
     }
 
     /// The earliest time a queued packet may leave: when the wire frees
