@@ -115,15 +115,16 @@ fn parse_plain_udp4(frame: &[u8], meta: &mut Meta) -> bool {
     let dst_port = udp.dst_port();
     meta.roce = None;
     if dst_port == bth::ROCEV2_UDP_PORT {
-        let at = L4 + udp::HEADER_LEN;
-        let Some(b) = frame.get(at..L4 + udp_len) else {
+        // Inside the UDP datagram, whose length was checked against the frame.
+        if udp_len < udp::HEADER_LEN + bth::HEADER_LEN {
+            return false;
+        }
+        let Some(b) = frame[L4 + udp::HEADER_LEN..].first_chunk::<{ bth::HEADER_LEN }>() else {
             return false;
         };
-        let Ok(bth) = bth::Packet::new_checked(b) else {
-            return false;
-        };
+        let bth = bth::Packet::new_unchecked(b);
         meta.roce = Some(Roce {
-            opcode: bth.opcode().into(),
+            opcode: bth.opcode_byte(),
             dest_qp: bth.dest_qp(),
             psn: bth.psn(),
         });
@@ -258,7 +259,7 @@ fn parse_l4(
             if dgram.dst_port() == bth::ROCEV2_UDP_PORT {
                 let bth = bth::Packet::new_checked(dgram.payload()).map_err(malformed)?;
                 meta.roce = Some(Roce {
-                    opcode: bth.opcode().into(),
+                    opcode: bth.opcode_byte(),
                     dest_qp: bth.dest_qp(),
                     psn: bth.psn(),
                 });

@@ -855,15 +855,18 @@ impl Switch {
     fn route(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
         let dst_mac = MacAddr::from_bytes(pkt.data());
         let l3 = pkt.meta.l3_offset as usize;
-        let (dst, multicast) = if pkt.meta.kind == FrameKind::Ipv4 {
+        // IPv4 looks up its own table directly, without `IpAddr`'s dispatch;
+        // the lookup changes nothing, so the drops below may follow it.
+        let (dst, multicast, action) = if pkt.meta.kind == FrameKind::Ipv4 {
             let b = &pkt.data()[l3 + 16..l3 + 20];
             let a = Ipv4Addr::new(b[0], b[1], b[2], b[3]);
-            (IpAddr::V4(a), a.is_multicast() || a.is_broadcast())
+            let multicast = a.is_multicast() || a.is_broadcast();
+            (IpAddr::V4(a), multicast, self.fib.lookup_v4(a))
         } else {
             let mut o = [0u8; 16];
             o.copy_from_slice(&pkt.data()[l3 + 24..l3 + 40]);
-            let a = Ipv6Addr::from(o);
-            (IpAddr::V6(a), a.is_multicast())
+            let a = IpAddr::V6(Ipv6Addr::from(o));
+            (a, a.is_multicast(), self.fib.lookup(a))
         };
         if multicast {
             // IPv6 multicast carries neighbour discovery for the switch.
@@ -875,7 +878,7 @@ impl Switch {
         if dst_mac != self.ports[p].model.mac {
             return self.count_drop(p, DropReason::NotOurMac);
         }
-        let hop = match self.fib.lookup(dst) {
+        let hop = match action {
             None => return self.count_drop(p, DropReason::NoRoute),
             Some(RouteAction::Discard) => return self.count_drop(p, DropReason::NullRoute),
             Some(RouteAction::Local(_)) => return self.local_ip(pkt, p, now),
@@ -959,12 +962,10 @@ impl Switch {
         d[0..6].copy_from_slice(&next_hop.0);
         d[6..12].copy_from_slice(&src.0);
         if is_v4 {
-            let old = u16::from_be_bytes([d[l3 + 8], d[l3 + 9]]);
+            // Routing dropped TTL 0 and 1, so the decrement cannot borrow.
             d[l3 + 8] -= 1;
-            let new = u16::from_be_bytes([d[l3 + 8], d[l3 + 9]]);
             let csum = u16::from_be_bytes([d[l3 + 10], d[l3 + 11]]);
-            let csum = checksum::update16(csum, old, new);
-            d[l3 + 10..l3 + 12].copy_from_slice(&csum.to_be_bytes());
+            d[l3 + 10..l3 + 12].copy_from_slice(&checksum::ttl_decremented(csum).to_be_bytes());
         } else {
             d[l3 + 7] -= 1;
         }

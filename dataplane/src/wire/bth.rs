@@ -146,6 +146,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Opcode::from(self.byte(field::OPCODE))
     }
 
+    /// The opcode byte as sent, for a stage that only keeps it (the parser
+    /// stores it in the packet's metadata without naming it).
+    #[inline]
+    pub fn opcode_byte(&self) -> u8 {
+        self.byte(field::OPCODE)
+    }
+
     /// Solicited event: the responder should raise a completion event.
     #[inline]
     pub fn solicited_event(&self) -> bool {
@@ -416,6 +423,7 @@ mod tests {
     fn deconstruct() {
         let p = Packet::new_checked(&BTH_BYTES[..]).unwrap();
         assert_eq!(p.opcode(), Opcode::RcRdmaWriteOnly);
+        assert_eq!(p.opcode_byte(), u8::from(Opcode::RcRdmaWriteOnly));
         assert!(p.solicited_event() && p.migreq());
         assert_eq!((p.pad_count(), p.tver()), (2, 0));
         assert_eq!(p.pkey(), 0xffff);

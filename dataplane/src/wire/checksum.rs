@@ -56,7 +56,11 @@ pub fn data(bytes: &[u8]) -> u16 {
 ///
 /// The words are summed in the machine's own byte order, five plain loads:
 /// a ones-complement sum of byte-swapped words is the byte-swapped sum
-/// (RFC 1071 §2(B)), and `0xffff` reads the same either way round.
+/// (RFC 1071 §2(B)), and `0xffff` reads the same either way round. No fold
+/// either: folding keeps a sum's value modulo `0xffff` and turns no
+/// nonzero sum into zero, so the folded sum is `0xffff` exactly when the
+/// plain sum is a nonzero multiple of `0xffff` (a multiply, not four
+/// dependent steps).
 #[inline]
 pub fn verifies_20(header: &[u8; 20]) -> bool {
     // Five whole words: nothing is left over.
@@ -65,7 +69,7 @@ pub fn verifies_20(header: &[u8; 20]) -> bool {
         .iter()
         .map(|w| u64::from(u32::from_ne_bytes(*w)))
         .sum();
-    fold(sum) == 0xffff
+    sum != 0 && sum.is_multiple_of(0xffff)
 }
 
 /// Ones-complement addition of partial sums, to join a pseudo-header sum with
@@ -119,6 +123,17 @@ pub const fn update16(old_checksum: u16, old_word: u16, new_word: u16) -> u16 {
     // HC' = ~(~HC + ~m + m')
     let sum = (!old_checksum) as u64 + (!old_word) as u64 + new_word as u64;
     !fold(sum)
+}
+
+/// The checksum after the TTL, the high byte of its 16-bit word, drops by
+/// one: [`update16`] with m' = m − 0x0100, where ~m + m' is 0xfeff whatever
+/// the word holds, so neither the word nor a wide fold is needed.
+///
+/// Only for a TTL of at least one (a zero TTL would borrow from nothing).
+#[inline]
+pub const fn ttl_decremented(old_checksum: u16) -> u16 {
+    let s = (!old_checksum) as u32 + 0xfeff; // below 2^17
+    !(((s & 0xffff) + (s >> 16)) as u16)
 }
 
 #[cfg(test)]
@@ -262,6 +277,23 @@ mod tests {
             let inc = update16(ck, old_word, new_word);
             bytes[..2].copy_from_slice(&inc.to_be_bytes());
             prop_assert_eq!(data(&bytes), 0xffff);
+        }
+
+        #[test]
+        fn ttl_decrement_agrees_with_the_general_update(
+            mut h in any::<[u8; 20]>(),
+            ttl in 1u8..=255,
+        ) {
+            h[8] = ttl;
+            h[10] = 0;
+            h[11] = 0;
+            let ck = !data(&h);
+            let old = u16::from_be_bytes([h[8], h[9]]);
+            h[8] -= 1;
+            let new = u16::from_be_bytes([h[8], h[9]]);
+            prop_assert_eq!(ttl_decremented(ck), update16(ck, old, new));
+            h[10..12].copy_from_slice(&ttl_decremented(ck).to_be_bytes());
+            prop_assert!(verifies_20(&h));
         }
 
         #[test]
