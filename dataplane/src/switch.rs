@@ -45,9 +45,9 @@ use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::{EgressQueues, NUM_QUEUES};
 use crate::stats::{GroupStats, InterfaceStats, MemberStats, PoolStats, SwitchStats};
-use crate::wire::checksum;
 use crate::wire::mac_control::{self, MacControlRepr};
 use crate::wire::MacAddr;
+use crate::wire::{checksum, ipv4, ipv6};
 
 /// How often timers (neighbour retries) run, at most.
 const TICK_INTERVAL: Nanos = 10_000_000;
@@ -958,7 +958,17 @@ impl Switch {
         }
         let l3 = pkt.meta.l3_offset as usize;
         let is_v4 = pkt.meta.kind == FrameKind::Ipv4;
-        let d = pkt.data_mut();
+        // The parser saw the whole fixed header; taking it at once leaves
+        // one length check for every write below.
+        let end = l3
+            + if is_v4 {
+                ipv4::HEADER_LEN
+            } else {
+                ipv6::HEADER_LEN
+            };
+        let Some(d) = pkt.data_mut().get_mut(..end) else {
+            return self.count_drop(pkt.in_port as usize, DropReason::Malformed);
+        };
         d[0..6].copy_from_slice(&next_hop.0);
         d[6..12].copy_from_slice(&src.0);
         if is_v4 {
