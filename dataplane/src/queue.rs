@@ -334,6 +334,10 @@ impl EgressQueues {
             n += 1;
             if !line_rate {
                 t = now_ps;
+                if run == Some(q) {
+                    let (p, b) = (&mut sent_packets[q], &mut sent_bytes[q]);
+                    n += self.drain_run(q, now, room - n, out, p, b);
+                }
             }
             if n == room {
                 waiting = self.eligible(t) != 0;
@@ -341,6 +345,47 @@ impl EgressQueues {
         }
         self.shaper.set_backlogged(waiting);
         self.settle_sent(&sent_packets, &sent_bytes, counters);
+        n
+    }
+
+    /// The rest of a weighted run on a port without a line rate, where no
+    /// queue holding packets is timed: every packet leaves at `now`, so
+    /// they go back to back from queue `q` while its credit covers them, up
+    /// to `max`, with none of the general step's timing. Returns how many.
+    #[inline]
+    fn drain_run(
+        &mut self,
+        q: usize,
+        now: Nanos,
+        max: usize,
+        out: &mut Burst,
+        packets: &mut u64,
+        bytes: &mut u64,
+    ) -> usize {
+        let q = q % NUM_QUEUES;
+        let mut n = 0;
+        while n < max {
+            let Some(len) = self.queues[q].front().map(|p| p.len() as u64) else {
+                break;
+            };
+            if !self.scheduler.again(q, len) {
+                break;
+            }
+            let Some(mut pkt) = self.queues[q].pop_front() else {
+                break;
+            };
+            let departure = now.max(pkt.timestamp);
+            self.sojourn[q].record(departure - pkt.timestamp);
+            pkt.timestamp = departure;
+            *packets += 1;
+            *bytes += len;
+            out.push(pkt);
+            n += 1;
+        }
+        if self.queues[q].is_empty() {
+            self.nonempty &= !(1 << q);
+            self.scheduler.emptied(q);
+        }
         n
     }
 
@@ -861,6 +906,30 @@ mod tests {
         for w in sent.windows(2) {
             t_ps += shaper::serialisation_ps(shaper::wire_bytes(w[0].2), 100_000_000_000);
             assert_eq!(w[1].0, shaper::ps_to_ns_ceil(t_ps));
+        }
+        assert_conserved(&q, &c);
+    }
+
+    #[test]
+    fn dwrr_byte_shares_hold_on_a_port_without_a_line_rate() {
+        // No speed: whole bursts leave at once, a weighted queue's packets
+        // back to back while its credit lasts.
+        let m = port(None, |i, q| {
+            q.bandwidth_remaining_percent = Some([10, 20, 30, 40, 0, 0, 0, 0][i]);
+        });
+        let mut sim = Sim::new(&m, 11);
+        for _ in 0..4000 {
+            sim.step(&[0, 1, 2, 3], 64, 9000);
+            sim.now += 1;
+        }
+        let Sim { q, c, .. } = sim;
+        let total: u64 = (0..4).map(|i| c[i].tx_bytes).sum();
+        for (i, want) in [0.1, 0.2, 0.3, 0.4].into_iter().enumerate() {
+            let share = c[i].tx_bytes as f64 / total as f64;
+            assert!(
+                (share - want).abs() <= 0.02 * want,
+                "queue {i}: {share:.4} of the bytes, configured {want}"
+            );
         }
         assert_conserved(&q, &c);
     }
