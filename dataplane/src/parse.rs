@@ -69,6 +69,7 @@ fn reset(meta: &mut Meta) {
 ///
 /// # Errors
 /// [`DropReason::Malformed`] for a truncated or inconsistent frame.
+#[inline]
 pub fn parse(frame: &[u8], meta: &mut Meta) -> Result<(), DropReason> {
     if parse_plain_udp4(frame, meta) {
         return Ok(());
@@ -146,7 +147,10 @@ fn parse_plain_udp4(frame: &[u8], meta: &mut Meta) -> bool {
     true
 }
 
-/// Every frame shape the parser knows, one header at a time.
+/// Every frame shape the parser knows, one header at a time. Out of line,
+/// so that [`parse`] (the one-pass check and this call) is small enough to
+/// inline into the receive loop.
+#[inline(never)]
 fn parse_any(frame: &[u8], meta: &mut Meta) -> Result<(), DropReason> {
     reset(meta);
     let eth = ethernet::Frame::new_checked(frame).map_err(malformed)?;
