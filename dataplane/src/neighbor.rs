@@ -118,6 +118,14 @@ fn v4_slot(tag: u64) -> usize {
     (tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - V4_CACHE_SLOTS.trailing_zeros())) as usize
 }
 
+/// Puts a resolved entry in `cache` when it is IPv4.
+fn put_cached(cache: &mut [CachedMac; V4_CACHE_SLOTS], port: PortId, addr: IpAddr, mac: MacAddr) {
+    if let IpAddr::V4(a) = addr {
+        let tag = v4_tag(port, a);
+        cache[v4_slot(tag)] = CachedMac { tag, mac };
+    }
+}
+
 /// The neighbour table of one worker.
 ///
 /// Every routed IPv4 packet looks its next hop up, so resolved IPv4 entries
@@ -171,22 +179,16 @@ impl NeighborTable {
     /// Puts a resolved IPv4 entry in its cache slot, in place of whatever
     /// was there.
     fn cache(&mut self, port: PortId, addr: IpAddr, mac: MacAddr) {
-        if let IpAddr::V4(a) = addr {
-            let tag = v4_tag(port, a);
-            self.v4_cache[v4_slot(tag)] = CachedMac { tag, mac };
-        }
+        put_cached(&mut self.v4_cache, port, addr, mac);
     }
 
     /// Refills the cache from the map, after changes to many entries.
     fn rebuild_cache(&mut self) {
         self.v4_cache.fill(CachedMac::default());
-        let resolved: Vec<_> = self
-            .entries
-            .iter()
-            .filter_map(|(&Key(p, a), s)| s.mac().map(|m| (p, a, m)))
-            .collect();
-        for (p, a, m) in resolved {
-            self.cache(p, a, m);
+        for (&Key(port, addr), state) in &self.entries {
+            if let Some(mac) = state.mac() {
+                put_cached(&mut self.v4_cache, port, addr, mac);
+            }
         }
     }
 
@@ -388,9 +390,8 @@ mod tests {
                     ),
                     _ => {
                         if let Some(pkt) = pool.alloc() {
-                            if let Park::Full(pkt) = t.park(port, addr, pkt, 0) {
-                                drop(pkt);
-                            }
+                            // A miss: parks (or refuses) without resolving.
+                            let _ = t.park(port, addr, pkt, 0);
                         }
                     }
                 }

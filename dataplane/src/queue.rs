@@ -362,6 +362,7 @@ impl EgressQueues {
         packets: &mut u64,
         bytes: &mut u64,
     ) -> usize {
+        // Already below NUM_QUEUES; saying so drops the bounds checks.
         let q = q % NUM_QUEUES;
         let mut n = 0;
         while n < max {
