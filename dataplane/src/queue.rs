@@ -881,6 +881,19 @@ mod tests {
         assert_conserved(&q, &c);
     }
 
+    /// Queues 0, 1, … sent these shares of the bytes they sent together,
+    /// each within 2 % of itself.
+    fn assert_byte_shares(c: &Counters, want: &[f64]) {
+        let total: u64 = c[..want.len()].iter().map(|q| q.tx_bytes).sum();
+        for (i, &want) in want.iter().enumerate() {
+            let share = c[i].tx_bytes as f64 / total as f64;
+            assert!(
+                (share - want).abs() <= 0.02 * want,
+                "queue {i}: {share:.4} of the bytes, configured {want}"
+            );
+        }
+    }
+
     #[test]
     fn dwrr_byte_shares_match_remaining_percentages_at_line_rate() {
         let m = port(Some(100_000), |i, q| {
@@ -893,14 +906,7 @@ mod tests {
         // 20 ms at 100 Gb/s with all four queues saturated with mixed sizes.
         sim.run(&[0, 1, 2, 3], 16, 9000, 20_000_000);
         let Sim { q, c, sent, .. } = sim;
-        let total: u64 = (0..4).map(|i| c[i].tx_bytes).sum();
-        for (i, want) in [0.1, 0.2, 0.3, 0.4].into_iter().enumerate() {
-            let share = c[i].tx_bytes as f64 / total as f64;
-            assert!(
-                (share - want).abs() <= 0.02 * want,
-                "queue {i}: {share:.4} of the bytes, configured {want}"
-            );
-        }
+        assert_byte_shares(&c, &[0.1, 0.2, 0.3, 0.4]);
         // Work-conserving at line rate: back to back, each frame exactly one
         // serialisation time after the previous one (to the nanosecond).
         let mut t_ps = sent[0].0 * PS_PER_NS;
@@ -924,14 +930,7 @@ mod tests {
             sim.now += 1;
         }
         let Sim { q, c, .. } = sim;
-        let total: u64 = (0..4).map(|i| c[i].tx_bytes).sum();
-        for (i, want) in [0.1, 0.2, 0.3, 0.4].into_iter().enumerate() {
-            let share = c[i].tx_bytes as f64 / total as f64;
-            assert!(
-                (share - want).abs() <= 0.02 * want,
-                "queue {i}: {share:.4} of the bytes, configured {want}"
-            );
-        }
+        assert_byte_shares(&c, &[0.1, 0.2, 0.3, 0.4]);
         assert_conserved(&q, &c);
     }
 
