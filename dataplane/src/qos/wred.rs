@@ -38,12 +38,25 @@ pub struct Wred {
     cfg: WredModel,
     /// Average depth × 2^FRAC_BITS.
     avg_fp: u64,
+    /// The thresholds in fixed point and the clamped weight, worked out
+    /// once per configuration rather than for every packet.
+    min_fp: u64,
+    max_fp: u64,
+    weight: u32,
 }
 
 impl Wred {
     /// WRED with an average of zero.
     pub fn new(cfg: WredModel) -> Self {
-        Wred { cfg, avg_fp: 0 }
+        let mut w = Wred {
+            cfg,
+            avg_fp: 0,
+            min_fp: 0,
+            max_fp: 0,
+            weight: 0,
+        };
+        w.set_config(cfg);
+        w
     }
 
     /// The configuration in force.
@@ -54,6 +67,9 @@ impl Wred {
     /// Replaces the configuration, keeping the running average.
     pub fn set_config(&mut self, cfg: WredModel) {
         self.cfg = cfg;
+        self.min_fp = fixed(cfg.min);
+        self.max_fp = fixed(cfg.max);
+        self.weight = u32::from(cfg.weight.min(31));
     }
 
     /// The average depth (whole units of the thresholds).
@@ -70,7 +86,7 @@ impl Wred {
     #[inline]
     pub fn update(&mut self, depth: u64) {
         let d = fixed(depth);
-        let w = u32::from(self.cfg.weight.min(31));
+        let w = self.weight;
         if d >= self.avg_fp {
             self.avg_fp += (d - self.avg_fp) >> w;
         } else {
@@ -82,8 +98,7 @@ impl Wred {
     /// inside the linear band.
     #[inline]
     pub fn selects(&self, rng: &mut SplitMix64) -> bool {
-        let min = fixed(self.cfg.min);
-        let max = fixed(self.cfg.max);
+        let (min, max) = (self.min_fp, self.max_fp);
         if self.avg_fp < min {
             return false;
         }
