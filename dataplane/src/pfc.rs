@@ -215,27 +215,42 @@ impl IngressAccounting {
         // Released first: bytes released were admitted before (the packet
         // reached the releasing worker after its admission), so the admitted
         // total read next includes them.
-        let first = port * self.workers;
-        let load = |r: &GroupTotals| r.0[pg & 7].load(Ordering::Acquire);
-        let released = match self.released.get(first..first + self.workers) {
-            // One worker: no loop to set up for every lossless packet.
-            Some([only]) => load(only),
-            Some(all) => all.iter().map(load).sum(),
-            None => 0,
-        };
+        let released = self.released(port, pg);
         admitted.0[pg & 7]
             .load(Ordering::Relaxed)
             .saturating_sub(released)
     }
 
-    /// Counts `len` bytes of `port`'s group `pg` entering a queue. Only the
-    /// worker that owns `port` may call it: the total has a single writer.
+    /// What every worker has released of `port`'s group `pg`.
     #[inline]
-    pub fn add(&self, port: usize, pg: usize, len: u64) {
-        if let Some(a) = self.admitted.get(port) {
-            let total = &a.0[pg & 7];
-            total.store(total.load(Ordering::Relaxed) + len, Ordering::Relaxed);
+    fn released(&self, port: usize, pg: usize) -> u64 {
+        let first = port * self.workers;
+        let load = |r: &GroupTotals| r.0[pg & 7].load(Ordering::Acquire);
+        match self.released.get(first..first + self.workers) {
+            // One worker: no loop to set up for every lossless packet.
+            Some([only]) => load(only),
+            Some(all) => all.iter().map(load).sum(),
+            None => 0,
         }
+    }
+
+    /// Counts `len` bytes of `port`'s group `pg` entering a queue unless the
+    /// group would then hold more than `limit`, and returns what it holds
+    /// then; `None` (nothing counted) over the limit or for an unknown
+    /// port. Only the worker that owns `port` may call it: the total has a
+    /// single writer.
+    #[inline]
+    pub fn admit(&self, port: usize, pg: usize, len: u64, limit: u64) -> Option<u64> {
+        let total = &self.admitted.get(port)?.0[pg & 7];
+        // Released first, as in `get`.
+        let released = self.released(port, pg);
+        let admitted = total.load(Ordering::Relaxed);
+        let held = admitted.saturating_sub(released) + len;
+        if held > limit {
+            return None;
+        }
+        total.store(admitted + len, Ordering::Relaxed);
+        Some(held)
     }
 
     /// Counts `len` bytes of `port`'s group `pg` leaving the switch through
@@ -379,12 +394,20 @@ mod tests {
     #[test]
     fn accounting_adds_and_subtracts() {
         let a = IngressAccounting::new(2, 1);
-        a.add(1, 3, 100);
-        a.add(1, 3, 50);
+        assert_eq!(a.admit(1, 3, 100, 200), Some(100));
+        assert_eq!(a.admit(1, 3, 50, 200), Some(150));
+        // Over the limit: refused, nothing counted.
+        assert_eq!(a.admit(1, 3, 51, 200), None);
+        assert_eq!(a.get(1, 3), 150);
         a.sub(0, 1, 3, 100);
+        assert_eq!(a.get(1, 3), 50);
+        // What left makes room again.
+        assert_eq!(a.admit(1, 3, 150, 200), Some(200));
+        a.sub(0, 1, 3, 150);
         assert_eq!(a.get(1, 3), 50);
         assert_eq!(a.get(0, 3), 0);
         assert_eq!(a.get(9, 3), 0);
+        assert_eq!(a.admit(9, 3, 1, u64::MAX), None);
         // An unknown port or worker counts nothing and panics nowhere.
         a.sub(0, 9, 3, 100);
         a.sub(5, 1, 3, 100);
@@ -395,7 +418,7 @@ mod tests {
     fn other_workers_release_what_the_owner_admitted() {
         let a = std::sync::Arc::new(IngressAccounting::new(2, 3));
         for _ in 0..1000 {
-            a.add(0, 3, 100);
+            a.admit(0, 3, 100, u64::MAX);
         }
         let releasers: Vec<_> = (1..3)
             .map(|worker| {

@@ -999,13 +999,12 @@ impl Switch {
         // The ingress total has one writer: the port's own worker.
         debug_assert!(slot.owned, "admitting for a port of another worker");
         let th = slot.model.pfc.pg[pg];
-        let occ = self.ingress_acct.get(in_port, pg);
-        if occ + len > th.xoff_bytes.saturating_add(th.headroom_bytes) {
+        let limit = th.xoff_bytes.saturating_add(th.headroom_bytes);
+        let Some(held) = self.ingress_acct.admit(in_port, pg, len, limit) else {
             self.count_drop(in_port, DropReason::IngressOverflow);
             return false;
-        }
-        self.ingress_acct.add(in_port, pg, len);
-        if occ + len >= th.xoff_bytes && slot.pfc.tx_xoff & (1 << pg) == 0 {
+        };
+        if held >= th.xoff_bytes && slot.pfc.tx_xoff & (1 << pg) == 0 {
             self.send_pfc(in_port, pg, true, self.now);
         }
         true
