@@ -75,9 +75,9 @@ pub struct TickOutput {
     pub expired: Vec<Packet>,
 }
 
-/// An entry's interface and address. It hashes as one word for IPv4 (the
-/// derived hash feeds the hasher field by field, byte by byte for the
-/// address), since every routed packet looks one up.
+/// An entry's interface and address. It hashes as one word for IPv4, the
+/// cache's tag (the derived hash feeds the hasher field by field, byte by
+/// byte for the address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key(PortId, IpAddr);
 
@@ -85,7 +85,7 @@ impl Hash for Key {
     #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
         match self.1 {
-            IpAddr::V4(a) => h.write_u64(u64::from(self.0) << 32 | u64::from(a.to_bits())),
+            IpAddr::V4(a) => h.write_u64(v4_tag(self.0, a)),
             IpAddr::V6(a) => {
                 h.write_u16(self.0);
                 h.write_u128(a.to_bits());
