@@ -558,9 +558,9 @@ fn a_trace_gives_the_same_queue_counts_in_replay_and_through_tcpreplay() {
 
     // The live switch, fed by tcpreplay on the sender's NIC. At full speed:
     // at the trace's 1 ms spacing every frame would retire an AF_PACKET
-    // ring block of its own, leaving only 64 ms of slack should the switch
-    // worker be descheduled on a busy machine; back to back, the whole
-    // trace fits in one block.
+    // ring block of its own, leaving about half a second of slack should
+    // the switch worker be descheduled on a busy machine; back to back, the
+    // whole trace fills a handful of blocks.
     let before = l.switch.show().expect("show");
     let started = Instant::now();
     let out = run(&[

@@ -196,6 +196,29 @@ fn a_udp_stream_crosses_af_packet_without_loss() {
 
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn a_switch_stalled_for_300_ms_loses_nothing_at_a_low_rate() {
+    let (_lab, h1, h2, switch) = afpacket_lab(&[]);
+    ping(&h1, "10.91.2.2");
+    // At 10 000 pps each receive-ring block retires after 1 ms with about
+    // ten frames, so a switch frozen for 300 ms (as a busy machine may
+    // deschedule it) needs some 300 blocks of its ring to lose nothing.
+    let count = 30_000;
+    let got = std::thread::scope(|s| {
+        s.spawn(|| {
+            // The stream starts 300 ms in; freeze the switch in its middle.
+            std::thread::sleep(Duration::from_millis(1_300));
+            switch.signal(libc::SIGSTOP);
+            std::thread::sleep(Duration::from_millis(300));
+            switch.signal(libc::SIGCONT);
+        });
+        udp_stream(&h1, &h2, count, 10_000)
+    });
+    let stats = switch.show().expect("show");
+    assert_eq!(got, count, "lost datagrams; switch counters: {stats}");
+}
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn hosts_ping_each_other_through_railyard_on_tap() {
     let mut lab = Lab::new();
     let (h1, h2, sw) = (lab.ns("h1"), lab.ns("h2"), lab.ns("sw"));

@@ -80,8 +80,13 @@ pub struct AfPacketOptions {
 impl Default for AfPacketOptions {
     fn default() -> Self {
         AfPacketOptions {
-            block_size: 256 * 1024,
-            block_count: 64,
+            // 16 MiB in small blocks: at a low rate every block retires after
+            // `retire_timeout_ms` with a few frames in it, so the number of
+            // blocks, not their size, sets how long a descheduled worker may
+            // stall without loss: 512 ms here, where 64 blocks of 256 KiB
+            // gave 64 ms.
+            block_size: 32 * 1024,
+            block_count: 512,
             frame_size: 2048,
             retire_timeout_ms: 1,
             qdisc_bypass: true,
