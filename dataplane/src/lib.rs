@@ -16,6 +16,7 @@ pub mod balance;
 pub mod clock;
 pub mod counters;
 pub mod fib;
+pub mod fifo;
 pub mod host;
 pub mod meta;
 pub mod model;

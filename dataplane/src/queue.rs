@@ -11,10 +11,9 @@
 //! histograms, the scheduler's arrays), so enqueue and dequeue never
 //! allocate.
 
-use std::collections::VecDeque;
-
 use crate::clock::Nanos;
 use crate::counters::{DropReason, QueueCounters};
+use crate::fifo::PacketFifo;
 use crate::model::{InterfaceModel, QueueModel, ThresholdUnit};
 use crate::packet::{Burst, Packet, BURST_SIZE, MAX_FRAME};
 use crate::qos::ecn;
@@ -37,7 +36,7 @@ const LIMITER_BURST_BYTES: u64 = 2 * (MAX_FRAME as u64 + shaper::WIRE_OVERHEAD_B
 /// The egress queues of one port.
 #[derive(Debug)]
 pub struct EgressQueues {
-    queues: [VecDeque<Packet>; NUM_QUEUES],
+    queues: [PacketFifo; NUM_QUEUES],
     bytes: [u64; NUM_QUEUES],
     /// Bit q: queue q holds packets.
     nonempty: u8,
@@ -65,7 +64,7 @@ impl EgressQueues {
     /// WRED draws.
     pub fn new(model: &InterfaceModel, seed: u64) -> Self {
         let mut q = EgressQueues {
-            queues: std::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+            queues: std::array::from_fn(|_| PacketFifo::new()),
             bytes: [0; NUM_QUEUES],
             nonempty: 0,
             paused: 0,
@@ -199,28 +198,50 @@ impl EgressQueues {
             port_bytes: self.total_bytes,
             buffer_bytes: self.buffer_bytes,
         };
+        let tail_drop = |c: &mut QueueCounters| {
+            c.tail_drops += 1;
+            c.tail_drop_bytes += len;
+            Err(DropReason::TailDrop)
+        };
         if self.queues[q].len() >= QUEUE_CAPACITY
             || (!lossless && !limit::admits(self.cfg[q].limit, occ, len))
         {
-            c.tail_drops += 1;
-            c.tail_drop_bytes += len;
-            return Err(DropReason::TailDrop);
+            return tail_drop(c);
         }
         if mark && ecn::mark_ce(&mut pkt) {
             c.ecn_marked += 1;
         }
         // From here until departure the timestamp is the enqueue time.
         pkt.timestamp = now;
-        self.queues[q].push_back(pkt);
+        if self.queues[q].push_back(pkt).is_err() {
+            return tail_drop(c);
+        }
         self.bytes[q] += len;
         self.total_bytes += len;
         self.total_packets += 1;
         self.nonempty |= 1 << q;
-        c.depth_bytes = self.bytes[q];
-        c.depth_packets = self.queues[q].len() as u64;
-        c.max_depth_bytes = c.max_depth_bytes.max(c.depth_bytes);
-        c.max_depth_packets = c.max_depth_packets.max(c.depth_packets);
+        // Depths are booked when packets leave and when counters are read
+        // (see `settle_sent` and `counters_now`), not here.
         Ok(())
+    }
+
+    /// `counters` with each queue's depth as it is now, and its maximum
+    /// depth including now. The fast path books depths only as packets
+    /// leave: depth rises only on enqueue and falls only on dequeue, so the
+    /// deepest a queue has been is its depth just before some departure, or
+    /// its depth now.
+    pub fn counters_now(
+        &self,
+        counters: &[QueueCounters; NUM_QUEUES],
+    ) -> [QueueCounters; NUM_QUEUES] {
+        let mut now = *counters;
+        for (q, c) in now.iter_mut().enumerate() {
+            c.depth_bytes = self.bytes[q];
+            c.depth_packets = self.queues[q].len() as u64;
+            c.max_depth_bytes = c.max_depth_bytes.max(c.depth_bytes);
+            c.max_depth_packets = c.max_depth_packets.max(c.depth_packets);
+        }
+        now
     }
 
     /// Queues that may send a frame starting at `t_ps`: not empty, not
@@ -390,9 +411,9 @@ impl EgressQueues {
         n
     }
 
-    /// Books what a burst took from each queue: depths and counters once
-    /// per queue rather than once per packet (nothing in the burst reads
-    /// them).
+    /// Books what a burst took from each queue: depths, peaks and counters
+    /// once per queue rather than once per packet (nothing in the burst
+    /// reads them).
     #[inline]
     fn settle_sent(
         &mut self,
@@ -404,6 +425,11 @@ impl EgressQueues {
             if packets[q] == 0 {
                 continue;
             }
+            // The depth before this burst took its packets.
+            c.max_depth_bytes = c.max_depth_bytes.max(self.bytes[q]);
+            c.max_depth_packets = c
+                .max_depth_packets
+                .max(self.queues[q].len() as u64 + packets[q]);
             self.bytes[q] -= bytes[q];
             self.total_bytes -= bytes[q];
             self.total_packets -= packets[q] as usize;
@@ -468,6 +494,8 @@ impl EgressQueues {
         let q = q.min(NUM_QUEUES - 1);
         let n = self.queues[q].len();
         let c = &mut counters[q];
+        c.max_depth_bytes = c.max_depth_bytes.max(self.bytes[q]);
+        c.max_depth_packets = c.max_depth_packets.max(n as u64);
         while let Some(pkt) = self.queues[q].pop_front() {
             let len = pkt.len() as u64;
             self.bytes[q] -= len;
@@ -588,7 +616,7 @@ mod tests {
 
     /// Every queue's counters account for every packet, and agree with the queues.
     fn assert_conserved(q: &EgressQueues, c: &Counters) {
-        for (i, qc) in c.iter().enumerate() {
+        for (i, qc) in q.counters_now(c).iter().enumerate() {
             assert!(qc.conserved(), "queue {i} does not conserve: {qc:?}");
             assert_eq!(qc.depth_packets, q.depth_packets(i) as u64, "queue {i}");
             assert_eq!(qc.depth_bytes, q.depth_bytes(i), "queue {i}");
@@ -787,6 +815,34 @@ mod tests {
     }
 
     #[test]
+    fn the_deepest_a_queue_has_been_survives_its_draining() {
+        let pool = Pool::new(64);
+        let mut q = EgressQueues::new(&port(None, |_, _| {}), 1);
+        let mut c = Counters::default();
+        let mut out = Burst::new();
+        let offer = |q: &mut EgressQueues, c: &mut Counters, n: usize| {
+            for _ in 0..n {
+                q.enqueue(2, ip(&pool, 100, 0, 0), 0, c).unwrap();
+            }
+        };
+        offer(&mut q, &mut c, 5);
+        assert_eq!(q.counters_now(&c)[2].max_depth_packets, 5, "deepest now");
+        assert_eq!(q.dequeue_burst(&mut out, 3, 0, &mut c), 3);
+        offer(&mut q, &mut c, 4);
+        assert_eq!(q.dequeue_burst(&mut out, BURST_SIZE, 0, &mut c), 6);
+        offer(&mut q, &mut c, 1);
+        let now = q.counters_now(&c)[2];
+        assert_eq!((now.depth_packets, now.max_depth_packets), (1, 6));
+        assert_eq!((now.depth_bytes, now.max_depth_bytes), (100, 600));
+        // The watchdog's flush empties a queue as a departure does.
+        offer(&mut q, &mut c, 7);
+        assert_eq!(q.flush(2, &mut c, drop), 8);
+        let now = q.counters_now(&c)[2];
+        assert_eq!((now.depth_packets, now.max_depth_packets), (0, 8));
+        assert_conserved(&q, &c);
+    }
+
+    #[test]
     fn tail_drop_at_each_kind_of_limit_and_the_port_buffer() {
         let pool = Pool::new(256);
         let mut m = port(None, |i, q| {
@@ -817,7 +873,7 @@ mod tests {
         assert_eq!(q.total_bytes(), 1400);
         assert_eq!(c[1].tail_drops, 3);
         assert_eq!(c[1].tail_drop_bytes, 300);
-        assert_eq!(c[0].max_depth_bytes, 700);
+        assert_eq!(q.counters_now(&c)[0].max_depth_bytes, 700);
         assert_conserved(&q, &c);
         // A static limit beyond the buffer still stops at the buffer.
         let mut m = port(None, |_, q| q.limit = QueueLimit::Bytes(1 << 40));

@@ -170,6 +170,13 @@ impl PortSlot {
     fn up(&self) -> bool {
         self.model.admin_up && self.backend.as_ref().is_some_and(|b| b.link_up())
     }
+
+    /// The port's counters, its queue depths as they are now.
+    fn counters_now(&self) -> PortCounters {
+        let mut c = self.counters;
+        c.queues = self.queues.counters_now(&c.queues);
+        c
+    }
 }
 
 /// A switch worker: its ports, tables and queues.
@@ -567,7 +574,7 @@ impl Switch {
                     backend_tx_errors: io.tx_errors,
                     ..InterfaceStats::default()
                 }
-                .with_counters(&p.counters)
+                .with_counters(&p.counters_now())
                 .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
                     p.queues.latency(q)
                 }));
@@ -669,8 +676,8 @@ impl Switch {
     }
 
     /// Counters of one port, by index.
-    pub fn counters(&self, port: PortId) -> Option<&PortCounters> {
-        self.ports.get(port as usize).map(|p| &p.counters)
+    pub fn counters(&self, port: PortId) -> Option<PortCounters> {
+        self.ports.get(port as usize).map(PortSlot::counters_now)
     }
 
     // ----- receive side -------------------------------------------------

@@ -135,7 +135,7 @@ fn classify_enqueue_wred_schedule_dequeue_allocate_nothing() {
     assert!(counters[3].ecn_marked > 0, "WRED marked: {:?}", counters[3]);
     assert!(counters[1].tx_packets > 0 && counters[7].tx_packets > 0);
     assert!(queues.latency(3).max > 0);
-    for (q, c) in counters.iter().enumerate() {
+    for (q, c) in queues.counters_now(&counters).iter().enumerate() {
         assert!(c.conserved(), "queue {q}: {c:?}");
         assert_eq!(c.depth_packets, queues.depth_packets(q) as u64);
     }
