@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::clock::Nanos;
-use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::{IoCounters, Port};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
@@ -281,7 +281,7 @@ struct Cursor {
 fn copy_frame(dst: &mut [u8], frame: &[u8], tag: Option<(u16, u16)>) -> Option<usize> {
     match tag {
         None => {
-            dst.get_mut(..frame.len())?.copy_from_slice(frame);
+            copy_bytes(dst.get_mut(..frame.len())?, frame);
             Some(frame.len())
         }
         Some((tpid, tci)) => {
