@@ -181,7 +181,7 @@ impl EgressQueues {
                 ThresholdUnit::Bytes => self.bytes[q],
                 ThresholdUnit::Packets => self.queues[q].len() as u64,
             };
-            match w.decide(depth, ecn::ecn_capable(&pkt), &mut self.rng) {
+            match w.decide(depth, || ecn::ecn_capable(&pkt), &mut self.rng) {
                 Verdict::Pass => {}
                 Verdict::Mark => mark = true,
                 Verdict::Drop if lossless => {}

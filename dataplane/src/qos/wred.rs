@@ -114,13 +114,19 @@ impl Wred {
     }
 
     /// Updates the average with `depth` (the depth the packet finds, in the
-    /// thresholds' unit) and decides the packet's fate.
+    /// thresholds' unit) and decides the packet's fate. `ecn_capable` is
+    /// asked only of a selected packet (most pass unselected).
     #[inline]
-    pub fn decide(&mut self, depth: u64, ecn_capable: bool, rng: &mut SplitMix64) -> Verdict {
+    pub fn decide(
+        &mut self,
+        depth: u64,
+        ecn_capable: impl FnOnce() -> bool,
+        rng: &mut SplitMix64,
+    ) -> Verdict {
         self.update(depth);
         if !self.selects(rng) {
             Verdict::Pass
-        } else if self.cfg.ecn && ecn_capable {
+        } else if self.cfg.ecn && ecn_capable() {
             Verdict::Mark
         } else {
             Verdict::Drop
@@ -148,7 +154,7 @@ mod tests {
     fn fraction(w: &mut Wred, depth: u64, n: u32, rng: &mut SplitMix64) -> f64 {
         let mut hit = 0u32;
         for _ in 0..n {
-            if w.decide(depth, true, rng) == Verdict::Mark {
+            if w.decide(depth, || true, rng) == Verdict::Mark {
                 hit += 1;
             }
         }
@@ -185,12 +191,12 @@ mod tests {
     fn non_ect_is_dropped_where_ect_would_be_marked() {
         let mut rng = SplitMix64::new(2);
         let mut w = Wred::new(cfg(10, 20, 7, 0, true));
-        assert_eq!(w.decide(5, false, &mut rng), Verdict::Pass);
-        assert_eq!(w.decide(25, false, &mut rng), Verdict::Drop);
-        assert_eq!(w.decide(25, true, &mut rng), Verdict::Mark);
+        assert_eq!(w.decide(5, || false, &mut rng), Verdict::Pass);
+        assert_eq!(w.decide(25, || false, &mut rng), Verdict::Drop);
+        assert_eq!(w.decide(25, || true, &mut rng), Verdict::Mark);
         // Without `ecn`, ECT packets are dropped too.
         let mut w = Wred::new(cfg(10, 20, 7, 0, false));
-        assert_eq!(w.decide(25, true, &mut rng), Verdict::Drop);
+        assert_eq!(w.decide(25, || true, &mut rng), Verdict::Drop);
     }
 
     #[test]
@@ -246,13 +252,13 @@ mod tests {
         let mut w = Wred::new(cfg(1000, 2000, 100, 4, true));
         // A step from 0 to 3000 bytes: the average needs a few arrivals to
         // cross the minimum (3000·(1 − (15/16)^k) ≥ 1000 for k ≥ 7).
-        let verdicts: Vec<Verdict> = (0..6).map(|_| w.decide(3000, true, &mut rng)).collect();
+        let verdicts: Vec<Verdict> = (0..6).map(|_| w.decide(3000, || true, &mut rng)).collect();
         assert!(verdicts.iter().all(|v| *v == Verdict::Pass), "{verdicts:?}");
         assert!(w.average() < 1000);
         for _ in 0..100 {
-            w.decide(3000, true, &mut rng);
+            w.decide(3000, || true, &mut rng);
         }
         assert!(w.average() > 2000);
-        assert_eq!(w.decide(3000, true, &mut rng), Verdict::Mark);
+        assert_eq!(w.decide(3000, || true, &mut rng), Verdict::Mark);
     }
 }
