@@ -182,9 +182,10 @@ pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
 #[derive(Debug)]
 pub struct IngressAccounting {
     workers: usize,
+    ports: usize,
     /// By port.
     admitted: Box<[GroupTotals]>,
-    /// By port, then worker: a port's totals are read together.
+    /// By worker, then port: a worker releases through its own slice.
     released: Box<[GroupTotals]>,
 }
 
@@ -201,6 +202,7 @@ impl IngressAccounting {
         let workers = workers.max(1);
         IngressAccounting {
             workers,
+            ports,
             admitted: totals(ports),
             released: totals(ports * workers),
         }
@@ -224,14 +226,15 @@ impl IngressAccounting {
     /// What every worker has released of `port`'s group `pg`.
     #[inline]
     fn released(&self, port: usize, pg: usize) -> u64 {
-        let first = port * self.workers;
         let load = |r: &GroupTotals| r.0[pg & 7].load(Ordering::Acquire);
-        match self.released.get(first..first + self.workers) {
+        if self.workers == 1 {
             // One worker: no loop to set up for every lossless packet.
-            Some([only]) => load(only),
-            Some(all) => all.iter().map(load).sum(),
-            None => 0,
+            return self.released.get(port).map_or(0, load);
         }
+        (0..self.workers)
+            .filter_map(|w| self.released.get(w * self.ports + port))
+            .map(load)
+            .sum()
     }
 
     /// Counts `len` bytes of `port`'s group `pg` entering a queue unless the
@@ -258,13 +261,7 @@ impl IngressAccounting {
     /// single writer.
     #[inline]
     pub fn sub(&self, worker: usize, port: usize, pg: usize, len: u64) {
-        if worker >= self.workers {
-            return;
-        }
-        if let Some(r) = self.released.get(port * self.workers + worker) {
-            let total = &r.0[pg & 7];
-            total.store(total.load(Ordering::Relaxed) + len, Ordering::Release);
-        }
+        self.releaser(worker).sub(port, pg, len);
     }
 
     /// Gives back, through `worker`, what a packet held in its ingress group,
@@ -272,8 +269,43 @@ impl IngressAccounting {
     /// `None`.
     #[inline]
     pub fn release(&self, worker: usize, charge: Option<IngressCharge>) {
+        self.releaser(worker).release(charge);
+    }
+
+    /// `worker`'s totals, found once for a burst of releases (nothing for a
+    /// worker number out of range).
+    #[inline]
+    pub fn releaser(&self, worker: usize) -> Releaser<'_> {
+        let first = worker.saturating_mul(self.ports);
+        Releaser {
+            totals: self
+                .released
+                .get(first..first.saturating_add(self.ports))
+                .unwrap_or(&[]),
+        }
+    }
+}
+
+/// One worker's released totals (see [`IngressAccounting::releaser`]).
+pub struct Releaser<'a> {
+    totals: &'a [GroupTotals],
+}
+
+impl Releaser<'_> {
+    /// Counts `len` bytes of `port`'s group `pg` released.
+    #[inline]
+    fn sub(&self, port: usize, pg: usize, len: u64) {
+        if let Some(r) = self.totals.get(port) {
+            let total = &r.0[pg & 7];
+            total.store(total.load(Ordering::Relaxed) + len, Ordering::Release);
+        }
+    }
+
+    /// As [`IngressAccounting::release`].
+    #[inline]
+    pub fn release(&self, charge: Option<IngressCharge>) {
         if let Some(c) = charge {
-            self.sub(worker, c.port, c.pg, c.bytes);
+            self.sub(c.port, c.pg, c.bytes);
         }
     }
 }

@@ -1333,9 +1333,9 @@ impl Switch {
                 break;
             }
             if self.any_lossless {
+                let releaser = self.ingress_acct.releaser(self.worker);
                 for pkt in slot.tx_pending.iter() {
-                    self.ingress_acct
-                        .release(self.worker, IngressCharge::of(pkt));
+                    releaser.release(IngressCharge::of(pkt));
                 }
             }
             sent += transmit(
