@@ -193,7 +193,11 @@ impl Scheduler {
                     return Some(q);
                 }
             }
-            self.cursor = (self.cursor + 1) % NUM;
+            // On to the next queue in `mask`, fresh: stepping one queue at a
+            // time would only make each queue in between fresh in turn.
+            let after = (q + 1) % NUM;
+            let skip = mask.rotate_right(after as u32).trailing_zeros() as usize;
+            self.cursor = (after + skip) % NUM;
             self.fresh = true;
         }
         let q = mask.trailing_zeros() as usize;
@@ -386,5 +390,61 @@ mod tests {
         assert_eq!(s.deficit(3), credit);
         s.emptied(3);
         assert_eq!(s.deficit(3), 0);
+    }
+
+    /// DWRR as written down: the cursor steps one queue at a time.
+    struct Stepper {
+        quantum: [u64; NUM],
+        deficit: [u64; NUM],
+        cursor: usize,
+        fresh: bool,
+    }
+
+    impl Stepper {
+        fn pick(&mut self, mask: u8, len: impl Fn(usize) -> u64) -> usize {
+            loop {
+                let q = self.cursor;
+                if mask & (1 << q) != 0 {
+                    if self.fresh {
+                        self.deficit[q] += self.quantum[q];
+                        self.fresh = false;
+                    }
+                    if self.deficit[q] >= len(q) {
+                        self.deficit[q] -= len(q);
+                        return q;
+                    }
+                }
+                self.cursor = (q + 1) % NUM;
+                self.fresh = true;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_weighted_pick_serves_as_a_one_step_walk_would(
+            weights in proptest::array::uniform8(1u8..=100),
+            steps in proptest::collection::vec((1u8..=255, 0usize..NUM, 64u64..=1500), 1..300),
+        ) {
+            let p = policy(|i, q| q.bandwidth_remaining_percent = Some(weights[i]));
+            let mut s = Scheduler::new(&p, 1500);
+            let mut model = Stepper {
+                quantum: s.quantum,
+                deficit: [0; NUM],
+                cursor: s.cursor,
+                fresh: s.fresh,
+            };
+            for (mask, emptied, len) in steps {
+                // Head lengths differ per queue and per step.
+                let head = |q: usize| len + 97 * q as u64;
+                let want = model.pick(mask, head);
+                proptest::prop_assert_eq!(s.pick(mask, 0, head), Some((want, Tier::Weighted)));
+                proptest::prop_assert_eq!((s.cursor, s.fresh, s.deficit), (model.cursor, model.fresh, model.deficit));
+                if emptied == want {
+                    s.emptied(want);
+                    model.deficit[want] = 0;
+                }
+            }
+        }
     }
 }
