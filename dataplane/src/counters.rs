@@ -87,9 +87,11 @@ pub struct QueueCounters {
     pub wred_drops: u64,
     /// Packets dropped at the queue limit.
     pub tail_drops: u64,
-    /// Bytes queued now.
+    /// Bytes queued now. The worker books depths as packets leave, so read
+    /// them through a snapshot (`Switch::counters`, `Switch::stats`) or
+    /// `EgressQueues::counters_now`, which fill in the present.
     pub depth_bytes: u64,
-    /// Most bytes ever queued.
+    /// Most bytes ever queued (booked as `depth_bytes` is).
     pub max_depth_bytes: u64,
     /// Packets that arrived at the queue (admitted or not).
     pub offered_packets: u64,
@@ -103,9 +105,9 @@ pub struct QueueCounters {
     pub watchdog_drops: u64,
     /// Bytes flushed by the PFC watchdog.
     pub watchdog_drop_bytes: u64,
-    /// Packets queued now.
+    /// Packets queued now (booked as `depth_bytes` is).
     pub depth_packets: u64,
-    /// Most packets ever queued.
+    /// Most packets ever queued (booked as `depth_bytes` is).
     pub max_depth_packets: u64,
 }
 

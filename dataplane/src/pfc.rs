@@ -287,6 +287,7 @@ impl IngressAccounting {
 }
 
 /// One worker's released totals (see [`IngressAccounting::releaser`]).
+#[derive(Debug, Clone, Copy)]
 pub struct Releaser<'a> {
     totals: &'a [GroupTotals],
 }

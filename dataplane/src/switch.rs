@@ -675,7 +675,8 @@ impl Switch {
         &self.neighbors
     }
 
-    /// Counters of one port, by index.
+    /// Counters of one port, by index, with its queues' depths as they are
+    /// now.
     pub fn counters(&self, port: PortId) -> Option<PortCounters> {
         self.ports.get(port as usize).map(PortSlot::counters_now)
     }
