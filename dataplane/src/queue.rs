@@ -214,6 +214,7 @@ impl EgressQueues {
         // From here until departure the timestamp is the enqueue time.
         pkt.timestamp = now;
         if self.queues[q].push_back(pkt).is_err() {
+            // Not reached (the capacity was checked above); a drop all the same.
             return tail_drop(c);
         }
         self.bytes[q] += len;
