@@ -179,6 +179,8 @@ pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
 /// single writer updates its total with a plain load and store; a shared
 /// total would take a locked read-modify-write (some 20 cycles) for every
 /// lossless packet, and both cores would take turns owning its line.
+/// Admission reads the other workers' totals once per received burst (see
+/// [`released_elsewhere`](Self::released_elsewhere)), for the same reason.
 #[derive(Debug)]
 pub struct IngressAccounting {
     workers: usize,
@@ -237,18 +239,52 @@ impl IngressAccounting {
             .sum()
     }
 
+    /// What every worker but `worker` has released of each of `port`'s
+    /// groups, read once for a received burst and handed to
+    /// [`admit`](Self::admit) for each of its packets. Read per packet, the
+    /// other workers' lines would bounce between cores whenever one of them
+    /// transmits `port`'s traffic while `port`'s worker receives: every
+    /// release there and every admission here would then wait for the
+    /// line. A snapshot only lags (totals never fall), so admission with it
+    /// errs toward a fuller group: XOFF a little early, never late.
+    #[inline]
+    pub fn released_elsewhere(&self, worker: usize, port: usize) -> [u64; PRIORITIES] {
+        let mut sum = [0u64; PRIORITIES];
+        for w in (0..self.workers).filter(|&w| w != worker) {
+            if let Some(r) = self.released.get(w * self.ports + port) {
+                for (s, t) in sum.iter_mut().zip(&r.0) {
+                    *s += t.load(Ordering::Acquire);
+                }
+            }
+        }
+        sum
+    }
+
     /// Counts `len` bytes of `port`'s group `pg` entering a queue unless the
     /// group would then hold more than `limit`, and returns what it holds
     /// then; `None` (nothing counted) over the limit or for an unknown
-    /// port. Only the worker that owns `port` may call it: the total has a
-    /// single writer.
+    /// port. `elsewhere` is the group's entry in a
+    /// [`released_elsewhere`](Self::released_elsewhere) snapshot. Only the
+    /// worker that owns `port` may call it, as `worker`: the admitted total
+    /// has a single writer.
     #[inline]
-    pub fn admit(&self, port: usize, pg: usize, len: u64, limit: u64) -> Option<u64> {
+    pub fn admit(
+        &self,
+        worker: usize,
+        port: usize,
+        pg: usize,
+        len: u64,
+        limit: u64,
+        elsewhere: u64,
+    ) -> Option<u64> {
         let total = &self.admitted.get(port)?.0[pg & 7];
-        // Released first, as in `get`.
-        let released = self.released(port, pg);
+        // Released first, as in `get`: the snapshot was taken before too.
+        let own = self
+            .released
+            .get(worker * self.ports + port)
+            .map_or(0, |r| r.0[pg & 7].load(Ordering::Relaxed));
         let admitted = total.load(Ordering::Relaxed);
-        let held = admitted.saturating_sub(released) + len;
+        let held = admitted.saturating_sub(own + elsewhere) + len;
         if held > limit {
             return None;
         }
@@ -427,20 +463,20 @@ mod tests {
     #[test]
     fn accounting_adds_and_subtracts() {
         let a = IngressAccounting::new(2, 1);
-        assert_eq!(a.admit(1, 3, 100, 200), Some(100));
-        assert_eq!(a.admit(1, 3, 50, 200), Some(150));
+        assert_eq!(a.admit(0, 1, 3, 100, 200, 0), Some(100));
+        assert_eq!(a.admit(0, 1, 3, 50, 200, 0), Some(150));
         // Over the limit: refused, nothing counted.
-        assert_eq!(a.admit(1, 3, 51, 200), None);
+        assert_eq!(a.admit(0, 1, 3, 51, 200, 0), None);
         assert_eq!(a.get(1, 3), 150);
         a.sub(0, 1, 3, 100);
         assert_eq!(a.get(1, 3), 50);
         // What left makes room again.
-        assert_eq!(a.admit(1, 3, 150, 200), Some(200));
+        assert_eq!(a.admit(0, 1, 3, 150, 200, 0), Some(200));
         a.sub(0, 1, 3, 150);
         assert_eq!(a.get(1, 3), 50);
         assert_eq!(a.get(0, 3), 0);
         assert_eq!(a.get(9, 3), 0);
-        assert_eq!(a.admit(9, 3, 1, u64::MAX), None);
+        assert_eq!(a.admit(0, 9, 3, 1, u64::MAX, 0), None);
         // An unknown port or worker counts nothing and panics nowhere.
         a.sub(0, 9, 3, 100);
         a.sub(5, 1, 3, 100);
@@ -451,7 +487,7 @@ mod tests {
     fn other_workers_release_what_the_owner_admitted() {
         let a = std::sync::Arc::new(IngressAccounting::new(2, 3));
         for _ in 0..1000 {
-            a.admit(0, 3, 100, u64::MAX);
+            a.admit(0, 0, 3, 100, u64::MAX, 0);
         }
         let releasers: Vec<_> = (1..3)
             .map(|worker| {
@@ -469,6 +505,19 @@ mod tests {
         }
         assert_eq!(a.get(0, 3), 199 * 100);
         assert_eq!(a.get(0, 2) + a.get(1, 3), 0);
+        // The owner's snapshot holds the others' releases, not its own.
+        let elsewhere = a.released_elsewhere(0, 0);
+        assert_eq!(elsewhere[3], 800 * 100);
+        assert_eq!(elsewhere.iter().sum::<u64>(), 800 * 100);
+        assert_eq!(
+            a.admit(0, 0, 3, 1, u64::MAX, elsewhere[3]),
+            Some(199 * 100 + 1)
+        );
+        // A snapshot from before some releases errs toward a fuller group.
+        assert_eq!(
+            a.admit(0, 0, 3, 1, u64::MAX, 700 * 100),
+            Some(299 * 100 + 2)
+        );
         // Every total sits on a cache-line pair of its own.
         assert_eq!(std::mem::size_of::<GroupTotals>(), 128);
         assert_eq!(std::mem::align_of::<GroupTotals>(), 128);

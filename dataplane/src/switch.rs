@@ -164,6 +164,10 @@ struct PortSlot {
     tx_pending: Burst,
     /// Pause timers and XOFF state.
     pfc: PfcPortState,
+    /// What other workers had released of this port's lossless groups when
+    /// its current receive burst began (see
+    /// [`IngressAccounting::released_elsewhere`]).
+    released_elsewhere: [u64; PRIORITIES],
 }
 
 impl PortSlot {
@@ -287,6 +291,7 @@ impl Switch {
                     ctrl_tx: Burst::new(),
                     tx_pending: Burst::new(),
                     pfc: PfcPortState::default(),
+                    released_elsewhere: [0; PRIORITIES],
                 }
             })
             .collect();
@@ -691,6 +696,9 @@ impl Switch {
             Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
             _ => 0,
         };
+        if n > 0 && self.any_lossless {
+            self.ports[p].released_elsewhere = self.ingress_acct.released_elsewhere(self.worker, p);
+        }
         for mut pkt in burst.drain(..) {
             pkt.in_port = p as u16;
             self.ingress(pkt, p, now);
@@ -1008,7 +1016,11 @@ impl Switch {
         debug_assert!(slot.owned, "admitting for a port of another worker");
         let th = slot.model.pfc.pg[pg];
         let limit = th.xoff_bytes.saturating_add(th.headroom_bytes);
-        let Some(held) = self.ingress_acct.admit(in_port, pg, len, limit) else {
+        let elsewhere = slot.released_elsewhere[pg];
+        let Some(held) = self
+            .ingress_acct
+            .admit(self.worker, in_port, pg, len, limit, elsewhere)
+        else {
             self.count_drop(in_port, DropReason::IngressOverflow);
             return false;
         };

@@ -384,6 +384,22 @@ fn two_workers_share_the_ingress_accounting() {
     assert_eq!(w1.queues(EGRESS as u16).unwrap().depth_packets(PRIO), 0);
     w0.poll(6_000);
     assert_eq!(pfc_frames(&mut h0), vec![0], "XON once drained");
+    // Worker 0 admits from a snapshot of what worker 1 released, taken as
+    // each burst arrives: a new burst sees the ten sent, so the group fills
+    // from empty again, with XOFF at the tenth frame as before.
+    for k in 10..19 {
+        h0.send(pool.alloc_from(&data(k)).unwrap()).unwrap();
+    }
+    w0.poll(7_000);
+    assert_eq!(
+        pfc_frames(&mut h0),
+        Vec::<u16>::new(),
+        "nine frames, no XOFF"
+    );
+    h0.send(pool.alloc_from(&data(19)).unwrap()).unwrap();
+    w0.poll(8_000);
+    assert_eq!(pfc_frames(&mut h0), vec![0xFFFF], "XOFF at the tenth");
+    assert_eq!(w0.counters(SENDER as u16).unwrap().total_drops(), 0);
 }
 
 #[test]
