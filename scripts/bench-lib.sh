@@ -2,7 +2,17 @@
 # sourced, not run. Expects to be sourced from the repository root.
 
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
-command -v trafgen >/dev/null || apt-get install -y --no-install-recommends netsniff-ng >/dev/null
+# The commands the benchmarks run, and the Debian packages that provide them.
+declare -A bench_needs=([trafgen]=netsniff-ng [ping]=iputils-ping [ip]=iproute2 [taskset]=util-linux)
+bench_missing=()
+for cmd in "${!bench_needs[@]}"; do
+    command -v "$cmd" >/dev/null || bench_missing+=("${bench_needs[$cmd]}")
+done
+if [[ ${#bench_missing[@]} -gt 0 ]]; then
+    echo "installing ${bench_missing[*]}..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${bench_missing[@]}" >/dev/null
+fi
 # The forwarder's core; the generator takes core 0.
 fwd_core=$(($(nproc) > 1 ? 1 : 0))
 
