@@ -179,8 +179,8 @@ pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
 /// single writer updates its total with a plain load and store; a shared
 /// total would take a locked read-modify-write (some 20 cycles) for every
 /// lossless packet, and both cores would take turns owning its line.
-/// Admission reads the other workers' totals once per received burst (see
-/// [`released_elsewhere`](Self::released_elsewhere)), for the same reason.
+/// Admission reads the other workers' totals only near xOFF (see
+/// [`admit`](Self::admit)), for the same reason.
 #[derive(Debug)]
 pub struct IngressAccounting {
     workers: usize,
@@ -240,15 +240,9 @@ impl IngressAccounting {
     }
 
     /// What every worker but `worker` has released of each of `port`'s
-    /// groups, read once for a received burst and handed to
-    /// [`admit`](Self::admit) for each of its packets. Read per packet, the
-    /// other workers' lines would bounce between cores whenever one of them
-    /// transmits `port`'s traffic while `port`'s worker receives: every
-    /// release there and every admission here would then wait for the
-    /// line. A snapshot only lags (totals never fall), so admission with it
-    /// errs toward a fuller group: XOFF a little early, never late.
+    /// groups.
     #[inline]
-    pub fn released_elsewhere(&self, worker: usize, port: usize) -> [u64; PRIORITIES] {
+    fn released_elsewhere(&self, worker: usize, port: usize) -> [u64; PRIORITIES] {
         let mut sum = [0u64; PRIORITIES];
         for w in (0..self.workers).filter(|&w| w != worker) {
             if let Some(r) = self.released.get(w * self.ports + port) {
@@ -260,13 +254,39 @@ impl IngressAccounting {
         sum
     }
 
+    /// What `port`'s group `pg` holds of `kept` (admitted less `worker`'s
+    /// own releases) with every other worker's releases read afresh into
+    /// `seen`. Out of line: admission needs it only near xOFF.
+    #[cold]
+    #[inline(never)]
+    fn recount(
+        &self,
+        worker: usize,
+        port: usize,
+        pg: usize,
+        kept: u64,
+        seen: &mut [u64; PRIORITIES],
+    ) -> u64 {
+        if self.workers > 1 {
+            *seen = self.released_elsewhere(worker, port);
+        }
+        kept.saturating_sub(seen[pg & 7])
+    }
+
     /// Counts `len` bytes of `port`'s group `pg` entering a queue unless the
-    /// group would then hold more than `limit`, and returns what it holds
-    /// then; `None` (nothing counted) over the limit or for an unknown
-    /// port. `elsewhere` is the group's entry in a
-    /// [`released_elsewhere`](Self::released_elsewhere) snapshot. Only the
-    /// worker that owns `port` may call it, as `worker`: the admitted total
-    /// has a single writer.
+    /// group would then hold more than its xOFF plus headroom, and returns
+    /// what it holds then; `None` (nothing counted) over that limit or for
+    /// an unknown port. Only the worker that owns `port` may call it, as
+    /// `worker`: the admitted total has a single writer.
+    ///
+    /// `seen` is the caller's copy of what other workers had released of
+    /// `port`'s groups, starting at zeros. Admission reads their totals
+    /// only when the group, counted with that copy, reaches xOFF, and then
+    /// refreshes the copy. Read for every packet, the other workers' lines
+    /// would bounce between cores whenever one of them transmits `port`'s
+    /// traffic while this worker receives it. Totals only grow, so the copy
+    /// can only make the group look fuller: below xOFF with it is below
+    /// xOFF in fact, and from there on the decision is made on fresh totals.
     #[inline]
     pub fn admit(
         &self,
@@ -274,18 +294,21 @@ impl IngressAccounting {
         port: usize,
         pg: usize,
         len: u64,
-        limit: u64,
-        elsewhere: u64,
+        th: &PgThresholds,
+        seen: &mut [u64; PRIORITIES],
     ) -> Option<u64> {
-        let total = &self.admitted.get(port)?.0[pg & 7];
-        // Released first, as in `get`: the snapshot was taken before too.
+        let pg = pg & 7;
+        let total = &self.admitted.get(port)?.0[pg];
         let own = self
             .released
             .get(worker * self.ports + port)
-            .map_or(0, |r| r.0[pg & 7].load(Ordering::Relaxed));
+            .map_or(0, |r| r.0[pg].load(Ordering::Relaxed));
         let admitted = total.load(Ordering::Relaxed);
-        let held = admitted.saturating_sub(own + elsewhere) + len;
-        if held > limit {
+        let mut held = admitted.saturating_sub(own + seen[pg]) + len;
+        if held >= th.xoff_bytes {
+            held = self.recount(worker, port, pg, admitted - own.min(admitted), seen) + len;
+        }
+        if held > th.xoff_bytes.saturating_add(th.headroom_bytes) {
             return None;
         }
         total.store(admitted + len, Ordering::Relaxed);
@@ -460,34 +483,46 @@ mod tests {
         assert_eq!(slow.headroom_bytes, 2 * 1542 + 1250 + 480);
     }
 
+    /// Thresholds with xOFF at `xoff` and `headroom` beyond it.
+    fn pg(xoff: u64, headroom: u64) -> PgThresholds {
+        PgThresholds {
+            xoff_bytes: xoff,
+            xon_bytes: 0,
+            headroom_bytes: headroom,
+        }
+    }
+
     #[test]
     fn accounting_adds_and_subtracts() {
         let a = IngressAccounting::new(2, 1);
-        assert_eq!(a.admit(0, 1, 3, 100, 200, 0), Some(100));
-        assert_eq!(a.admit(0, 1, 3, 50, 200, 0), Some(150));
-        // Over the limit: refused, nothing counted.
-        assert_eq!(a.admit(0, 1, 3, 51, 200, 0), None);
+        let (th, seen) = (pg(150, 50), &mut [0; PRIORITIES]);
+        assert_eq!(a.admit(0, 1, 3, 100, &th, seen), Some(100));
+        assert_eq!(a.admit(0, 1, 3, 50, &th, seen), Some(150));
+        // Over xOFF plus headroom: refused, nothing counted.
+        assert_eq!(a.admit(0, 1, 3, 51, &th, seen), None);
         assert_eq!(a.get(1, 3), 150);
         a.sub(0, 1, 3, 100);
         assert_eq!(a.get(1, 3), 50);
         // What left makes room again.
-        assert_eq!(a.admit(0, 1, 3, 150, 200, 0), Some(200));
+        assert_eq!(a.admit(0, 1, 3, 150, &th, seen), Some(200));
         a.sub(0, 1, 3, 150);
         assert_eq!(a.get(1, 3), 50);
         assert_eq!(a.get(0, 3), 0);
         assert_eq!(a.get(9, 3), 0);
-        assert_eq!(a.admit(0, 9, 3, 1, u64::MAX, 0), None);
+        assert_eq!(a.admit(0, 9, 3, 1, &pg(u64::MAX, 0), seen), None);
         // An unknown port or worker counts nothing and panics nowhere.
         a.sub(0, 9, 3, 100);
         a.sub(5, 1, 3, 100);
         assert_eq!(a.get(1, 3), 50);
+        assert_eq!(seen, &[0; PRIORITIES], "one worker: nothing elsewhere");
     }
 
     #[test]
     fn other_workers_release_what_the_owner_admitted() {
         let a = std::sync::Arc::new(IngressAccounting::new(2, 3));
+        let seen = &mut [0; PRIORITIES];
         for _ in 0..1000 {
-            a.admit(0, 0, 3, 100, u64::MAX, 0);
+            a.admit(0, 0, 3, 100, &pg(u64::MAX, 0), seen);
         }
         let releasers: Vec<_> = (1..3)
             .map(|worker| {
@@ -505,19 +540,17 @@ mod tests {
         }
         assert_eq!(a.get(0, 3), 199 * 100);
         assert_eq!(a.get(0, 2) + a.get(1, 3), 0);
-        // The owner's snapshot holds the others' releases, not its own.
-        let elsewhere = a.released_elsewhere(0, 0);
-        assert_eq!(elsewhere[3], 800 * 100);
-        assert_eq!(elsewhere.iter().sum::<u64>(), 800 * 100);
-        assert_eq!(
-            a.admit(0, 0, 3, 1, u64::MAX, elsewhere[3]),
-            Some(199 * 100 + 1)
-        );
-        // A snapshot from before some releases errs toward a fuller group.
-        assert_eq!(
-            a.admit(0, 0, 3, 1, u64::MAX, 700 * 100),
-            Some(299 * 100 + 2)
-        );
+        // Far below xOFF the owner counts with its old copy, which makes
+        // the group look fuller, and leaves the others' lines alone...
+        let th = pg(100_000, 0);
+        assert_eq!(a.admit(0, 0, 3, 1, &th, seen), Some(999 * 100 + 1));
+        assert_eq!(seen, &[0; PRIORITIES]);
+        // ...and at xOFF it reads them and decides on what they released
+        // (its own release it always reads).
+        let th = pg(99_000, 0);
+        assert_eq!(a.admit(0, 0, 3, 1, &th, seen), Some(199 * 100 + 2));
+        assert_eq!(seen[3], 800 * 100);
+        assert_eq!(seen.iter().sum::<u64>(), 800 * 100);
         // Every total sits on a cache-line pair of its own.
         assert_eq!(std::mem::size_of::<GroupTotals>(), 128);
         assert_eq!(std::mem::align_of::<GroupTotals>(), 128);

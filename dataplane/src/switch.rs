@@ -165,8 +165,7 @@ struct PortSlot {
     /// Pause timers and XOFF state.
     pfc: PfcPortState,
     /// What other workers had released of this port's lossless groups when
-    /// its current receive burst began (see
-    /// [`IngressAccounting::released_elsewhere`]).
+    /// admission last looked (see [`IngressAccounting::admit`]).
     released_elsewhere: [u64; PRIORITIES],
 }
 
@@ -696,9 +695,6 @@ impl Switch {
             Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
             _ => 0,
         };
-        if n > 0 && self.any_lossless {
-            self.ports[p].released_elsewhere = self.ingress_acct.released_elsewhere(self.worker, p);
-        }
         for mut pkt in burst.drain(..) {
             pkt.in_port = p as u16;
             self.ingress(pkt, p, now);
@@ -1009,18 +1005,20 @@ impl Switch {
         let in_port = pkt.in_port as usize;
         let pg = usize::from(pkt.meta.pfc_priority);
         let len = pkt.len() as u64;
-        let Some(slot) = self.ports.get(in_port) else {
+        let Some(slot) = self.ports.get_mut(in_port) else {
             return false;
         };
         // The ingress total has one writer: the port's own worker.
         debug_assert!(slot.owned, "admitting for a port of another worker");
         let th = slot.model.pfc.pg[pg];
-        let limit = th.xoff_bytes.saturating_add(th.headroom_bytes);
-        let elsewhere = slot.released_elsewhere[pg];
-        let Some(held) = self
-            .ingress_acct
-            .admit(self.worker, in_port, pg, len, limit, elsewhere)
-        else {
+        let Some(held) = self.ingress_acct.admit(
+            self.worker,
+            in_port,
+            pg,
+            len,
+            &th,
+            &mut slot.released_elsewhere,
+        ) else {
             self.count_drop(in_port, DropReason::IngressOverflow);
             return false;
         };

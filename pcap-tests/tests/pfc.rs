@@ -384,9 +384,10 @@ fn two_workers_share_the_ingress_accounting() {
     assert_eq!(w1.queues(EGRESS as u16).unwrap().depth_packets(PRIO), 0);
     w0.poll(6_000);
     assert_eq!(pfc_frames(&mut h0), vec![0], "XON once drained");
-    // Worker 0 admits from a snapshot of what worker 1 released, taken as
-    // each burst arrives: a new burst sees the ten sent, so the group fills
-    // from empty again, with XOFF at the tenth frame as before.
+    // Worker 0 last read what worker 1 released at the first XOFF, before
+    // the ten were sent. Counted with that, the group looks full; it reads
+    // again, sees the ten sent, and the group fills from empty again, with
+    // XOFF at the tenth frame as before.
     for k in 10..19 {
         h0.send(pool.alloc_from(&data(k)).unwrap()).unwrap();
     }
