@@ -306,7 +306,7 @@ impl IngressAccounting {
         let admitted = total.load(Ordering::Relaxed);
         let mut held = admitted.saturating_sub(own + seen[pg]) + len;
         if held >= th.xoff_bytes {
-            held = self.recount(worker, port, pg, admitted - own.min(admitted), seen) + len;
+            held = self.recount(worker, port, pg, admitted.saturating_sub(own), seen) + len;
         }
         if held > th.xoff_bytes.saturating_add(th.headroom_bytes) {
             return None;
