@@ -228,14 +228,9 @@ impl IngressAccounting {
     /// What every worker has released of `port`'s group `pg`.
     #[inline]
     fn released(&self, port: usize, pg: usize) -> u64 {
-        let load = |r: &GroupTotals| r.0[pg & 7].load(Ordering::Acquire);
-        if self.workers == 1 {
-            // One worker: no loop to set up for every lossless packet.
-            return self.released.get(port).map_or(0, load);
-        }
         (0..self.workers)
             .filter_map(|w| self.released.get(w * self.ports + port))
-            .map(load)
+            .map(|r| r.0[pg & 7].load(Ordering::Acquire))
             .sum()
     }
 
