@@ -219,27 +219,18 @@ impl IngressAccounting {
         // Released first: bytes released were admitted before (the packet
         // reached the releasing worker after its admission), so the admitted
         // total read next includes them.
-        let released = self.released(port, pg);
+        let released = self.released_by(port, None)[pg & 7];
         admitted.0[pg & 7]
             .load(Ordering::Relaxed)
             .saturating_sub(released)
     }
 
-    /// What every worker has released of `port`'s group `pg`.
-    #[inline]
-    fn released(&self, port: usize, pg: usize) -> u64 {
-        (0..self.workers)
-            .filter_map(|w| self.released.get(w * self.ports + port))
-            .map(|r| r.0[pg & 7].load(Ordering::Acquire))
-            .sum()
-    }
-
-    /// What every worker but `worker` has released of each of `port`'s
+    /// What every worker (but `skip`) has released of each of `port`'s
     /// groups.
     #[inline]
-    fn released_elsewhere(&self, worker: usize, port: usize) -> [u64; PRIORITIES] {
+    fn released_by(&self, port: usize, skip: Option<usize>) -> [u64; PRIORITIES] {
         let mut sum = [0u64; PRIORITIES];
-        for w in (0..self.workers).filter(|&w| w != worker) {
+        for w in (0..self.workers).filter(|&w| Some(w) != skip) {
             if let Some(r) = self.released.get(w * self.ports + port) {
                 for (s, t) in sum.iter_mut().zip(&r.0) {
                     *s += t.load(Ordering::Acquire);
@@ -262,9 +253,7 @@ impl IngressAccounting {
         kept: u64,
         seen: &mut [u64; PRIORITIES],
     ) -> u64 {
-        if self.workers > 1 {
-            *seen = self.released_elsewhere(worker, port);
-        }
+        *seen = self.released_by(port, Some(worker));
         kept.saturating_sub(seen[pg & 7])
     }
 
