@@ -2,17 +2,11 @@
 # sourced, not run. Expects to be sourced from the repository root.
 
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces)" >&2; exit 1; }
-# The commands the benchmarks run, and the Debian packages that provide them.
-declare -A bench_needs=([trafgen]=netsniff-ng [ping]=iputils-ping [ip]=iproute2 [taskset]=util-linux)
-bench_missing=()
-for cmd in "${!bench_needs[@]}"; do
-    command -v "$cmd" >/dev/null || bench_missing+=("${bench_needs[$cmd]}")
-done
-if [[ ${#bench_missing[@]} -gt 0 ]]; then
-    echo "installing ${bench_missing[*]}..." >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "${bench_missing[@]}" >/dev/null
-fi
+# The commands the benchmarks run.
+source scripts/packages.sh
+mapfile -t bench_missing < <(missing_packages trafgen=netsniff-ng ping=iputils-ping \
+    ip=iproute2 taskset=util-linux)
+install_packages "$(basename "$0")" "${bench_missing[@]}"
 # The forwarder's core; the generator takes core 0.
 fwd_core=$(($(nproc) > 1 ? 1 : 0))
 

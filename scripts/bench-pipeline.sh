@@ -30,21 +30,11 @@ cores=$(nproc)
 fwd_core=$((cores > 1 ? 1 : 0))
 
 # The references: testpmd (dpdk-dev) and callgrind (valgrind). As root,
-# install what is missing; otherwise their rows are left out.
-declare -A refs=([dpdk-testpmd]=dpdk-dev [valgrind]=valgrind)
-ref_missing=()
-for cmd in "${!refs[@]}"; do
-    command -v "$cmd" >/dev/null || ref_missing+=("${refs[$cmd]}")
-done
-if [[ ${#ref_missing[@]} -gt 0 ]]; then
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        echo "installing ${ref_missing[*]}..." >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "${ref_missing[@]}" >/dev/null || echo "could not install ${ref_missing[*]}" >&2
-    else
-        echo "missing ${ref_missing[*]}: their rows are left out (run as root to install)" >&2
-    fi
-fi
+# install what is missing; without them their rows are left out.
+source scripts/packages.sh
+mapfile -t ref_missing < <(missing_packages dpdk-testpmd=dpdk-dev valgrind=valgrind)
+install_packages bench-pipeline.sh "${ref_missing[@]}" ||
+    echo "bench-pipeline.sh: the rows of what is missing are left out" >&2
 
 echo "building the throughput harness..." >&2
 bin=$(cargo bench -p railyard-benches --bench throughput --no-run 2>&1 |

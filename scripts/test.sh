@@ -5,29 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# command → Debian package that provides it
-declare -A needs=(
-  [ip]=iproute2
-  [ping]=iputils-ping
-  [ethtool]=ethtool
-  [tshark]=tshark
-  [lldpd]=lldpd
-  [lldpcli]=lldpd
-  [lldpad]=lldpad
-  [lldptool]=lldpad
-  [nsenter]=util-linux
-  [unshare]=util-linux
-  [nstat]=iproute2
-  [ss]=iproute2
-  [iperf3]=iperf3
-  [tcpreplay]=tcpreplay
-  [pkg-config]=pkg-config
-)
+source scripts/packages.sh
 
-missing=()
-for cmd in "${!needs[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${needs[$cmd]}")
-done
+# command=Debian package that provides it
+mapfile -t missing < <(missing_packages \
+  ip=iproute2 ping=iputils-ping ethtool=ethtool tshark=tshark \
+  lldpd=lldpd lldpcli=lldpd lldpad=lldpad lldptool=lldpad \
+  nsenter=util-linux unshare=util-linux nstat=iproute2 ss=iproute2 \
+  iperf3=iperf3 tcpreplay=tcpreplay pkg-config=pkg-config)
 
 # Libraries (not commands) the `dpdk` feature builds against.
 pkg-config --exists libdpdk 2>/dev/null || missing+=(libdpdk-dev)
@@ -36,14 +21,9 @@ dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q "ok installed" |
 root=0
 [ "$(id -u)" = 0 ] && root=1
 
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ $root = 1 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "test.sh: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "test.sh: missing ${missing[*]}; lab tests will fail (run as root to install)" >&2
-  fi
+if ! install_packages test.sh "${missing[@]}"; then
+  [ $root = 1 ] && exit 1
+  echo "test.sh: lab tests will fail" >&2
 fi
 
 cargo fmt --all -- --check
