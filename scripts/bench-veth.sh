@@ -2,7 +2,8 @@
 # Forwarding rate on veth: railyard's backends beside testpmd and a Linux
 # bridge, the same generator and topology for all, in one run. Needs root.
 #
-#   scripts/bench-veth.sh [SECONDS]      (default 5 per forwarder)
+#   scripts/bench-veth.sh [SECONDS] [ROUNDS]
+#       SECONDS per forwarder (default 5), ROUNDS of all of them (default 3)
 #
 #   [gen] gen0 ==veth== sw0 [sw: forwarder] sw1 ==veth== sink0 [sink]
 #
@@ -14,10 +15,15 @@
 #   PFC accounting, strict + DWRR), testpmd io over net_af_packet
 #   (qdisc_bypass) and over net_af_xdp (when dpdk-testpmd exists), and a
 #   Linux bridge (which forwards in the sender's softirq, on core 0).
-# Ends with `veth_ratio_vs_testpmd=R`: railyard's best backend over
-# testpmd's best PMD (`n/a` without testpmd).
+# All of them run once per round, so a shared host's slow and fast minutes
+# fall on every row alike; the table gives each one's median and range.
+# Each railyard backend is also set against its counterpart PMD round by
+# round (af-packet over net_af_packet, af-xdp over net_af_xdp). Ends with
+# `veth_ratio_vs_testpmd=R`: the median over the rounds of railyard's best
+# backend over testpmd's best PMD in that round (`n/a` without testpmd).
 set -euo pipefail
 secs=${1:-5}
+rounds=${2:-3}
 cd "$(dirname "$0")/.."
 source scripts/bench-lib.sh
 
@@ -68,7 +74,16 @@ measure() {
         'BEGIN { printf "%.0f %.0f\n", o / (t1 - t0), r / (t1 - t0) }'
 }
 
+# Per forwarder, the rates of every round so far, space-separated.
 declare -A offered delivered
+# record NAME: appends one measurement to NAME's rates.
+record() {
+    local o d
+    read -r o d < <(measure)
+    offered[$1]+="$o " delivered[$1]+="$d "
+}
+# failed NAME: a round NAME could not run counts as nothing delivered.
+failed() { offered[$1]+="0 " delivered[$1]+="0 "; }
 run_railyard() {
     local backend=$1 name="railyard $1"
     {
@@ -84,10 +99,11 @@ run_railyard() {
     if [[ -z $mac ]]; then
         echo "$name: the switch did not answer ARP; log:" >&2; cat "$work/railyard.log" >&2
         kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+        failed "$name"
         return
     fi
     frames "$mac"
-    read -r "offered[$name]" "delivered[$name]" < <(measure)
+    record "$name"
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
 
@@ -106,9 +122,10 @@ run_testpmd() {
     done
     if ! kill -0 "$pid" 2>/dev/null; then
         echo "$name did not start:" >&2; tail -5 "$work/testpmd.log" >&2; pid=""
+        failed "$name"
         return
     fi
-    read -r "offered[$name]" "delivered[$name]" < <(measure)
+    record "$name"
     kill -INT "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
 
@@ -119,35 +136,77 @@ run_bridge() {
     ip -n "$sw" link set sw1 master br0
     ip -n "$sw" link set br0 up
     frames "$sink_mac"
-    read -r "offered[$name]" "delivered[$name]" < <(measure)
+    record "$name"
     ip -n "$sw" link del br0
 }
 
 order=("railyard af-packet" "railyard af-xdp")
-echo "railyard af-packet..." >&2; run_railyard af-packet
-echo "railyard af-xdp..." >&2; run_railyard af-xdp
-if command -v dpdk-testpmd >/dev/null; then
-    order+=("testpmd net_af_packet" "testpmd net_af_xdp")
-    echo "testpmd net_af_packet..." >&2; run_testpmd net_af_packet ",qdisc_bypass=1"
-    echo "testpmd net_af_xdp..." >&2; run_testpmd net_af_xdp
-fi
+command -v dpdk-testpmd >/dev/null && order+=("testpmd net_af_packet" "testpmd net_af_xdp")
 order+=("linux bridge")
-echo "linux bridge..." >&2; run_bridge
+for ((r = 1; r <= rounds; r++)); do
+    echo "round $r of $rounds" >&2
+    echo "railyard af-packet..." >&2; run_railyard af-packet
+    echo "railyard af-xdp..." >&2; run_railyard af-xdp
+    if command -v dpdk-testpmd >/dev/null; then
+        echo "testpmd net_af_packet..." >&2; run_testpmd net_af_packet ",qdisc_bypass=1"
+        echo "testpmd net_af_xdp..." >&2; run_testpmd net_af_xdp
+    fi
+    echo "linux bridge..." >&2; run_bridge
+done
 
 mpps() { awk -v p="${1:-0}" 'BEGIN { printf "%.3f", p / 1e6 }'; }
-best() { local b=0 k; for k in "$@"; do [[ ${delivered[$k]:-0} -gt $b ]] && b=${delivered[$k]}; done; echo "$b"; }
-ry=$(best "railyard af-packet" "railyard af-xdp")
-tp=$(best "testpmd net_af_packet" "testpmd net_af_xdp")
+# The median and the lowest-highest of the values given.
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) m = a[(NR + 1) / 2]; else m = (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f\n", m }'; }
+spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo / 1e6, hi / 1e6 }'; }
+# nth NAME R: NAME's delivered rate in round R.
+nth() { local -a v; read -r -a v <<< "${delivered[$1]:-}"; echo "${v[$(($2 - 1))]:-0}"; }
+# round_ratios A... / B...: per round, the best of the A forwarders over the
+# best of the B forwarders (rounds where B delivered nothing left out).
+round_ratios() {
+    local -a a=() b=() out=()
+    while [[ $1 != / ]]; do a+=("$1"); shift; done
+    shift
+    b=("$@")
+    local r k x y
+    for ((r = 1; r <= rounds; r++)); do
+        x=0 y=0
+        for k in "${a[@]}"; do [[ $(nth "$k" $r) -gt $x ]] && x=$(nth "$k" $r); done
+        for k in "${b[@]}"; do [[ $(nth "$k" $r) -gt $y ]] && y=$(nth "$k" $r); done
+        [[ $y -gt 0 ]] && out+=("$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.3f", x / y }')")
+    done
+    echo "${out[*]}"
+}
+
+declare -A med
+for k in "${order[@]}"; do
+    # shellcheck disable=SC2086 # the rates are a space-separated list
+    [[ -n ${delivered[$k]:-} ]] && med[$k]=$(printf '%.0f' "$(median ${delivered[$k]})")
+done
+tp=0
+for k in "testpmd net_af_packet" "testpmd net_af_xdp"; do
+    [[ ${med[$k]:-0} -gt $tp ]] && tp=${med[$k]}
+done
 echo
-echo "veth benchmark: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(uname -r); 64-byte frames, generator on core 0, forwarder on core $fwd_core, $secs s each"
-printf '  %-24s %14s %14s %10s\n' forwarder "offered Mpps" "delivered Mpps" "vs testpmd"
+echo "veth benchmark: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(uname -r); 64-byte frames, generator on core 0, forwarder on core $fwd_core"
+echo "  $rounds rounds of ${secs}s per forwarder; the median of the rounds, and the lowest and highest"
+printf '  %-24s %14s %14s %13s %10s\n' forwarder "offered Mpps" "delivered Mpps" "range" "vs testpmd"
 for k in "${order[@]}"; do
     [[ -n ${delivered[$k]:-} ]] || { printf '  %-24s %14s\n' "$k" "did not run"; continue; }
-    ratio=$(awk -v d="${delivered[$k]}" -v t="$tp" 'BEGIN { if (t > 0) printf "%.2f", d / t; else print "-" }')
-    printf '  %-24s %14s %14s %10s\n' "$k" "$(mpps "${offered[$k]}")" "$(mpps "${delivered[$k]}")" "$ratio"
+    ratio=$(awk -v d="${med[$k]}" -v t="$tp" 'BEGIN { if (t > 0) printf "%.2f", d / t; else print "-" }')
+    # shellcheck disable=SC2086
+    printf '  %-24s %14s %14s %13s %10s\n' "$k" "$(mpps "$(median ${offered[$k]})")" \
+        "$(mpps "${med[$k]}")" "$(spread ${delivered[$k]})" "$ratio"
 done
-if [[ $tp -gt 0 ]]; then
-    echo "veth_ratio_vs_testpmd=$(awk -v r="$ry" -v t="$tp" 'BEGIN { printf "%.3f", r / t }')"
+if [[ $tp != 0 ]]; then
+    for pair in "af-packet net_af_packet" "af-xdp net_af_xdp"; do
+        read -r ours theirs <<< "$pair"
+        ratios=$(round_ratios "railyard $ours" / "testpmd $theirs")
+        # shellcheck disable=SC2086
+        [[ -n $ratios ]] && echo "  railyard $ours over testpmd $theirs, each round: $ratios (median $(median $ratios))"
+    done
+    ratios=$(round_ratios "railyard af-packet" "railyard af-xdp" / "testpmd net_af_packet" "testpmd net_af_xdp")
+    # shellcheck disable=SC2086
+    echo "veth_ratio_vs_testpmd=$(median $ratios)"
 else
     echo "veth_ratio_vs_testpmd=n/a"
 fi
