@@ -32,6 +32,7 @@ fwd_core=$((cores > 1 ? 1 : 0))
 # The references: testpmd (dpdk-dev) and callgrind (valgrind). As root,
 # install what is missing; without them their rows are left out.
 source scripts/packages.sh
+source scripts/stats.sh
 mapfile -t ref_missing < <(missing_packages dpdk-testpmd=dpdk-dev valgrind=valgrind)
 install_packages bench-pipeline.sh "${ref_missing[@]}" ||
     echo "bench-pipeline.sh: the rows of what is missing are left out" >&2
@@ -56,8 +57,7 @@ testpmd_rate() {
 }
 
 mpps() { awk -v p="$1" 'BEGIN { printf "%.2f", p / 1e6 }'; }
-# Median and lowest–highest of the values given.
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.3f", a[(NR + 1) / 2]; else printf "%.3f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# Lowest–highest of the values given (their median: `median`, stats.sh).
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 ns() { awk -v m="$1" 'BEGIN { if (m > 0) printf "%.0f", 1000 / m; else print "-" }'; }
 row() { printf '  %-58s %5s %8s %11s %7s\n' "$@"; }

@@ -26,6 +26,7 @@ secs=${1:-5}
 rounds=${2:-3}
 cd "$(dirname "$0")/.."
 source scripts/bench-lib.sh
+source scripts/stats.sh
 
 tag="ryb$$"
 gen="$tag-gen" sw="$tag-sw" sink="$tag-sink"
@@ -155,8 +156,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 mpps() { awk -v p="${1:-0}" 'BEGIN { printf "%.3f", p / 1e6 }'; }
-# The median and the lowest-highest of the values given.
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) m = a[(NR + 1) / 2]; else m = (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f\n", m }'; }
+# Lowest-highest of the rates given, in Mpps (their median: `median`, stats.sh).
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo / 1e6, hi / 1e6 }'; }
 # nth NAME R: NAME's delivered rate in round R.
 nth() { local -a v; read -r -a v <<< "${delivered[$1]:-}"; echo "${v[$(($2 - 1))]:-0}"; }
