@@ -12,7 +12,9 @@
 #     with the demo's RoCEv2 QoS, pinned to the same core testpmd forwarded on;
 #   - the same pipeline in the runtime with one and with two pinned workers,
 #     with every port sending to every other (two thirds of the packets
-#     cross workers) and with each port's traffic staying on its worker;
+#     cross workers) and with each port's traffic staying on its worker,
+#     and how long a cache line takes from one worker's core to the other's
+#     (a virtual machine's host changes it as it moves the vCPUs);
 #   - `railyard replay` of a 1 million frame pcap trace end to end, with a
 #     poll per event and polling every microsecond (`--poll-interval 1us`);
 #   - instructions per packet under callgrind, once (when valgrind exists;
@@ -69,7 +71,7 @@ stat_row() {
     row "$label" "$cores" "$(printf '%.2f' "$m")" "$(spread "$@")" "$(ns "$m")"
 }
 
-io=() macswap=() one=() w1=() w2=() ratio2=() l1=() l2=() lratio=() replay=() replay_polled=() ratio=()
+io=() macswap=() one=() w1=() w2=() ratio2=() c2c=() l1=() l2=() lratio=() replay=() replay_polled=() ratio=()
 for ((r = 1; r <= rounds; r++)); do
     echo "round $r of $rounds" >&2
     if command -v dpdk-testpmd >/dev/null; then
@@ -87,6 +89,7 @@ for ((r = 1; r <= rounds; r++)); do
     w1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
     w2+=("$(echo "$scaling" | value mpps)")
     ratio2+=("$(echo "$scaling" | value scaling_2_over_1)")
+    c2c+=("$(echo "$scaling" | value core_to_core_ns)")
     scaling=$("$bin" "$secs" scaling local | tee /dev/stderr)
     l1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
     l2+=("$(echo "$scaling" | value mpps)")
@@ -124,6 +127,7 @@ stat_row "railyard runtime, worker-local traffic, 2 workers" 2 "${l2[@]}"
 stat_row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "${replay[@]}"
 stat_row "railyard replay, the same, --poll-interval 1us" 1 "${replay_polled[@]}"
 echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread "${lratio[@]}"))"
+echo "  every port to every port, each round: $(printf '%sx ' "${ratio2[@]}")(core to core after each, one way: ${c2c[*]} ns)"
 echo "  instructions/packet (pipeline, callgrind): $ipp"
 if [[ ${#ratio[@]} -gt 0 ]]; then
     echo "  railyard one core over macswap, each round: ${ratio[*]}"

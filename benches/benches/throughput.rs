@@ -18,7 +18,11 @@
 //!   group of the ports instead, balanced that way;
 //! - `scaling`: the pipeline in the runtime's pinned workers, one worker and
 //!   then two (two ports each, cross-worker hand-off included); with
-//!   `local`, each port's traffic goes to a port of the same worker;
+//!   `local`, each port's traffic goes to a port of the same worker. The
+//!   two workers' cores are timed passing a cache line back and forth
+//!   just before and just after the two-worker run: on a virtual machine
+//!   that latency changes as the host moves its vCPUs, and with it what a
+//!   packet crossing workers costs;
 //! - `replay`: `railyard replay` end to end (read pcap, pipeline, write
 //!   pcap) of a trace of `packets=N` frames (default 1 million) spread over
 //!   the four ports, written to a temporary directory first; with
@@ -255,10 +259,56 @@ fn scaling(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, routing:
     println!("scaling: {PORTS} null ports, 64-byte RoCEv2/CNP mix {routing}, demo QoS, pinned busy-poll workers ({cores} cores online)");
     let one = runtime_rate(model, mixes, 1, secs);
     println!("  1 worker   {one:.2} Mpps");
+    let before = core_to_core_ns();
     let two = runtime_rate(model, mixes, 2, secs);
+    let after = core_to_core_ns();
     println!("  2 workers  {two:.2} Mpps  ({:.2}x)", two / one);
+    if let (Some(b), Some(a)) = (before, after) {
+        println!("  core to core, one way: {b:.0} ns before, {a:.0} ns after");
+        println!("core_to_core_ns={a:.0}");
+    }
     println!("scaling_2_over_1={:.3}", two / one);
     println!("mpps={two:.3}");
+}
+
+/// One-way latency of a cache line between the first two cores, in ns:
+/// threads pinned to them take turns writing a counter the other waits
+/// for. `None` with fewer than two cores.
+fn core_to_core_ns() -> Option<f64> {
+    /// The counter alone on its cache line.
+    #[repr(align(64))]
+    struct Line(AtomicU64);
+    const ROUND_TRIPS: u64 = 100_000;
+    let cores = core_affinity::get_core_ids()?;
+    let (&[a, b, ..], line) = (cores.as_slice(), Arc::new(Line(AtomicU64::new(0)))) else {
+        return None;
+    };
+    let echo = {
+        let line = Arc::clone(&line);
+        std::thread::spawn(move || {
+            core_affinity::set_for_current(b);
+            for i in 0..ROUND_TRIPS {
+                while line.0.load(Ordering::Acquire) != 2 * i + 1 {
+                    std::hint::spin_loop();
+                }
+                line.0.store(2 * i + 2, Ordering::Release);
+            }
+        })
+    };
+    let time = std::thread::spawn(move || {
+        core_affinity::set_for_current(a);
+        let t0 = Instant::now();
+        for i in 0..ROUND_TRIPS {
+            line.0.store(2 * i + 1, Ordering::Release);
+            while line.0.load(Ordering::Acquire) != 2 * i + 2 {
+                std::hint::spin_loop();
+            }
+        }
+        t0.elapsed()
+    });
+    let elapsed = time.join().ok()?;
+    echo.join().ok()?;
+    Some(elapsed.as_secs_f64() * 1e9 / (2 * ROUND_TRIPS) as f64)
 }
 
 fn print_drops(stats: &SwitchStats) {
