@@ -280,9 +280,10 @@ fn core_to_core_ns() -> Option<f64> {
     struct Line(AtomicU64);
     const ROUND_TRIPS: u64 = 100_000;
     let cores = core_affinity::get_core_ids()?;
-    let (&[a, b, ..], line) = (cores.as_slice(), Arc::new(Line(AtomicU64::new(0)))) else {
+    let &[a, b, ..] = cores.as_slice() else {
         return None;
     };
+    let line = Arc::new(Line(AtomicU64::new(0)));
     let echo = {
         let line = Arc::clone(&line);
         std::thread::spawn(move || {
