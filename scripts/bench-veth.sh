@@ -141,14 +141,15 @@ run_bridge() {
     ip -n "$sw" link del br0
 }
 
+testpmd=$(command -v dpdk-testpmd || true)
 order=("railyard af-packet" "railyard af-xdp")
-command -v dpdk-testpmd >/dev/null && order+=("testpmd net_af_packet" "testpmd net_af_xdp")
+[[ -n $testpmd ]] && order+=("testpmd net_af_packet" "testpmd net_af_xdp")
 order+=("linux bridge")
 for ((r = 1; r <= rounds; r++)); do
     echo "round $r of $rounds" >&2
     echo "railyard af-packet..." >&2; run_railyard af-packet
     echo "railyard af-xdp..." >&2; run_railyard af-xdp
-    if command -v dpdk-testpmd >/dev/null; then
+    if [[ -n $testpmd ]]; then
         echo "testpmd net_af_packet..." >&2; run_testpmd net_af_packet ",qdisc_bypass=1"
         echo "testpmd net_af_xdp..." >&2; run_testpmd net_af_xdp
     fi
@@ -160,18 +161,22 @@ mpps() { awk -v p="${1:-0}" 'BEGIN { printf "%.3f", p / 1e6 }'; }
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo / 1e6, hi / 1e6 }'; }
 # nth NAME R: NAME's delivered rate in round R.
 nth() { local -a v; read -r -a v <<< "${delivered[$1]:-}"; echo "${v[$(($2 - 1))]:-0}"; }
+# best R NAME...: the highest rate any of NAME delivered in round R.
+best() {
+    local r=$1 k v b=0
+    shift
+    for k in "$@"; do v=$(nth "$k" "$r"); [[ $v -gt $b ]] && b=$v; done
+    echo "$b"
+}
 # round_ratios A... / B...: per round, the best of the A forwarders over the
 # best of the B forwarders (rounds where B delivered nothing left out).
 round_ratios() {
-    local -a a=() b=() out=()
+    local -a a=() out=()
     while [[ $1 != / ]]; do a+=("$1"); shift; done
     shift
-    b=("$@")
-    local r k x y
+    local r x y
     for ((r = 1; r <= rounds; r++)); do
-        x=0 y=0
-        for k in "${a[@]}"; do [[ $(nth "$k" $r) -gt $x ]] && x=$(nth "$k" $r); done
-        for k in "${b[@]}"; do [[ $(nth "$k" $r) -gt $y ]] && y=$(nth "$k" $r); done
+        x=$(best "$r" "${a[@]}") y=$(best "$r" "$@")
         [[ $y -gt 0 ]] && out+=("$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.3f", x / y }')")
     done
     echo "${out[*]}"
