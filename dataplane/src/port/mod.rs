@@ -14,6 +14,7 @@ pub mod dpdk;
 pub mod null;
 pub mod pcap;
 pub mod ring;
+pub mod spool;
 pub mod tap;
 pub mod trace;
 pub mod upstream;

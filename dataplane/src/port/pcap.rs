@@ -23,7 +23,7 @@
 //! [`PcapPort`] joins an optional source and an optional sink into a [`Port`].
 
 use std::fs::File;
-use std::io::{self, BufWriter, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use pcap_file::pcap::PcapHeader;
@@ -31,6 +31,7 @@ use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 
 use crate::clock::Nanos;
 use crate::packet::{free_burst, Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::port::spool::Spool;
 use crate::port::upstream::PfcUpstream;
 use crate::port::{IoCounters, Port};
 
@@ -554,8 +555,9 @@ impl std::fmt::Debug for PcapSource {
 pub struct PcapSink {
     path: PathBuf,
     epoch_abs_ns: u64,
-    /// `None` until the first transmit creates the file.
-    out: Option<BufWriter<File>>,
+    /// `None` until the first transmit creates the file. A thread of its own
+    /// writes it, off the packet path.
+    out: Option<Spool>,
     /// Creating or writing the file failed; later frames are dropped.
     failed: bool,
     tx_frames: u64,
@@ -588,9 +590,10 @@ impl PcapSink {
         }
     }
 
-    /// Creates the file and writes the global header.
-    fn start(&mut self) -> io::Result<BufWriter<File>> {
-        let mut out = BufWriter::with_capacity(READ_BUF, File::create(&self.path)?);
+    /// Creates the file, starts its writer and writes the global header.
+    fn start(&mut self) -> io::Result<Spool> {
+        let mut out = Spool::new(File::create(&self.path)?, &self.path)?;
+        let mut bytes = Vec::with_capacity(FILE_HEADER_LEN);
         let header = PcapHeader {
             snaplen: SINK_SNAPLEN,
             datalink: DataLink::ETHERNET,
@@ -602,10 +605,11 @@ impl PcapSink {
             },
             ..PcapHeader::default()
         };
-        header.write_to(&mut out).map_err(|e| match e {
+        header.write_to(&mut bytes).map_err(|e| match e {
             PcapError::IoError(e) => e,
             other => io::Error::new(ErrorKind::InvalidData, other.to_string()),
         })?;
+        out.append(&[&bytes], 0);
         Ok(out)
     }
 
@@ -629,8 +633,9 @@ impl PcapSink {
                 Err(e) => self.fail(&e),
             }
         }
+        // The writer thread has logged the failure.
+        self.failed |= self.out.as_ref().is_some_and(Spool::failed);
         let mut written = 0;
-        let mut error = None;
         if let Some(out) = self.out.as_mut().filter(|_| !self.failed) {
             for p in burst.iter() {
                 let ts = self.epoch_abs_ns.saturating_add(p.timestamp);
@@ -642,18 +647,9 @@ impl PcapSink {
                 for (i, v) in [sec, nsec, len, data.len() as u32].into_iter().enumerate() {
                     hdr[i * 4..i * 4 + 4].copy_from_slice(&v.to_ne_bytes());
                 }
-                let res = out
-                    .write_all(&hdr)
-                    .and_then(|()| out.write_all(&data[..len as usize]));
-                if let Err(e) = res {
-                    error = Some(e);
-                    break;
-                }
+                out.append(&[&hdr, &data[..len as usize]], 1);
                 written += 1;
             }
-        }
-        if let Some(e) = error {
-            self.fail(&e);
         }
         let taken = burst.len();
         self.tx_frames += written as u64;
@@ -667,15 +663,16 @@ impl PcapSink {
         taken
     }
 
-    /// Writes buffered records to the file (nothing if it was never
-    /// created), and gives the buffers of written frames back to the pool.
+    /// Writes buffered records to the file and waits until they are there
+    /// (nothing if it was never created), and gives the buffers of written
+    /// frames back to the pool.
     ///
     /// # Errors
     /// The file could not be written.
     pub fn flush(&mut self) -> io::Result<()> {
         free_burst(&mut self.written);
         match self.out.as_mut() {
-            Some(out) => out.flush(),
+            Some(out) => out.sync(),
             None => Ok(()),
         }
     }
@@ -690,14 +687,19 @@ impl PcapSink {
         self.out.is_some()
     }
 
-    /// Frames written so far.
+    /// Frames written so far, or on their way to the file.
     pub fn tx_frames(&self) -> u64 {
-        self.tx_frames
+        self.tx_frames - self.lost()
     }
 
     /// Frames that could not be written.
     pub fn tx_errors(&self) -> u64 {
-        self.tx_errors
+        self.tx_errors + self.lost()
+    }
+
+    /// Frames the writer thread could not put in the file.
+    fn lost(&self) -> u64 {
+        self.out.as_ref().map_or(0, Spool::lost)
     }
 }
 
@@ -1138,6 +1140,28 @@ mod tests {
             assert!(pool.available() >= 1, "frame {i}");
         }
         assert_eq!(sink.tx_frames(), 10 * STASH as u64);
+    }
+
+    #[test]
+    fn frames_that_do_not_reach_a_full_disk_are_counted_as_errors() {
+        // /dev/full takes the open and refuses every write, as a full disk.
+        let mut sink = PcapSink::create("/dev/full", 0);
+        let pool = Pool::new(64);
+        let frames = 2 * crate::port::spool::CHUNK / 1514 + 1;
+        for i in 0..frames {
+            let mut burst = Burst::new();
+            burst.push(pool.alloc_from(&frame(i as u8, 1514)).unwrap());
+            assert_eq!(sink.tx_burst(&mut burst), 1);
+        }
+        let e = sink.flush().unwrap_err();
+        assert!(e.to_string().contains("/dev/full"), "{e}");
+        assert_eq!((sink.tx_frames(), sink.tx_errors()), (0, frames as u64));
+        let mut burst = Burst::new();
+        burst.push(pool.alloc_from(&frame(1, 60)).unwrap());
+        assert_eq!(sink.tx_burst(&mut burst), 1);
+        assert_eq!((sink.tx_frames(), sink.tx_errors()), (0, frames as u64 + 1));
+        sink.flush().unwrap_err();
+        assert_eq!(pool.available(), 64, "every buffer went back");
     }
 
     #[test]
