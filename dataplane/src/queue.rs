@@ -300,6 +300,7 @@ impl EgressQueues {
         let mut run: Option<usize> = None;
         let mut sent_packets = [0u64; NUM_QUEUES];
         let mut sent_bytes = [0u64; NUM_QUEUES];
+        let mut sent_from = 0u8;
         while n < room {
             if t > now_ps {
                 waiting = self.eligible(t) != 0;
@@ -348,6 +349,7 @@ impl EgressQueues {
             pkt.timestamp = departure;
             sent_bytes[q] += len;
             sent_packets[q] += 1;
+            sent_from |= 1 << q;
             if self.queues[q].is_empty() {
                 self.nonempty &= !(1 << q);
                 self.scheduler.emptied(q);
@@ -366,7 +368,7 @@ impl EgressQueues {
             }
         }
         self.shaper.set_backlogged(waiting);
-        self.settle_sent(&sent_packets, &sent_bytes, counters);
+        self.settle_sent(sent_from, &sent_packets, &sent_bytes, counters);
         n
     }
 
@@ -412,20 +414,23 @@ impl EgressQueues {
         n
     }
 
-    /// Books what a burst took from each queue: depths, peaks and counters
-    /// once per queue rather than once per packet (nothing in the burst
-    /// reads them).
+    /// Books what a burst took from the queues in `from`: depths, peaks and
+    /// counters once per queue rather than once per packet (nothing in the
+    /// burst reads them). Visiting only those queues matters when a burst
+    /// is a single frame, as in a replay in exact time.
     #[inline]
     fn settle_sent(
         &mut self,
+        from: u8,
         packets: &[u64; NUM_QUEUES],
         bytes: &[u64; NUM_QUEUES],
         counters: &mut [QueueCounters; NUM_QUEUES],
     ) {
-        for (q, c) in counters.iter_mut().enumerate() {
-            if packets[q] == 0 {
-                continue;
-            }
+        let mut m = from;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize % NUM_QUEUES;
+            m &= m - 1;
+            let c = &mut counters[q];
             // The depth before this burst took its packets.
             c.max_depth_bytes = c.max_depth_bytes.max(self.bytes[q]);
             c.max_depth_packets = c
