@@ -45,16 +45,13 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{addr_of, NonNull};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
 
 use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::port::refresh::RefreshTimer;
 use crate::port::{IoCounters, Port};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
-
-/// How often link state and kernel drop counters are re-read.
-pub(super) const REFRESH: Duration = Duration::from_millis(100);
 
 /// Ring geometry and socket behaviour for an [`AfPacketPort`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,7 +309,7 @@ pub struct AfPacketPort {
     /// the kernel's counter.
     kernel_drops: Cell<u64>,
     link: Cell<bool>,
-    refreshed: Cell<Instant>,
+    refresh: RefreshTimer,
     warned_oversize: bool,
 }
 
@@ -432,7 +429,7 @@ impl AfPacketPort {
             counters: IoCounters::default(),
             kernel_drops: Cell::new(0),
             link: Cell::new(link),
-            refreshed: Cell::new(Instant::now()),
+            refresh: RefreshTimer::new(),
             warned_oversize: false,
         })
     }
@@ -476,13 +473,11 @@ impl AfPacketPort {
     }
 
     /// Re-reads link state and kernel drops when the cached values are older
-    /// than [`REFRESH`].
+    /// than [`REFRESH`](crate::port::refresh::REFRESH).
     fn refresh_if_due(&self) {
-        let now = Instant::now();
-        if now.duration_since(self.refreshed.get()) < REFRESH {
+        if !self.refresh.due() {
             return;
         }
-        self.refreshed.set(now);
         let up = interface_flags(self.fd.as_raw_fd(), &self.ifname)
             .map(flags_up)
             .unwrap_or(false);

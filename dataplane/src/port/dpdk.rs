@@ -75,17 +75,14 @@ use std::io;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
 use dpdk_sys as sys;
 
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BUF_SIZE, BURST_SIZE, MAX_FRAME};
+use crate::port::refresh::RefreshTimer;
 use crate::port::{IoCounters, Port};
 use crate::wire::MacAddr;
-
-/// How often link state and the driver's drop counters are re-read.
-const REFRESH: Duration = Duration::from_millis(100);
 
 /// The EAL arguments railyard uses when the configuration gives none: a
 /// lab setup without hugepages, NIC bindings or shared state.
@@ -411,7 +408,7 @@ pub struct DpdkPort {
     driver: Cell<(u64, u64)>,
     xstat_ids: XstatIds,
     link: Cell<bool>,
-    refreshed: Cell<Instant>,
+    refresh: RefreshTimer,
     warned_oversize: bool,
     /// The virtual device `open` hot-plugged, removed again on drop.
     probed: Option<CString>,
@@ -542,7 +539,7 @@ impl DpdkPort {
             driver: Cell::new((0, 0)),
             xstat_ids: XstatIds::default(),
             link: Cell::new(false),
-            refreshed: Cell::new(Instant::now()),
+            refresh: RefreshTimer::new(),
             warned_oversize: false,
             probed,
             rx_pool,
@@ -668,7 +665,7 @@ impl DpdkPort {
 
     /// Re-reads link state and the driver's drop counters.
     fn refresh(&self) {
-        self.refreshed.set(Instant::now());
+        self.refresh.restart();
         let mut link = sys::rte_eth_link::default();
         // SAFETY: link is a live out-struct; the port id is valid.
         let r = unsafe { sys::rte_eth_link_get_nowait(self.port_id, &mut link) };
@@ -702,7 +699,7 @@ impl DpdkPort {
     }
 
     fn refresh_if_due(&self) {
-        if self.refreshed.get().elapsed() >= REFRESH {
+        if self.refresh.due() {
             self.refresh();
         }
     }

@@ -30,9 +30,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
-use std::time::Instant;
 
-use super::afpacket::{flags_up, ifreq_for, interface_flags, set_interface_flags, REFRESH};
+use super::afpacket::{flags_up, ifreq_for, interface_flags, set_interface_flags};
+use super::refresh::RefreshTimer;
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::{IoCounters, Port};
@@ -46,7 +46,7 @@ pub struct TapPort {
     created: bool,
     counters: IoCounters,
     link: Cell<bool>,
-    refreshed: Cell<Instant>,
+    refresh: RefreshTimer,
 }
 
 impl TapPort {
@@ -106,7 +106,7 @@ impl TapPort {
             created: !existed,
             counters: IoCounters::default(),
             link: Cell::new(link),
-            refreshed: Cell::new(Instant::now()),
+            refresh: RefreshTimer::new(),
         })
     }
 
@@ -169,9 +169,7 @@ impl Port for TapPort {
     }
 
     fn link_up(&self) -> bool {
-        let now = Instant::now();
-        if now.duration_since(self.refreshed.get()) >= REFRESH {
-            self.refreshed.set(now);
+        if self.refresh.due() {
             // A tap whose kernel side was moved to another namespace (a lab
             // host) is no longer visible here, yet our descriptor still
             // carries its frames: count it as up.

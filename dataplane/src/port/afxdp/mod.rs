@@ -63,8 +63,9 @@ use xsk::Socket;
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::afpacket::{
-    ctx, cvt, flags_up, hardware_address, interface_flags, interface_index, setsockopt, REFRESH,
+    ctx, cvt, flags_up, hardware_address, interface_flags, interface_index, setsockopt,
 };
+use crate::port::refresh::RefreshTimer;
 use crate::port::{IoCounters, Port};
 use crate::wire::MacAddr;
 
@@ -201,7 +202,7 @@ pub struct AfXdpPort {
     mac: MacAddr,
     counters: IoCounters,
     link: Cell<bool>,
-    refreshed: Cell<Instant>,
+    refresh: RefreshTimer,
 }
 
 // SAFETY: the socket, its ring mappings (raw pointers into memory shared
@@ -362,7 +363,7 @@ impl AfXdpPort {
             mac,
             counters: IoCounters::default(),
             link: Cell::new(link_up),
-            refreshed: Cell::new(Instant::now()),
+            refresh: RefreshTimer::new(),
         })
     }
 
@@ -399,13 +400,12 @@ impl AfXdpPort {
         }
     }
 
-    /// Re-reads link state when the cached value is older than [`REFRESH`].
+    /// Re-reads link state when the cached value is older than
+    /// [`REFRESH`](crate::port::refresh::REFRESH).
     fn refresh_if_due(&self) {
-        let now = Instant::now();
-        if now.duration_since(self.refreshed.get()) < REFRESH {
+        if !self.refresh.due() {
             return;
         }
-        self.refreshed.set(now);
         let up = interface_flags(self.ctl.as_raw_fd(), &self.ifname)
             .map(flags_up)
             .unwrap_or(false);
