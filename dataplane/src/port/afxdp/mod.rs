@@ -61,7 +61,7 @@ mod xsk;
 use xsk::Socket;
 
 use crate::clock::Nanos;
-use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
+use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::afpacket::{
     ctx, cvt, flags_up, hardware_address, interface_flags, interface_index, setsockopt,
 };
@@ -539,9 +539,10 @@ impl Port for AfXdpPort {
                         // does not touch it until it is back on the fill
                         // ring; `room` is a distinct pool buffer of at least
                         // `len` bytes.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(src, room.as_mut_ptr(), len);
-                        }
+                        let src = unsafe { std::slice::from_raw_parts(src, len) };
+                        // A small frame is copied in line, not by a call
+                        // into the C library.
+                        copy_bytes(&mut room[..len], src);
                         pkt.set_len(len);
                         pkt.timestamp = now;
                         burst.push(pkt);
@@ -624,9 +625,8 @@ impl Port for AfXdpPort {
                 // the UMEM (checked by `bytes`); the kernel does not read it
                 // until the descriptor is committed below, and `data` is a
                 // pool buffer, distinct from the UMEM.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
-                }
+                let dst = unsafe { std::slice::from_raw_parts_mut(dst, data.len()) };
+                copy_bytes(dst, data);
                 self.sock.tx.write(
                     queued as u32,
                     libc::xdp_desc {
