@@ -416,8 +416,7 @@ impl EgressQueues {
 
     /// Books what a burst took from the queues in `from`: depths, peaks and
     /// counters once per queue rather than once per packet (nothing in the
-    /// burst reads them). Visiting only those queues matters when a burst
-    /// is a single frame, as in a replay in exact time.
+    /// burst reads them), and no work at all for the queues it left alone.
     #[inline]
     fn settle_sent(
         &mut self,

@@ -689,7 +689,7 @@ impl PcapSink {
 
     /// Frames written so far, or on their way to the file.
     pub fn tx_frames(&self) -> u64 {
-        self.tx_frames - self.lost()
+        self.tx_frames.saturating_sub(self.lost())
     }
 
     /// Frames that could not be written.
