@@ -59,8 +59,6 @@ testpmd_rate() {
 }
 
 mpps() { awk -v p="$1" 'BEGIN { printf "%.2f", p / 1e6 }'; }
-# Lowest–highest of the values given (their median: `median`, stats.sh).
-spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 ns() { awk -v m="$1" 'BEGIN { if (m > 0) printf "%.0f", 1000 / m; else print "-" }'; }
 row() { printf '  %-58s %5s %8s %11s %7s\n' "$@"; }
 # stat_row LABEL CORES VALUES...: a table row of the median and the spread.
@@ -68,7 +66,7 @@ stat_row() {
     local label=$1 cores=$2 m
     shift 2
     m=$(median "$@")
-    row "$label" "$cores" "$(printf '%.2f' "$m")" "$(spread "$@")" "$(ns "$m")"
+    row "$label" "$cores" "$(printf '%.2f' "$m")" "$(spread 1 2 "$@")" "$(ns "$m")"
 }
 
 io=() macswap=() one=() w1=() w2=() ratio2=() c2c=() l1=() l2=() lratio=() replay=() replay_polled=() ratio=()
@@ -126,7 +124,7 @@ stat_row "railyard runtime, worker-local traffic, 1 worker" 1 "${l1[@]}"
 stat_row "railyard runtime, worker-local traffic, 2 workers" 2 "${l2[@]}"
 stat_row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "${replay[@]}"
 stat_row "railyard replay, the same, --poll-interval 1us" 1 "${replay_polled[@]}"
-echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread "${lratio[@]}"))"
+echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread 1 2 "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread 1 2 "${lratio[@]}"))"
 echo "  every port to every port, each round: $(printf '%sx ' "${ratio2[@]}")(core to core after each, one way: ${c2c[*]} ns)"
 echo "  instructions/packet (pipeline, callgrind): $ipp"
 if [[ ${#ratio[@]} -gt 0 ]]; then

@@ -157,8 +157,6 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 mpps() { awk -v p="${1:-0}" 'BEGIN { printf "%.3f", p / 1e6 }'; }
-# Lowest-highest of the rates given, in Mpps (their median: `median`, stats.sh).
-spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo / 1e6, hi / 1e6 }'; }
 # nth NAME R: NAME's delivered rate in round R.
 nth() { local -a v; read -r -a v <<< "${delivered[$1]:-}"; echo "${v[$(($2 - 1))]:-0}"; }
 # best R NAME...: the highest rate any of NAME delivered in round R.
@@ -200,7 +198,7 @@ for k in "${order[@]}"; do
     ratio=$(awk -v d="${med[$k]}" -v t="$tp" 'BEGIN { if (t > 0) printf "%.2f", d / t; else print "-" }')
     # shellcheck disable=SC2086
     printf '  %-24s %14s %14s %13s %10s\n' "$k" "$(mpps "$(median ${offered[$k]})")" \
-        "$(mpps "${med[$k]}")" "$(spread ${delivered[$k]})" "$ratio"
+        "$(mpps "${med[$k]}")" "$(spread 1e6 3 ${delivered[$k]})" "$ratio"
 done
 if [[ $tp != 0 ]]; then
     for pair in "af-packet net_af_packet" "af-xdp net_af_xdp"; do
