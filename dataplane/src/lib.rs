@@ -18,6 +18,7 @@ pub mod counters;
 pub mod fib;
 pub mod fifo;
 pub mod host;
+pub mod lanes;
 pub mod meta;
 pub mod model;
 pub mod neighbor;

@@ -524,6 +524,11 @@ impl EgressQueues {
         self.nonempty
     }
 
+    /// Bit q: queue q is paused.
+    pub fn paused_mask(&self) -> u8 {
+        self.paused
+    }
+
     /// Whether queue `q` is paused.
     pub fn is_paused(&self, q: usize) -> bool {
         self.paused & (1 << q.min(NUM_QUEUES - 1)) != 0

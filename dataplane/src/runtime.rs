@@ -2,7 +2,9 @@
 //! [`Switch`] over a shard of the ports.
 //!
 //! Ports are dealt to workers round-robin; a packet routed to another
-//! worker's port crosses a bounded ring. Workers publish a counter snapshot
+//! worker's port crosses a bounded ring, or, on a port without a line rate
+//! whose backend can share its link, leaves through the routing worker's
+//! own transmit lane (see [`crate::lanes`]). Workers publish a counter snapshot
 //! every [`PUBLISH_INTERVAL`] (off the fast path) so the control plane can
 //! answer `show` without touching worker state.
 
@@ -148,7 +150,15 @@ impl Runtime {
             .map(|_| (0..model.interfaces.len()).map(|_| None).collect())
             .collect();
         for (i, b) in backends.into_iter().enumerate().take(owners.len()) {
-            per_worker[owners[i]][i] = b;
+            let Some(mut b) = b else { continue };
+            // Every other worker gets a lane where the backend has them;
+            // whether a lane carries traffic is the model's to say.
+            for (w, ports) in per_worker.iter_mut().enumerate() {
+                if w != owners[i] {
+                    ports[i] = b.tx_lane();
+                }
+            }
+            per_worker[owners[i]][i] = Some(b);
         }
         let stop = Arc::new(AtomicBool::new(false));
         let snapshots: Arc<Vec<Mutex<SwitchStats>>> = Arc::new(

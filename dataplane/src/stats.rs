@@ -70,6 +70,31 @@ pub struct LatencyStats {
 }
 
 impl QueueStats {
+    /// Adds another worker's share of the same queue (see
+    /// [`InterfaceStats::add_lane`]).
+    fn add(&mut self, o: &QueueStats) {
+        self.tx_packets += o.tx_packets;
+        self.tx_bytes += o.tx_bytes;
+        self.ecn_marked += o.ecn_marked;
+        self.wred_drops += o.wred_drops;
+        self.tail_drops += o.tail_drops;
+        self.depth_bytes += o.depth_bytes;
+        self.max_depth_bytes += o.max_depth_bytes;
+        self.latency_ns = LatencyStats {
+            p50: self.latency_ns.p50.max(o.latency_ns.p50),
+            p99: self.latency_ns.p99.max(o.latency_ns.p99),
+            max: self.latency_ns.max.max(o.latency_ns.max),
+        };
+        self.wred_drop_bytes += o.wred_drop_bytes;
+        self.tail_drop_bytes += o.tail_drop_bytes;
+        self.watchdog_drops += o.watchdog_drops;
+        self.watchdog_drop_bytes += o.watchdog_drop_bytes;
+        self.offered_packets += o.offered_packets;
+        self.offered_bytes += o.offered_bytes;
+        self.depth_packets += o.depth_packets;
+        self.max_depth_packets += o.max_depth_packets;
+    }
+
     fn from_counters(queue: u8, c: &QueueCounters) -> Self {
         QueueStats {
             queue,
@@ -211,6 +236,25 @@ impl InterfaceStats {
         self
     }
 
+    /// Adds what another worker sent on this interface through a lane: its
+    /// transmit and drop counters and its queues. Depths add up; a queue's
+    /// peak depth becomes the sum of the workers' peaks and its sojourn
+    /// percentiles the larger of theirs, bounds on the port's own.
+    pub fn add_lane(&mut self, lane: &InterfaceStats) {
+        self.tx_packets += lane.tx_packets;
+        self.tx_bytes += lane.tx_bytes;
+        self.backend_tx_errors += lane.backend_tx_errors;
+        for (reason, n) in &lane.drops {
+            *self.drops.entry(reason.clone()).or_insert(0) += n;
+        }
+        for l in &lane.queues {
+            match self.queues.iter_mut().find(|q| q.queue == l.queue) {
+                Some(q) => q.add(l),
+                None => self.queues.push(l.clone()),
+            }
+        }
+    }
+
     /// All drops of the interface, whatever the reason.
     pub fn total_drops(&self) -> u64 {
         self.drops.values().sum()
@@ -242,6 +286,11 @@ pub struct SwitchStats {
     /// ECMP groups, keyed by prefix (`10.0.2.0/24`).
     #[serde(default)]
     pub load_balancing: BTreeMap<String, GroupStats>,
+    /// What a worker sent on other workers' ports through transmit lanes
+    /// (see [`crate::lanes`]), by interface, until [`merge`](Self::merge)
+    /// adds it to the owner's entry.
+    #[serde(skip)]
+    pub lanes: BTreeMap<String, InterfaceStats>,
 }
 
 impl SwitchStats {
@@ -252,6 +301,25 @@ impl SwitchStats {
             self.hostname = other.hostname;
         }
         self.interfaces.extend(other.interfaces);
+        for (name, lane) in other.lanes {
+            match self.lanes.get_mut(&name) {
+                Some(mine) => mine.add_lane(&lane),
+                None => {
+                    self.lanes.insert(name, lane);
+                }
+            }
+        }
+        // Lanes of interfaces whose owner is merged by now join its entry;
+        // the others wait for it.
+        let pending = std::mem::take(&mut self.lanes);
+        for (name, lane) in pending {
+            match self.interfaces.get_mut(&name) {
+                Some(owner) => owner.add_lane(&lane),
+                None => {
+                    self.lanes.insert(name, lane);
+                }
+            }
+        }
         self.pool = other.pool;
         self.neighbor_parked += other.neighbor_parked;
         for (prefix, g) in other.load_balancing {

@@ -18,8 +18,10 @@
 //! A [`Switch`] owns the ports it polls and the egress queues of those ports.
 //! With several workers, each has its own `Switch` built from the same model;
 //! a packet routed to a port owned by another worker crosses a bounded ring
-//! ([`WorkerLinks`]), and neighbour answers learned by one worker are
-//! broadcast to the others, so every worker's tables converge.
+//! ([`WorkerLinks`]), unless the port takes transmit lanes (see
+//! [`crate::lanes`]): then the worker queues and sends it itself. Neighbour
+//! answers learned by one worker are broadcast to the others, so every
+//! worker's tables converge.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -33,6 +35,7 @@ use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::host;
+use crate::lanes::{self, LaneBoard};
 use crate::meta::{FrameKind, QOS_GROUP_CONTROL};
 use crate::model::{DlbMode, InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
@@ -98,6 +101,8 @@ pub struct WorkerLinks {
     pub ingress: Arc<IngressAccounting>,
     /// DLB port quality, published by each port's owner and read by all.
     pub quality: Arc<QualityBoard>,
+    /// Pause, storm and queue state of ports sent on through lanes.
+    pub lanes: Arc<LaneBoard>,
 }
 
 impl WorkerLinks {
@@ -112,6 +117,7 @@ impl WorkerLinks {
             .collect();
         let ingress = Arc::new(IngressAccounting::new(owners.len(), workers));
         let quality = Arc::new(QualityBoard::new(owners.len()));
+        let lanes = Arc::new(LaneBoard::new(owners.len(), workers));
         // rings[from][to]: the ring from worker `from` to worker `to`.
         let mut to_peers: Vec<Vec<Option<rtrb::Producer<Packet>>>> = Vec::new();
         let mut from_peers: Vec<Vec<rtrb::Consumer<Packet>>> =
@@ -144,6 +150,7 @@ impl WorkerLinks {
                 all_events: events.clone(),
                 ingress: Arc::clone(&ingress),
                 quality: Arc::clone(&quality),
+                lanes: Arc::clone(&lanes),
             })
             .collect()
     }
@@ -154,6 +161,17 @@ struct PortSlot {
     model: InterfaceModel,
     backend: Option<Box<dyn Port>>,
     owned: bool,
+    /// Another worker's port this one sends on through a lane (`backend`).
+    lane: bool,
+    /// Packets routed to the port are queued here: the port is this
+    /// worker's, or a lane the model lets carry traffic (see
+    /// [`lanes::eligible`]); otherwise they cross to the owner.
+    tx_here: bool,
+    /// The owner's pause and storm state a lane last applied.
+    lane_seen: u16,
+    /// What this worker last told the [`LaneBoard`] about the port: the
+    /// owner its pause and storm state, a lane its non-empty queues.
+    lane_told: u16,
     counters: PortCounters,
     /// Ingress classification of packets arriving on this port.
     classifier: Classifier,
@@ -210,6 +228,8 @@ pub struct Switch {
     any_lossless: bool,
     /// Picks ECMP/DLB group members.
     balancer: Balancer,
+    /// The board lanes and owners share (with several workers).
+    lane_board: Option<Arc<LaneBoard>>,
     /// Rate estimator per port (sampled for owned ports when DLB is on).
     dre: Vec<Dre>,
     /// When port quality was last sampled.
@@ -280,10 +300,16 @@ impl Switch {
                 let owned = links
                     .as_ref()
                     .is_none_or(|l| l.owners.get(i) == Some(&l.id));
+                let backend = backends.next().flatten();
+                let lane = !owned && backend.is_some();
                 PortSlot {
                     model: m.clone(),
-                    backend: backends.next().flatten(),
+                    backend,
                     owned,
+                    lane,
+                    tx_here: owned || (lane && lanes::eligible(model, i)),
+                    lane_seen: 0,
+                    lane_told: 0,
                     counters: PortCounters::default(),
                     classifier: Classifier::new(m),
                     queues: EgressQueues::new(m, port_seed(model.random_seed, i)),
@@ -305,6 +331,7 @@ impl Switch {
         );
         let balancer = Balancer::new(model, &fib, quality);
         let sw = Switch {
+            lane_board: links.as_ref().map(|l| Arc::clone(&l.lanes)),
             ingress_acct,
             worker,
             any_lossless: model
@@ -341,12 +368,14 @@ impl Switch {
     pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
         let (fib, warnings) = Fib::rebuild(model, Some(&self.fib));
         self.balancer.apply(model, Some(&self.fib), &fib);
-        for (slot, m) in self.ports.iter_mut().zip(&model.interfaces) {
+        for (i, (slot, m)) in self.ports.iter_mut().zip(&model.interfaces).enumerate() {
             if slot.model != *m {
                 slot.queues.configure(m);
                 slot.classifier = Classifier::new(m);
             }
             slot.model = m.clone();
+            // A lane the new model closes keeps draining what it holds.
+            slot.tx_here = slot.owned || (slot.lane && lanes::eligible(model, i));
         }
         let statics: Vec<(PortId, IpAddr, MacAddr)> = model
             .interfaces
@@ -424,6 +453,9 @@ impl Switch {
         // What this round routed to other workers' ports leaves now, a burst
         // per ring, so they can start on it while this worker transmits.
         self.flush_handoffs();
+        // Taken for the loop, not cloned: every worker cloning the same Arc
+        // each round would bounce its count between their cores.
+        let board = self.lane_board.take();
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
                 if self.ports[p].pfc.rx_paused != 0 {
@@ -431,22 +463,76 @@ impl Switch {
                 }
                 if let Some(wd) = self.ports[p].model.pfc.watchdog {
                     if self.ports[p].pfc.rx_paused | self.ports[p].pfc.stormed != 0 {
-                        self.watchdog(p, &wd, now);
+                        let lanes = board.as_ref().map_or(0, |b| b.lanes_nonempty(p));
+                        self.watchdog(p, &wd, now, lanes);
                     }
                 }
                 if self.any_lossless && self.ports[p].pfc.tx_xoff != 0 {
                     work += self.pfc_release(p, now);
                 }
+                if let Some(board) = &board {
+                    self.tell_lanes(p, board);
+                }
                 work += self.tx_port(p, now);
+            } else if self.ports[p].lane {
+                if let Some(board) = &board {
+                    self.follow_owner(p, board);
+                }
+                work += self.tx_port(p, now);
+                if let Some(board) = &board {
+                    let slot = &mut self.ports[p];
+                    let m = u16::from(slot.queues.nonempty_mask());
+                    if m != slot.lane_told {
+                        slot.lane_told = m;
+                        board.set_nonempty(self.worker, p, m as u8);
+                    }
+                }
             }
         }
+        self.lane_board = board;
         work
+    }
+
+    /// Publishes the pause and storm state of this worker's port `p` when
+    /// it changed, for the workers sending on it through lanes.
+    fn tell_lanes(&mut self, p: usize, board: &LaneBoard) {
+        let slot = &mut self.ports[p];
+        let state = u16::from(slot.queues.paused_mask()) | u16::from(slot.pfc.stormed) << 8;
+        if state != slot.lane_told {
+            slot.lane_told = state;
+            board.set_owner_state(p, state as u8, slot.pfc.stormed);
+        }
+    }
+
+    /// Applies the owner's pause and storm state of port `p` to this
+    /// worker's lane queues: pauses and resumes as the owner did, and
+    /// flushes a queue the owner's watchdog declared stormed.
+    fn follow_owner(&mut self, p: usize, board: &LaneBoard) {
+        let (paused, stormed) = board.owner_state(p);
+        let state = u16::from(paused) | u16::from(stormed) << 8;
+        let slot = &mut self.ports[p];
+        if state == slot.lane_seen {
+            return;
+        }
+        let newly_stormed = stormed & !(slot.lane_seen >> 8) as u8;
+        slot.lane_seen = state;
+        slot.pfc.stormed = stormed;
+        for q in 0..NUM_QUEUES {
+            slot.queues.set_paused(q, paused & (1 << q) != 0);
+        }
+        let mut m = newly_stormed;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.flush_stormed(p, q);
+        }
     }
 
     /// True when no packet waits in any queue, pending transmit or hand-off.
     pub fn idle(&self) -> bool {
         self.ports.iter().all(|p| {
-            !p.owned || (p.queues.is_empty() && p.ctrl_tx.is_empty() && p.tx_pending.is_empty())
+            !(p.owned || p.lane)
+                || (p.queues.is_empty() && p.ctrl_tx.is_empty() && p.tx_pending.is_empty())
         }) && self
             .links
             .as_ref()
@@ -474,6 +560,12 @@ impl Switch {
         // A plain loop rather than an iterator chain: a replay asks this
         // after nearly every poll, mostly with every queue empty.
         let mut next: Option<Nanos> = None;
+        for p in self.ports.iter().filter(|p| p.lane) {
+            // A lane's pauses and timers are its owner's.
+            if let Some(t) = p.queues.next_departure() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
         for p in self.ports.iter().filter(|p| p.owned && p.backend.is_some()) {
             let nonempty = p.queues.nonempty_mask();
             // Nothing queued, no XOFF sent, no storm: every candidate below
@@ -534,7 +626,7 @@ impl Switch {
             self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
         }
         let mut result = Ok(());
-        for p in self.ports.iter_mut().filter(|p| p.owned) {
+        for p in self.ports.iter_mut().filter(|p| p.owned || p.lane) {
             if let Some(b) = p.backend.as_mut() {
                 if let Err(e) = b.flush() {
                     result = Err(e);
@@ -544,50 +636,53 @@ impl Switch {
         result
     }
 
-    /// A snapshot of the counters of the ports this worker owns.
+    /// A snapshot of the counters of the ports this worker owns, and of
+    /// what it sent on other workers' ports through lanes (apart, in
+    /// [`SwitchStats::lanes`]).
     pub fn stats(&self) -> SwitchStats {
-        let interfaces = self
-            .ports
-            .iter()
-            .filter(|p| p.owned)
-            .map(|p| {
-                let m = &p.model;
-                let io = p
+        let mut interfaces = BTreeMap::new();
+        let mut lanes = BTreeMap::new();
+        let snapshots = self.ports.iter().filter(|p| p.owned || p.lane).map(|p| {
+            let m = &p.model;
+            let io = p
+                .backend
+                .as_ref()
+                .map(|b| b.io_counters())
+                .unwrap_or_default();
+            let addresses = m
+                .ipv4
+                .iter()
+                .map(|(a, l)| format!("{a}/{l}"))
+                .chain(m.ipv6.iter().map(|(a, l)| format!("{a}/{l}")))
+                .collect();
+            let mut s = InterfaceStats {
+                mac: m.mac.to_string(),
+                admin_up: m.admin_up,
+                link_up: p.backend.as_ref().is_some_and(|b| b.link_up()),
+                backend: p
                     .backend
                     .as_ref()
-                    .map(|b| b.io_counters())
-                    .unwrap_or_default();
-                let addresses = m
-                    .ipv4
-                    .iter()
-                    .map(|(a, l)| format!("{a}/{l}"))
-                    .chain(m.ipv6.iter().map(|(a, l)| format!("{a}/{l}")))
-                    .collect();
-                let mut s = InterfaceStats {
-                    mac: m.mac.to_string(),
-                    admin_up: m.admin_up,
-                    link_up: p.backend.as_ref().is_some_and(|b| b.link_up()),
-                    backend: p
-                        .backend
-                        .as_ref()
-                        .map_or_else(|| "none".to_string(), |b| b.describe()),
-                    mtu: m.mtu,
-                    speed_mbps: m.speed_mbps,
-                    addresses,
-                    backend_rx_dropped: io.rx_dropped,
-                    backend_tx_errors: io.tx_errors,
-                    ..InterfaceStats::default()
-                }
-                .with_counters(&p.counters_now())
-                .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
-                    p.queues.latency(q)
-                }));
-                // The enable vector is configuration, not a counter.
-                s.pfc.enabled = m.pfc.enabled_priorities;
-                (m.name.clone(), s)
-            })
-            .collect();
+                    .map_or_else(|| "none".to_string(), |b| b.describe()),
+                mtu: m.mtu,
+                speed_mbps: m.speed_mbps,
+                addresses,
+                backend_rx_dropped: io.rx_dropped,
+                backend_tx_errors: io.tx_errors,
+                ..InterfaceStats::default()
+            }
+            .with_counters(&p.counters_now())
+            .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
+                p.queues.latency(q)
+            }));
+            // The enable vector is configuration, not a counter.
+            s.pfc.enabled = m.pfc.enabled_priorities;
+            (p.owned, m.name.clone(), s)
+        });
+        for (owned, name, s) in snapshots {
+            if owned { &mut interfaces } else { &mut lanes }.insert(name, s);
+        }
         SwitchStats {
+            lanes,
             hostname: self.hostname.clone(),
             interfaces,
             pool: PoolStats {
@@ -797,9 +892,11 @@ impl Switch {
     }
 
     /// Declares storms on queues of port `p` paused too long while holding
-    /// packets, and restores stormed queues whose pauses have stopped.
-    fn watchdog(&mut self, p: usize, wd: &WatchdogModel, now: Nanos) {
-        let nonempty = self.ports[p].queues.nonempty_mask();
+    /// packets, here or in other workers' lanes (`lanes`: the queues they
+    /// hold packets in), and restores stormed queues whose pauses have
+    /// stopped.
+    fn watchdog(&mut self, p: usize, wd: &WatchdogModel, now: Nanos, lanes: u8) {
+        let nonempty = self.ports[p].queues.nonempty_mask() | lanes;
         let st = self.ports[p].pfc;
         let mut m = st.rx_paused & nonempty & !st.stormed;
         while m != 0 {
@@ -827,8 +924,6 @@ impl Switch {
     /// Puts queue `q` of port `p` in the stormed state: resumed, flushed,
     /// and no longer sending PFC for its priority.
     fn storm(&mut self, p: usize, q: usize, now: Nanos) {
-        let acct = Arc::clone(&self.ingress_acct);
-        let worker = self.worker;
         let slot = &mut self.ports[p];
         let bit = 1u8 << q;
         slot.pfc.stormed |= bit;
@@ -836,15 +931,26 @@ impl Switch {
         slot.counters.pfc.paused_ns[q] += now.saturating_sub(slot.pfc.paused_since[q]);
         slot.queues.set_paused(q, false);
         slot.counters.pfc.watchdog_storms[q] += 1;
+        let n = self.flush_stormed(p, q);
+        let slot = &self.ports[p];
+        tracing::warn!(interface = %slot.model.name, priority = q, flushed = n, "PFC watchdog: storm, queue flushed");
+        if slot.pfc.tx_xoff & bit != 0 {
+            self.send_pfc(p, q, false, now);
+        }
+    }
+
+    /// Drops what queue `q` of port `p` holds, as the watchdog does with a
+    /// stormed queue; returns how many packets.
+    fn flush_stormed(&mut self, p: usize, q: usize) -> usize {
+        let acct = Arc::clone(&self.ingress_acct);
+        let worker = self.worker;
+        let slot = &mut self.ports[p];
         let counters = &mut slot.counters;
         let n = slot.queues.flush(q, &mut counters.queues, |pkt| {
             acct.release(worker, IngressCharge::of(&pkt))
         });
         counters.drops[DropReason::PfcWatchdog as usize] += n as u64;
-        tracing::warn!(interface = %slot.model.name, priority = q, flushed = n, "PFC watchdog: storm, queue flushed");
-        if slot.pfc.tx_xoff & bit != 0 {
-            self.send_pfc(p, q, false, now);
-        }
+        n
     }
 
     fn punt(&mut self, pkt: Packet, p: usize) {
@@ -1089,7 +1195,7 @@ impl Switch {
     /// Queues a packet on its egress port, here or on the owning worker.
     fn enqueue(&mut self, pkt: Packet) {
         let out = pkt.meta.out_port as usize;
-        if !self.ports[out].owned {
+        if !self.ports[out].tx_here {
             let Some(links) = &self.links else { return };
             let owner = links.owners[out];
             if self.outbox[owner].is_full() {

@@ -254,6 +254,44 @@ fn veth_carries_ten_thousand_frames_intact() {
     });
 }
 
+/// A second worker's transmit lane: its frames reach the peer intact and in
+/// order without showing up in the port's own receive ring, and what the
+/// peer sends arrives once, at the port.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn a_transmit_lane_sends_on_the_link_and_receives_nothing() {
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let opts = AfPacketOptions::default();
+        let mut pa = AfPacketPort::open(&a, opts.clone()).unwrap();
+        let mut pb = AfPacketPort::open(&b, opts).unwrap();
+        let mut lane = pa.tx_lane().expect("AF_PACKET ports have lanes");
+        assert!(wait_link(lane.as_ref(), true) && wait_link(&pb, true));
+        assert_eq!(lane.mac(), pa.mac());
+        assert_eq!(lane.describe(), format!("af-packet {a} (lane)"));
+
+        transfer(lane.as_mut(), &mut pb, 2_000, true);
+        assert_eq!(lane.io_counters().tx_frames, 2_000);
+        assert_eq!(lane.io_counters().tx_errors, 0);
+        let pool = Pool::new(256);
+        let own = |port: &mut dyn Port| {
+            let mut seen = 0;
+            let deadline = Instant::now() + Duration::from_millis(200);
+            while Instant::now() < deadline {
+                let mut rx = Burst::new();
+                port.rx_burst(&pool, &mut rx, 0);
+                seen += rx.iter().filter(|p| test_seq(p.data()).is_some()).count();
+            }
+            seen
+        };
+        assert_eq!(own(&mut pa), 0, "the port's ring saw the lane's frames");
+
+        transfer(&mut pb, &mut pa, 1_000, true);
+        assert_eq!(own(lane.as_mut()), 0);
+        assert_eq!(lane.io_counters().rx_frames, 0);
+    });
+}
+
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_keeps_vlan_tags() {

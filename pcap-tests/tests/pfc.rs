@@ -467,3 +467,97 @@ fn a_lossless_drop_returns_its_bytes_to_the_pcp_priority_group() {
         quanta.len()
     );
 }
+
+/// On a port without a line rate another worker sends through its own
+/// lane and queues (see `railyard_dataplane::lanes`): a pause the owner
+/// receives holds the lane's queue too and the resume releases it, and
+/// the owner's watchdog trips on packets only the lane holds, which the
+/// lane then flushes and drops.
+#[test]
+fn a_pause_the_owner_receives_holds_the_lanes_of_other_workers() {
+    use railyard_dataplane::counters::DropReason;
+    use railyard_dataplane::port::ring::{RingLink, RingPort};
+    use railyard_dataplane::port::Port;
+    use railyard_dataplane::switch::{Switch, WorkerLinks};
+    use railyard_dataplane::Pool;
+
+    let mut m = model(None, true, roomy());
+    m.interfaces[EGRESS].pfc.watchdog = Some(watchdog());
+    let pool = Pool::new(1024);
+    let (p0, mut h0, _) = RingLink::pair("p0", 256);
+    let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
+    let lane = p1.tx_lane();
+    assert!(lane.is_some(), "ring ports have lanes");
+    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
+    let (mut w0, _) = Switch::new_worker(
+        &m,
+        vec![Some(Box::new(p0) as Box<dyn Port>), lane],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let (mut w1, _) = Switch::new_worker(
+        &m,
+        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let delivered = |h: &mut RingPort| {
+        let mut n = 0;
+        while let Some(p) = h.recv() {
+            n += usize::from(p.data()[12..14] == [0x08, 0x00]);
+        }
+        n
+    };
+    let send = |h: &mut RingPort, f: Vec<u8>| h.send(pool.alloc_from(&f).unwrap()).unwrap();
+    let egress = EGRESS as u16;
+
+    // Not paused: worker 0 sends on port 1 itself; worker 1 never polls.
+    send(&mut h0, data(0));
+    w0.poll(1_000);
+    assert_eq!(delivered(&mut h1), 1);
+
+    // The owner's peer pauses priority 3: worker 0's lane holds its packets.
+    send(&mut h1, pfc(0xFFFF));
+    w1.poll(2_000);
+    for k in 1..4 {
+        send(&mut h0, data(k));
+    }
+    w0.poll(3_000);
+    assert_eq!(delivered(&mut h1), 0);
+    assert_eq!(w0.queues(egress).unwrap().depth_packets(PRIO), 3);
+    // The resume releases them.
+    send(&mut h1, pfc(0));
+    w1.poll(4_000);
+    w0.poll(5_000);
+    assert_eq!(delivered(&mut h1), 3);
+
+    // Paused again and kept paused (a pause lasts 335 µs at the 100 Gb/s
+    // default); only the lane holds packets, and the owner's watchdog
+    // trips on them after 1 ms.
+    send(&mut h1, pfc(0xFFFF));
+    w1.poll(10_000);
+    send(&mut h0, data(4));
+    send(&mut h0, data(5));
+    w0.poll(11_000);
+    for t in [300_000, 600_000, 900_000] {
+        send(&mut h1, pfc(0xFFFF));
+        w1.poll(t);
+        w0.poll(t + 1);
+    }
+    assert_eq!(w0.queues(egress).unwrap().depth_packets(PRIO), 2);
+    w1.poll(1_020_000);
+    assert_eq!(w1.counters(egress).unwrap().pfc.watchdog_storms[PRIO], 1);
+    w0.poll(1_021_000);
+    let lane = w0.counters(egress).unwrap();
+    assert_eq!(lane.queues[PRIO].watchdog_drops, 2, "the lane flushed");
+    assert_eq!(lane.drops[DropReason::PfcWatchdog as usize], 2);
+    // While stormed, the lane drops new packets of the class.
+    send(&mut h0, data(6));
+    w0.poll(1_022_000);
+    assert_eq!(
+        w0.counters(egress).unwrap().drops[DropReason::PfcWatchdog as usize],
+        3
+    );
+    assert_eq!(delivered(&mut h1), 0);
+    assert_eq!(w0.counters(SENDER as u16).unwrap().total_drops(), 0);
+}

@@ -315,3 +315,92 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
         taken - HANDOFF as u64
     );
 }
+
+/// A packet for another worker's port leaves through the routing worker's
+/// own lane while the port has no line rate (the owner is never involved),
+/// and crosses to the owner once the port gets a speed to shape to. The
+/// lane's counters join the owner's in the merged snapshot.
+#[test]
+fn unshaped_ports_take_lanes_and_shaped_ports_hand_off() {
+    use railyard_dataplane::stats::SwitchStats;
+    use railyard_dataplane::switch::{Switch, WorkerLinks};
+
+    let mut m = model();
+    m.interfaces.truncate(2);
+    let h1_ip = Ipv4Addr::new(10, 0, 1, 2);
+    m.interfaces[1].static_arp.push((h1_ip, host_mac(1)));
+    let pool = Pool::new(1024);
+    let (p0, mut h0, _) = RingLink::pair("p0", 256);
+    let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
+    let lane = p1.tx_lane();
+    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
+    let (mut w0, _) = Switch::new_worker(
+        &m,
+        vec![Some(Box::new(p0) as Box<dyn Port>), lane],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let (mut w1, _) = Switch::new_worker(
+        &m,
+        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        pool.clone(),
+        links.next().unwrap(),
+    );
+    let spec = FrameSpec::udp(
+        host_mac(0),
+        port_mac(0),
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        IpAddr::V4(h1_ip),
+    );
+    let arrived = |h: &mut RingPort| {
+        let mut seqs = Vec::new();
+        while let Some(p) = h.recv() {
+            seqs.push(u64::from_be_bytes(p.data()[42..50].try_into().unwrap()));
+        }
+        seqs
+    };
+    for k in 0..5 {
+        h0.send(pool.alloc_from(&build(&spec, k)).unwrap()).unwrap();
+    }
+    w0.poll(1_000);
+    assert_eq!(arrived(&mut h1), vec![0, 1, 2, 3, 4], "sent by worker 0");
+
+    // Worker 0 reports the lane apart; merged, in either order, the
+    // interface shows what both workers sent on it.
+    let lanes = w0.stats();
+    assert!(!lanes.interfaces.contains_key("Ethernet1/2"));
+    assert_eq!(lanes.lanes["Ethernet1/2"].tx_packets, 5);
+    assert_eq!(lanes.lanes["Ethernet1/2"].queues[0].tx_packets, 5);
+    for order in [[0, 1], [1, 0]] {
+        let snaps = [w0.stats(), w1.stats()];
+        let mut all = SwitchStats::default();
+        for i in order {
+            all.merge(snaps[i].clone());
+        }
+        assert!(all.lanes.is_empty());
+        let e = &all.interfaces["Ethernet1/2"];
+        assert_eq!((e.tx_packets, e.queues[0].tx_packets), (5, 5));
+        let ingress = &all.interfaces["Ethernet1/1"];
+        assert_eq!((ingress.rx_packets, ingress.rx_bytes), (5, e.tx_bytes));
+    }
+
+    // With a line rate the port's single scheduler counts: packets cross.
+    let mut shaped = m.clone();
+    shaped.interfaces[1].speed_mbps = Some(10_000);
+    w0.apply(&shaped);
+    w1.apply(&shaped);
+    for k in 5..10 {
+        h0.send(pool.alloc_from(&build(&spec, k)).unwrap()).unwrap();
+    }
+    w0.poll(2_000);
+    assert_eq!(arrived(&mut h1), Vec::<u64>::new(), "handed to worker 1");
+    w1.poll(3_000);
+    w1.poll(100_000); // shaped: one frame every 67 ns of wire time
+    assert_eq!(arrived(&mut h1), vec![5, 6, 7, 8, 9]);
+    assert_eq!(w1.counters(1).unwrap().tx_packets, 5);
+    assert_eq!(
+        w0.counters(1).unwrap().tx_packets,
+        5,
+        "the lane sent no more"
+    );
+}

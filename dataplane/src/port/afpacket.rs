@@ -311,6 +311,7 @@ pub struct AfPacketPort {
     link: Cell<bool>,
     refresh: RefreshTimer,
     warned_oversize: bool,
+    qdisc_bypass: bool,
 }
 
 impl AfPacketPort {
@@ -431,6 +432,7 @@ impl AfPacketPort {
             link: Cell::new(link),
             refresh: RefreshTimer::new(),
             warned_oversize: false,
+            qdisc_bypass: opts.qdisc_bypass,
         })
     }
 
@@ -588,6 +590,77 @@ fn complete_transport_checksum(frame: &mut [u8]) -> bool {
     true
 }
 
+/// Sends `burst` on packet socket `fd` with one `sendmmsg` per try. Frames
+/// the kernel refuses for good (too long, link gone) are dropped and counted
+/// in `tx_errors`; when the device pushes back the rest stay in `burst`
+/// (unless the link is down, `up` false, which would refuse them forever).
+/// Returns how many left `burst`.
+fn send_burst(fd: RawFd, burst: &mut Burst, up: bool, counters: &mut IoCounters) -> usize {
+    let mut done = 0;
+    let mut sent = 0u64;
+    let mut errors = 0u64;
+    while done < burst.len() {
+        let pending = &burst[done..];
+        // SAFETY: iovec and mmsghdr are plain data (lengths and null
+        // pointers when zeroed); all zeroes is valid.
+        let mut iov: [libc::iovec; BURST_SIZE] = unsafe { zeroed() };
+        // SAFETY: as above.
+        let mut msgs: [libc::mmsghdr; BURST_SIZE] = unsafe { zeroed() };
+        for (i, p) in pending.iter().enumerate() {
+            let data = p.data();
+            iov[i].iov_base = data.as_ptr().cast_mut().cast();
+            iov[i].iov_len = data.len();
+            msgs[i].msg_hdr.msg_iov = &mut iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: msgs[..pending.len()] point at iovecs that point at
+        // frames borrowed from `burst`, all alive for the call; the
+        // kernel only reads the frames and writes msg_len.
+        let r = unsafe {
+            libc::sendmmsg(
+                fd,
+                msgs.as_mut_ptr(),
+                pending.len() as libc::c_uint,
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if r > 0 {
+            done += r as usize;
+            sent += r as u64;
+            continue;
+        }
+        if r == 0 {
+            break;
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error().unwrap_or(0) {
+            libc::EINTR => {}
+            libc::EAGAIN | libc::ENOBUFS => {
+                // A link without carrier refuses with ENOBUFS forever;
+                // do not let the caller retry a dead link.
+                if !up {
+                    errors += (burst.len() - done) as u64;
+                    done = burst.len();
+                }
+                break;
+            }
+            libc::ENETDOWN | libc::ENXIO | libc::ENODEV => {
+                errors += (burst.len() - done) as u64;
+                done = burst.len();
+            }
+            _ => {
+                // This frame is unsendable (e.g. EMSGSIZE); skip it.
+                errors += 1;
+                done += 1;
+            }
+        }
+    }
+    crate::packet::free_front(burst, done);
+    counters.tx_frames += sent;
+    counters.tx_errors += errors;
+    done
+}
+
 impl Port for AfPacketPort {
     fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
         self.refresh_if_due();
@@ -701,74 +774,20 @@ impl Port for AfPacketPort {
         n
     }
 
-    /// Sends with one `sendmmsg` per burst. Frames the kernel refuses for
-    /// good (too long, link gone) are dropped and counted in `tx_errors`;
-    /// when the device pushes back the rest stay in `burst`. Returns how
-    /// many left `burst`.
+    /// Sends with one `sendmmsg` per burst (see [`send_burst`]).
     fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
-        let mut done = 0;
-        let mut sent = 0u64;
-        let mut errors = 0u64;
-        while done < burst.len() {
-            let pending = &burst[done..];
-            // SAFETY: iovec and mmsghdr are plain data (lengths and null
-            // pointers when zeroed); all zeroes is valid.
-            let mut iov: [libc::iovec; BURST_SIZE] = unsafe { zeroed() };
-            // SAFETY: as above.
-            let mut msgs: [libc::mmsghdr; BURST_SIZE] = unsafe { zeroed() };
-            for (i, p) in pending.iter().enumerate() {
-                let data = p.data();
-                iov[i].iov_base = data.as_ptr().cast_mut().cast();
-                iov[i].iov_len = data.len();
-                msgs[i].msg_hdr.msg_iov = &mut iov[i];
-                msgs[i].msg_hdr.msg_iovlen = 1;
-            }
-            // SAFETY: msgs[..pending.len()] point at iovecs that point at
-            // frames borrowed from `burst`, all alive for the call; the
-            // kernel only reads the frames and writes msg_len.
-            let r = unsafe {
-                libc::sendmmsg(
-                    self.fd.as_raw_fd(),
-                    msgs.as_mut_ptr(),
-                    pending.len() as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if r > 0 {
-                done += r as usize;
-                sent += r as u64;
-                continue;
-            }
-            if r == 0 {
-                break;
-            }
-            let err = io::Error::last_os_error();
-            match err.raw_os_error().unwrap_or(0) {
-                libc::EINTR => {}
-                libc::EAGAIN | libc::ENOBUFS => {
-                    // A link without carrier refuses with ENOBUFS forever;
-                    // do not let the caller retry a dead link.
-                    if !self.link_up() {
-                        errors += (burst.len() - done) as u64;
-                        done = burst.len();
-                    }
-                    break;
-                }
-                libc::ENETDOWN | libc::ENXIO | libc::ENODEV => {
-                    errors += (burst.len() - done) as u64;
-                    done = burst.len();
-                }
-                _ => {
-                    // This frame is unsendable (e.g. EMSGSIZE); skip it.
-                    errors += 1;
-                    done += 1;
-                }
+        let up = self.link_up();
+        send_burst(self.fd.as_raw_fd(), burst, up, &mut self.counters)
+    }
+
+    fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
+        match AfPacketLane::open(&self.ifname, self.ifindex, self.mac, self.qdisc_bypass) {
+            Ok(lane) => Some(Box::new(lane)),
+            Err(e) => {
+                tracing::warn!("{}: no transmit lane: {e}", self.ifname);
+                None
             }
         }
-        crate::packet::free_front(burst, done);
-        self.counters.tx_frames += sent;
-        self.counters.tx_errors += errors;
-        done
     }
 
     fn link_up(&self) -> bool {
@@ -789,6 +808,106 @@ impl Port for AfPacketPort {
 
     fn describe(&self) -> String {
         format!("af-packet {}", self.ifname)
+    }
+}
+
+/// A second socket on an [`AfPacketPort`]'s interface that only transmits,
+/// for another worker (see [`crate::lanes`]). Bound with protocol 0, it
+/// receives nothing, so the port's own ring still sees every frame once.
+pub struct AfPacketLane {
+    fd: OwnedFd,
+    ifname: String,
+    mac: MacAddr,
+    counters: IoCounters,
+    link: Cell<bool>,
+    refresh: RefreshTimer,
+}
+
+impl AfPacketLane {
+    /// Opens the transmit-only socket on interface `ifindex` (`ifname`,
+    /// whose MAC is `mac`).
+    ///
+    /// # Errors
+    /// Missing privileges or a vanished interface; the message names the step.
+    pub fn open(
+        ifname: &str,
+        ifindex: c_int,
+        mac: MacAddr,
+        qdisc_bypass: bool,
+    ) -> io::Result<Self> {
+        // SAFETY: plain syscall with constant arguments.
+        let raw = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        })
+        .map_err(|e| ctx(ifname, "AF_PACKET lane socket (needs CAP_NET_RAW)", e))?;
+        // SAFETY: socket() just returned this descriptor; nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = fd.as_raw_fd();
+        if qdisc_bypass {
+            setsockopt(s, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &1 as &c_int)
+                .map_err(|e| ctx(ifname, "PACKET_QDISC_BYPASS", e))?;
+        }
+        // SAFETY: sockaddr_ll is plain data; all zeroes is valid.
+        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        // Protocol 0: bound to the interface for sending, receiving nothing.
+        sll.sll_protocol = 0;
+        sll.sll_ifindex = ifindex;
+        // SAFETY: sll is a valid sockaddr_ll of the length given.
+        cvt(unsafe {
+            libc::bind(
+                s,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })
+        .map_err(|e| ctx(ifname, "bind lane", e))?;
+        let link = interface_flags(s, ifname).map(flags_up).unwrap_or(false);
+        Ok(AfPacketLane {
+            fd,
+            ifname: ifname.to_string(),
+            mac,
+            counters: IoCounters::default(),
+            link: Cell::new(link),
+            refresh: RefreshTimer::new(),
+        })
+    }
+}
+
+impl Port for AfPacketLane {
+    fn rx_burst(&mut self, _pool: &Pool, _burst: &mut Burst, _now: Nanos) -> usize {
+        0
+    }
+
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+        let up = self.link_up();
+        send_burst(self.fd.as_raw_fd(), burst, up, &mut self.counters)
+    }
+
+    fn link_up(&self) -> bool {
+        if self.refresh.due() {
+            let up = interface_flags(self.fd.as_raw_fd(), &self.ifname)
+                .map(flags_up)
+                .unwrap_or(false);
+            self.link.set(up);
+        }
+        self.link.get()
+    }
+
+    fn mac(&self) -> Option<MacAddr> {
+        Some(self.mac)
+    }
+
+    fn io_counters(&self) -> IoCounters {
+        self.counters
+    }
+
+    fn describe(&self) -> String {
+        format!("af-packet {} (lane)", self.ifname)
     }
 }
 

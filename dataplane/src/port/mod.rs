@@ -80,4 +80,11 @@ pub trait Port: Send {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+
+    /// A second handle that transmits on the same link and receives
+    /// nothing, for another worker to send through (see [`crate::lanes`]);
+    /// `None` when the backend cannot share its link that way.
+    fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
+        None
+    }
 }

@@ -78,6 +78,10 @@ impl Port for NullPort {
     fn describe(&self) -> String {
         format!("null {}", self.name)
     }
+
+    fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
+        Some(Box::new(NullPort::new(&self.name, Vec::new())))
+    }
 }
 
 #[cfg(test)]
