@@ -17,8 +17,10 @@
 //!
 //! A buffer knows its pool without holding a reference count of its own:
 //! the pool counts the buffers it has lent, and while any are out that
-//! count holds one reference on the pool. Taking or returning a burst is
-//! then one atomic add on the pool, not two per packet.
+//! count holds one reference on the pool. Each thread's cache counts its
+//! loans there in advance, in batches, and keeps the rest as credit on a
+//! line of its own, so taking or returning a burst touches no cache line
+//! another worker writes.
 
 // The buffer header's pool pointer and the loan-held reference are the two
 // places this module needs `unsafe`; each block says why it is sound.
@@ -30,7 +32,7 @@ use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use arrayvec::ArrayVec;
 use crossbeam_queue::ArrayQueue;
@@ -140,13 +142,28 @@ struct PoolShared {
     slab: NonNull<u8>,
     slab_layout: Layout,
     capacity: usize,
-    /// Buffers lent out (in packets). While it is above zero it holds one
-    /// strong reference on the pool, so a packet can always go home.
+    /// Buffers lent out (in packets), plus the loans threads' caches
+    /// have counted in advance (their [`Credit`]). While it is above zero
+    /// it holds one strong reference on the pool, so a packet can always
+    /// go home.
     in_use: AtomicUsize,
+    /// Every live cache's credit, so that [`Pool::available`] can tell
+    /// buffers lent from loans counted in advance.
+    credits: Mutex<Vec<Arc<Credit>>>,
+    /// [`Pool`] handles alive. When the last one goes, its thread's cache
+    /// lets go of the pool at once (other threads' at their next new cache,
+    /// or when they end).
+    handles: AtomicUsize,
     exhausted: AtomicU64,
     /// Most buffers one thread's cache may hold.
     cache_max: usize,
 }
+
+/// Loans one thread's cache has counted in the pool's `in_use` but not
+/// made yet, on a cache line of its own: only that thread writes it, and
+/// other threads read it only for [`Pool::available`].
+#[repr(align(64))]
+struct Credit(AtomicUsize);
 
 // SAFETY: the slab is only reached through buffer handles (one owner each)
 // and freed on drop; everything else in the pool is thread-safe (atomics
@@ -171,22 +188,71 @@ impl Drop for PoolShared {
 /// with worker-local traffic: 1.50× one worker with 1 024, 1.95× with 2 048.
 const CACHE_MAX: usize = 2048;
 
-/// One thread's cache for one pool. It holds the pool weakly, so a pool
-/// dropped by its owner is freed (its cached buffers with it) rather than
-/// kept alive by every thread that ever touched it.
+/// One thread's cache for one pool. It holds the pool weakly: its credit
+/// keeps the pool alive until the cache is dropped (when the thread ends,
+/// when the pool's last handle is dropped on this thread, or when this
+/// thread next starts a cache after that), not for as long as the thread
+/// runs.
 struct LocalCache {
     pool: Weak<PoolShared>,
     bufs: Vec<BufBox>,
+    /// Loans this thread may make before counting more in the pool's
+    /// `in_use`; returns add to it, and past two batches one batch goes back.
+    credit: Arc<Credit>,
+}
+
+impl LocalCache {
+    /// Records `n` buffers lent from this cache, counting another batch in
+    /// the pool first when the credit does not cover them.
+    #[inline]
+    fn lend(&mut self, pool: &Arc<PoolShared>, n: usize) {
+        let mut c = self.credit.0.load(Ordering::Relaxed);
+        if c < n {
+            let more = n - c + pool.credit_batch();
+            pool.lent(more);
+            c += more;
+        }
+        self.credit.0.store(c - n, Ordering::Relaxed);
+    }
+
+    /// Records `n` buffers returned through this cache, giving loans back to
+    /// the pool beyond two batches of credit, or all of them once the pool
+    /// has no handle left: then the last buffer home frees it, and the
+    /// caller must not touch the pool after this call.
+    #[inline]
+    fn repay(&mut self, pool: &Arc<PoolShared>, n: usize) {
+        let batch = pool.credit_batch();
+        let mut c = self.credit.0.load(Ordering::Relaxed) + n;
+        if pool.handles.load(Ordering::Acquire) == 0 {
+            self.credit.0.store(0, Ordering::Relaxed);
+            pool.returned(c);
+            return;
+        }
+        if c > 2 * batch {
+            // `batch` (at least one) stays counted, so this never ends the
+            // loans' reference: the pool outlives the call.
+            pool.returned(c - batch);
+            c = batch;
+        }
+        self.credit.0.store(c, Ordering::Relaxed);
+    }
 }
 
 impl Drop for LocalCache {
     fn drop(&mut self) {
-        // At thread exit, give the buffers back to a pool that is still alive.
+        // Credit keeps the pool alive, so a cache with credit finds it.
         if let Some(pool) = self.pool.upgrade() {
             for b in self.bufs.drain(..) {
                 // Cannot fail: the shared queue can hold every buffer of the pool.
                 let _ = pool.free.push(b);
             }
+            pool.credits
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|c| !Arc::ptr_eq(c, &self.credit));
+            let credit = self.credit.0.swap(0, Ordering::Relaxed);
+            // May end the loans' reference; `pool` keeps it alive to here.
+            pool.returned(credit);
         }
     }
 }
@@ -200,7 +266,7 @@ impl PoolShared {
     /// Runs `f` on this thread's cache for this pool, creating it on first use.
     /// Returns `None` during thread teardown, when the cache is gone.
     #[inline]
-    fn with_cache<R>(self: &Arc<Self>, f: impl FnOnce(&mut Vec<BufBox>) -> R) -> Option<R> {
+    fn with_cache<R>(self: &Arc<Self>, f: impl FnOnce(&mut LocalCache) -> R) -> Option<R> {
         CACHES
             .try_with(|c| {
                 let mut caches = c.try_borrow_mut().ok()?;
@@ -208,19 +274,37 @@ impl PoolShared {
                 let i = match caches.iter().position(|lc| lc.pool.as_ptr() == me) {
                     Some(i) => i,
                     None => {
-                        // Forget caches of pools that no longer exist.
-                        caches.retain(|lc| lc.pool.strong_count() > 0);
+                        // Let go of pools nobody holds a handle to any more.
+                        caches.retain(|lc| {
+                            lc.pool
+                                .upgrade()
+                                .is_some_and(|p| p.handles.load(Ordering::Acquire) > 0)
+                        });
+                        let credit = Arc::new(Credit(AtomicUsize::new(0)));
+                        self.credits
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push(Arc::clone(&credit));
                         caches.push(LocalCache {
                             pool: Arc::downgrade(self),
                             bufs: Vec::with_capacity(self.cache_max),
+                            credit,
                         });
                         caches.len() - 1
                     }
                 };
-                Some(f(&mut caches[i].bufs))
+                Some(f(&mut caches[i]))
             })
             .ok()
             .flatten()
+    }
+
+    /// Loans a cache counts in `in_use` at a time: as many as a refill
+    /// brings, so a thread that takes about what it returns never touches
+    /// `in_use` at all.
+    #[inline]
+    fn credit_batch(&self) -> usize {
+        (self.cache_max / 2).max(1)
     }
 
     /// Refills half an empty cache in one go from the shared queue; false
@@ -244,37 +328,54 @@ impl PoolShared {
         }
     }
 
+    /// Takes one buffer and records its loan.
     #[inline]
     fn take(self: &Arc<Self>) -> Option<BufBox> {
-        let cached = self.with_cache(|bufs| {
-            if bufs.is_empty() {
-                self.refill(bufs);
+        let cached = self.with_cache(|cache| {
+            if cache.bufs.is_empty() {
+                self.refill(&mut cache.bufs);
             }
-            bufs.pop()
+            let b = cache.bufs.pop()?;
+            cache.lend(self, 1);
+            Some(b)
         });
         match cached {
             Some(b) => b,
-            None => self.free.pop(),
+            // During thread teardown there is no cache.
+            None => {
+                let b = self.free.pop()?;
+                self.lent(1);
+                Some(b)
+            }
         }
     }
 
     /// Puts buffers back (this thread's cache first) and ends their loan.
     /// `bufs` must all belong to this pool.
     #[inline]
-    fn give(self: &Arc<Self>, bufs: impl Iterator<Item = BufBox>) {
-        let mut n = 0;
-        let mut bufs = bufs.inspect(|_| n += 1);
-        self.with_cache(|cache| {
+    fn give(self: &Arc<Self>, mut bufs: impl Iterator<Item = BufBox>) {
+        let cached = self.with_cache(|cache| {
+            let mut n = 0;
+            let cached = &mut cache.bufs;
             for b in bufs.by_ref() {
-                if cache.len() >= self.cache_max {
-                    self.spill(cache);
+                if cached.len() >= self.cache_max {
+                    self.spill(cached);
                 }
-                cache.push(b);
+                cached.push(b);
+                n += 1;
             }
+            // Last: this may free the pool.
+            cache.repay(self, n);
         });
+        if cached.is_some() {
+            return;
+        }
+        // During thread teardown there is no cache.
+        let mut n = 0;
         for b in bufs {
             // Cannot fail: the shared queue can hold every buffer of the pool.
             let _ = self.free.push(b);
+            n += 1;
         }
         self.returned(n);
     }
@@ -303,9 +404,33 @@ impl PoolShared {
 /// A fixed set of preallocated packet buffers.
 ///
 /// Cloning a `Pool` is cheap and shares the same buffers.
-#[derive(Clone)]
 pub struct Pool {
     shared: Arc<PoolShared>,
+}
+
+impl Clone for Pool {
+    fn clone(&self) -> Pool {
+        self.shared.handles.fetch_add(1, Ordering::Relaxed);
+        Pool {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if self.shared.handles.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // The last handle: this thread's cache gives back its buffers and
+        // credit now, so the pool goes as soon as no packet is out.
+        let me = Arc::as_ptr(&self.shared);
+        let _ = CACHES.try_with(|c| {
+            if let Ok(mut caches) = c.try_borrow_mut() {
+                caches.retain(|lc| lc.pool.as_ptr() != me);
+            }
+        });
+    }
 }
 
 impl Pool {
@@ -336,6 +461,8 @@ impl Pool {
             slab_layout,
             capacity: buffers,
             in_use: AtomicUsize::new(0),
+            credits: Mutex::new(Vec::new()),
+            handles: AtomicUsize::new(1),
             exhausted: AtomicU64::new(0),
             // Small pools (tests) keep most buffers shared.
             cache_max: (buffers / 8).clamp(2, CACHE_MAX),
@@ -355,10 +482,7 @@ impl Pool {
     #[inline]
     pub fn alloc(&self) -> Option<Packet> {
         match self.shared.take() {
-            Some(buf) => {
-                self.shared.lent(1);
-                Some(Packet::new(buf, &self.shared))
-            }
+            Some(buf) => Some(Packet::new(buf, &self.shared)),
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 None
@@ -372,8 +496,9 @@ impl Pool {
     pub fn alloc_burst(&self, burst: &mut Burst, n: usize) -> usize {
         let want = n.min(BURST_SIZE - burst.len());
         let shared = &self.shared;
-        let cached = shared.with_cache(|bufs| {
+        let cached = shared.with_cache(|cache| {
             let mut got = 0;
+            let bufs = &mut cache.bufs;
             while got < want {
                 if bufs.is_empty() && !shared.refill(bufs) {
                     break;
@@ -386,11 +511,11 @@ impl Pool {
                 burst.push(Packet::new(buf, shared));
                 got += 1;
             }
+            cache.lend(shared, got);
             got
         });
         match cached {
             Some(got) => {
-                shared.lent(got);
                 if got < want {
                     shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 }
@@ -421,9 +546,16 @@ impl Pool {
 
     /// Buffers not held by a packet (in the shared queue or a thread's cache).
     pub fn available(&self) -> usize {
-        self.shared
-            .capacity
-            .saturating_sub(self.shared.in_use.load(Ordering::Relaxed))
+        let shared = &self.shared;
+        let credit: usize = shared
+            .credits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum();
+        let lent = shared.in_use.load(Ordering::Relaxed).saturating_sub(credit);
+        shared.capacity.saturating_sub(lent)
     }
 
     /// Buffers the pool was built with.
@@ -772,6 +904,65 @@ mod tests {
         // A new pool on the same thread works and prunes the dead cache.
         let again = Pool::new(4);
         assert!(again.alloc().is_some());
+    }
+
+    #[test]
+    fn a_thread_taking_what_it_returns_leaves_the_shared_count_alone() {
+        let pool = Pool::new(1024);
+        let in_use = || pool.shared.in_use.load(Ordering::Relaxed);
+        let mut burst = Burst::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            assert_eq!(pool.alloc_burst(&mut burst, BURST_SIZE), BURST_SIZE);
+            seen.insert(in_use());
+            assert_eq!(pool.available(), 1024 - BURST_SIZE);
+            free_burst(&mut burst);
+            seen.insert(in_use());
+            assert_eq!(pool.available(), 1024);
+        }
+        // One batch counted on the first burst, then never touched again.
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        // Handing buffers from one thread to another moves a batch at a time.
+        let pkts: Vec<Packet> = (0..600).map(|_| pool.alloc().unwrap()).collect();
+        assert_eq!(pool.available(), 1024 - 600);
+        std::thread::scope(|s| {
+            s.spawn(|| drop(pkts));
+        });
+        assert_eq!(pool.available(), 1024);
+    }
+
+    #[test]
+    fn the_last_packet_home_frees_a_pool_without_handles() {
+        use std::sync::mpsc::channel;
+        let pool = Pool::new(64);
+        let weak = Arc::downgrade(&pool.shared);
+        let kept = pool.alloc_from(&[7; 60]).unwrap();
+        let other = pool.clone();
+        let (to_thread, packets) = channel::<Packet>();
+        let (done, finished) = channel::<()>();
+        let (quit, told) = channel::<()>();
+        let (dropped, handle_gone) = channel::<()>();
+        let t = std::thread::spawn(move || {
+            // This thread's cache takes credit on the pool and keeps it
+            // while the thread lives; it frees the last packet after every
+            // handle is gone.
+            drop(other.alloc().unwrap());
+            drop(other);
+            dropped.send(()).unwrap();
+            drop(packets.recv().unwrap());
+            done.send(()).unwrap();
+            told.recv().unwrap();
+        });
+        handle_gone.recv().unwrap();
+        // The last handle: this thread's cache lets go at once.
+        drop(pool);
+        assert!(weak.strong_count() > 0, "a packet is still out");
+        to_thread.send(kept).unwrap();
+        finished.recv().unwrap();
+        let alive = weak.strong_count();
+        quit.send(()).unwrap();
+        t.join().unwrap();
+        assert_eq!(alive, 0, "a live thread's credit kept the pool");
     }
 
     #[test]
