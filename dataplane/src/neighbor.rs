@@ -163,7 +163,9 @@ impl NeighborTable {
         self.cache(port, addr, mac);
     }
 
-    /// The MAC of `addr` on `port`, if resolved.
+    /// The MAC of `addr` on `port`, if resolved. The cache hit stays in
+    /// the caller's loop; the map is out of line, so that the hash lookup
+    /// does not decide whether the hit is inlined.
     #[inline]
     pub fn lookup(&self, port: PortId, addr: IpAddr) -> Option<MacAddr> {
         if let IpAddr::V4(a) = addr {
@@ -173,6 +175,11 @@ impl NeighborTable {
                 return Some(slot.mac);
             }
         }
+        self.lookup_entry(port, addr)
+    }
+
+    #[inline(never)]
+    fn lookup_entry(&self, port: PortId, addr: IpAddr) -> Option<MacAddr> {
         self.entries.get(&Key(port, addr)).and_then(|s| s.mac())
     }
 
