@@ -10,11 +10,14 @@
 #     net_null,copy=1 ports, one forwarding core (when dpdk-testpmd exists);
 #   - railyard's whole pipeline on four null ports (railyard's net_null,copy=1)
 #     with the demo's RoCEv2 QoS, pinned to the same core testpmd forwarded on;
-#   - the same pipeline in the runtime with one and with two pinned workers,
-#     with every port sending to every other (two thirds of the packets
-#     cross workers) and with each port's traffic staying on its worker,
-#     and how long a cache line takes from one worker's core to the other's
-#     (a virtual machine's host changes it as it moves the vCPUs);
+#   - the same pipeline in the runtime with one and with two pinned workers:
+#     every port sending to every other (two thirds of the packets go to
+#     the other worker's ports, which each worker sends on through its own
+#     transmit lanes), each port's traffic staying on its worker, and every
+#     port sending to every other with the ports shaped to 100 Gb/s (so
+#     those two thirds cross to the other worker); and how long a cache
+#     line takes from one worker's core to the other's (a virtual
+#     machine's host changes it as it moves the vCPUs);
 #   - `railyard replay` of a 1 million frame pcap trace end to end, with a
 #     poll per event and polling every microsecond (`--poll-interval 1us`);
 #   - instructions per packet under callgrind, once (when valgrind exists;
@@ -49,13 +52,21 @@ value() { sed -n "s/^$1=//p" | tail -1; }
 # testpmd RATE: runs testpmd with the given vdevs and forwarding mode for
 # $secs seconds and prints the packets per second forwarded in total, from
 # the last stats period (Tx-pps summed over both ports).
+# A run that printed no rate (testpmd now and then fails to start here) is
+# tried again, twice at most, rather than counted as 0.
 testpmd_rate() {
-    local mode=$1 vdev0=$2 vdev1=$3 out
-    out=$(timeout -s INT $((secs + 4)) dpdk-testpmd --no-huge -m 1024 --no-pci \
-        --iova-mode=va --no-shconf --no-telemetry -l 0,$fwd_core \
-        --vdev "$vdev0" --vdev "$vdev1" -- \
-        --forward-mode="$mode" --nb-cores=1 --stats-period 2 -a 2>&1 || true)
-    echo "$out" | awk '/Tx-pps:/ { v[n++] = $2 } END { if (n >= 2) print v[n-1] + v[n-2]; else print 0 }'
+    local mode=$1 vdev0=$2 vdev1=$3 out rate=0 try
+    for try in 1 2 3; do
+        out=$(timeout -s INT $((secs + 4)) dpdk-testpmd --no-huge -m 1024 --no-pci \
+            --iova-mode=va --no-shconf --no-telemetry -l 0,$fwd_core \
+            --vdev "$vdev0" --vdev "$vdev1" -- \
+            --forward-mode="$mode" --nb-cores=1 --stats-period 2 -a 2>&1 || true)
+        rate=$(echo "$out" | awk '/Tx-pps:/ { v[n++] = $2 } END { if (n >= 2) print v[n-1] + v[n-2]; else print 0 }')
+        [[ $rate != 0 ]] && break
+        echo "testpmd $mode printed no rate (try $try of 3):" >&2
+        echo "$out" | tail -3 >&2
+    done
+    echo "$rate"
 }
 
 mpps() { awk -v p="$1" 'BEGIN { printf "%.2f", p / 1e6 }'; }
@@ -69,7 +80,7 @@ stat_row() {
     row "$label" "$cores" "$(printf '%.2f' "$m")" "$(spread 1 2 "$@")" "$(ns "$m")"
 }
 
-io=() macswap=() one=() w1=() w2=() ratio2=() c2c=() l1=() l2=() lratio=() replay=() replay_polled=() ratio=()
+io=() macswap=() one=() w1=() w2=() ratio2=() c2c=() l1=() l2=() lratio=() s1=() s2=() sratio=() replay=() replay_polled=() ratio=()
 for ((r = 1; r <= rounds; r++)); do
     echo "round $r of $rounds" >&2
     if command -v dpdk-testpmd >/dev/null; then
@@ -92,6 +103,10 @@ for ((r = 1; r <= rounds; r++)); do
     l1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
     l2+=("$(echo "$scaling" | value mpps)")
     lratio+=("$(echo "$scaling" | value scaling_2_over_1)")
+    scaling=$("$bin" "$secs" scaling shaped | tee /dev/stderr)
+    s1+=("$(echo "$scaling" | sed -n 's/^  1 worker *\([0-9.]*\) Mpps.*/\1/p')")
+    s2+=("$(echo "$scaling" | value mpps)")
+    sratio+=("$(echo "$scaling" | value scaling_2_over_1)")
     echo "railyard replay of a 1M-frame trace..." >&2
     replay+=("$(taskset -c "$fwd_core" "$bin" replay packets=1000000 | tee /dev/stderr | value mpps)")
     replay_polled+=("$(taskset -c "$fwd_core" "$bin" replay packets=1000000 poll-interval=1us | tee /dev/stderr | value mpps)")
@@ -122,9 +137,11 @@ stat_row "railyard runtime, 1 worker" 1 "${w1[@]}"
 stat_row "railyard runtime, 2 workers" 2 "${w2[@]}"
 stat_row "railyard runtime, worker-local traffic, 1 worker" 1 "${l1[@]}"
 stat_row "railyard runtime, worker-local traffic, 2 workers" 2 "${l2[@]}"
+stat_row "railyard runtime, ports at 100G (hand-off), 1 worker" 1 "${s1[@]}"
+stat_row "railyard runtime, ports at 100G (hand-off), 2 workers" 2 "${s2[@]}"
 stat_row "railyard replay, 1M frames pcap -> pipeline -> pcap" 1 "${replay[@]}"
 stat_row "railyard replay, the same, --poll-interval 1us" 1 "${replay_polled[@]}"
-echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread 1 2 "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread 1 2 "${lratio[@]}"))"
+echo "  2 workers over 1 (each round's pair): every port to every port $(median "${ratio2[@]}")x ($(spread 1 2 "${ratio2[@]}")), worker-local $(median "${lratio[@]}")x ($(spread 1 2 "${lratio[@]}")), shaped ports (hand-off) $(median "${sratio[@]}")x ($(spread 1 2 "${sratio[@]}"))"
 echo "  every port to every port, each round: $(printf '%sx ' "${ratio2[@]}")(core to core after each, one way: ${c2c[*]} ns)"
 echo "  instructions/packet (pipeline, callgrind): $ipp"
 if [[ ${#ratio[@]} -gt 0 ]]; then

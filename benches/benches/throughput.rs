@@ -17,8 +17,11 @@
 //! - `ecmp`, `flowlet`, `per-packet`: toward a remote prefix over a four-way
 //!   group of the ports instead, balanced that way;
 //! - `scaling`: the pipeline in the runtime's pinned workers, one worker and
-//!   then two (two ports each, cross-worker hand-off included); with
-//!   `local`, each port's traffic goes to a port of the same worker. The
+//!   then two (two ports each; the ports have no speed, so each worker
+//!   sends on the other's ports through its own transmit lanes); with
+//!   `local`, each port's traffic goes to a port of the same worker; with
+//!   `shaped`, every port runs at 100 Gb/s (far above these rates), so
+//!   packets for the other worker's ports cross to it instead. The
 //!   two workers' cores are timed passing a cache line back and forth
 //!   just before and just after the two-worker run: on a virtual machine
 //!   that latency changes as the host moves its vCPUs, and with it what a
@@ -89,6 +92,7 @@ fn main() {
     let mut balance = None;
     let mut mode = "pipeline";
     let mut local = false;
+    let mut shaped = false;
     let mut poll_interval = 0;
     for a in std::env::args().skip(1) {
         if let Ok(s) = a.parse::<f64>() {
@@ -107,17 +111,24 @@ fn main() {
                 "dpdk-null" => mode = "dpdk-null",
                 "replay" => mode = "replay",
                 "local" => local = true,
+                "shaped" => shaped = true,
                 _ => {} // cargo bench passes `--bench`
             }
         }
     }
-    let (model, mixes) = setup(balance, local);
-    let routing = match balance {
+    let (mut model, mixes) = setup(balance, local);
+    let mut routing = match balance {
         None if local => "each to one port of the same worker".to_string(),
         None => "to the hosts of the other ports".to_string(),
         Some(None) => format!("over a {PORTS}-way ECMP group"),
         Some(Some(m)) => format!("over a {PORTS}-way DLB group ({m:?})"),
     };
+    if shaped {
+        for ifc in &mut model.interfaces {
+            ifc.speed_mbps = Some(100_000);
+        }
+        routing += ", ports shaped to 100 Gb/s";
+    }
     match mode {
         "scaling" => scaling(&model, &mixes, amount, &routing),
         "dpdk-null" => dpdk_null(&model, &mixes, amount),
