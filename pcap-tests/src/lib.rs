@@ -177,6 +177,32 @@ pub fn ipv4_checksum_ok(frame: &[u8], l3: usize) -> bool {
     railyard_dataplane::wire::checksum::data(&frame[l3..l3 + ihl]) == 0xffff
 }
 
+/// Two workers of `model`, stepped by hand with `poll`: `owners[i]` owns
+/// port `i`, hand-off rings hold `ring` packets, and `backends[w][i]`
+/// serves port `i` on worker `w` (its own port, a transmit lane on the
+/// other worker's, or nothing).
+pub fn two_workers(
+    model: &railyard_dataplane::model::SwitchModel,
+    pool: &railyard_dataplane::Pool,
+    owners: &[usize],
+    ring: usize,
+    backends: [Vec<Option<Box<dyn railyard_dataplane::port::Port>>>; 2],
+) -> (
+    railyard_dataplane::switch::Switch,
+    railyard_dataplane::switch::Switch,
+) {
+    use railyard_dataplane::switch::{Switch, WorkerLinks};
+    let mut links = WorkerLinks::build(2, owners, ring).into_iter();
+    let [b0, b1] = backends;
+    let mut worker = |b| {
+        let link = links.next().expect("two links for two workers");
+        Switch::new_worker(model, b, pool.clone(), link).0
+    };
+    let w0 = worker(b0);
+    let w1 = worker(b1);
+    (w0, w1)
+}
+
 /// The addressing plan the hand-built test switches share: port `i`
 /// (0-based, `Ethernet1/{i+1}`) is 10.0.{i+1}.1/24 with MAC
 /// 02:aa:00:00:00:{i+1}, and one host behind it at 10.0.{i+1}.2 with MAC

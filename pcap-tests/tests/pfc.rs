@@ -11,7 +11,7 @@ use railyard_dataplane::pfc::quanta_ns;
 use railyard_dataplane::wire::mac_control::{MacControlRepr, FRAME_LEN};
 use railyard_dataplane::wire::MacAddr;
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
-use railyard_pcap_tests::{replay_model, ModelRun, Timed};
+use railyard_pcap_tests::{replay_model, two_workers, ModelRun, Timed};
 
 const SENDER: usize = 0;
 const EGRESS: usize = 1;
@@ -339,25 +339,21 @@ fn watchdog_flushes_a_stormed_queue_and_restores_it() {
 fn two_workers_share_the_ingress_accounting() {
     use railyard_dataplane::port::ring::RingLink;
     use railyard_dataplane::port::Port;
-    use railyard_dataplane::switch::{Switch, WorkerLinks};
     use railyard_dataplane::Pool;
 
     let m = model(None, true, thresholds());
     let pool = Pool::new(1024);
     let (p0, mut h0, _) = RingLink::pair("p0", 256);
     let (p1, mut h1, _) = RingLink::pair("p1", 256);
-    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
-    let (mut w0, _) = Switch::new_worker(
+    let (mut w0, mut w1) = two_workers(
         &m,
-        vec![Some(Box::new(p0) as Box<dyn Port>), None],
-        pool.clone(),
-        links.next().unwrap(),
-    );
-    let (mut w1, _) = Switch::new_worker(
-        &m,
-        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        pool.clone(),
-        links.next().unwrap(),
+        &pool,
+        &[0, 1],
+        256,
+        [
+            vec![Some(Box::new(p0) as Box<dyn Port>), None],
+            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        ],
     );
     let pfc_frames = |h: &mut railyard_dataplane::port::ring::RingPort| {
         let mut out = Vec::new();
@@ -478,7 +474,6 @@ fn a_pause_the_owner_receives_holds_the_lanes_of_other_workers() {
     use railyard_dataplane::counters::DropReason;
     use railyard_dataplane::port::ring::{RingLink, RingPort};
     use railyard_dataplane::port::Port;
-    use railyard_dataplane::switch::{Switch, WorkerLinks};
     use railyard_dataplane::Pool;
 
     let mut m = model(None, true, roomy());
@@ -488,18 +483,15 @@ fn a_pause_the_owner_receives_holds_the_lanes_of_other_workers() {
     let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
     let lane = p1.tx_lane();
     assert!(lane.is_some(), "ring ports have lanes");
-    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
-    let (mut w0, _) = Switch::new_worker(
+    let (mut w0, mut w1) = two_workers(
         &m,
-        vec![Some(Box::new(p0) as Box<dyn Port>), lane],
-        pool.clone(),
-        links.next().unwrap(),
-    );
-    let (mut w1, _) = Switch::new_worker(
-        &m,
-        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        pool.clone(),
-        links.next().unwrap(),
+        &pool,
+        &[0, 1],
+        256,
+        [
+            vec![Some(Box::new(p0) as Box<dyn Port>), lane],
+            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        ],
     );
     let delivered = |h: &mut RingPort| {
         let mut n = 0;

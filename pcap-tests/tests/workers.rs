@@ -13,6 +13,7 @@ use railyard_dataplane::port::Port;
 use railyard_dataplane::runtime::{PollMode, Runtime, RuntimeOptions};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::Pool;
+use railyard_pcap_tests::two_workers;
 
 fn port_mac(i: u8) -> MacAddr {
     MacAddr([2, 0xaa, 0, 0, 0, i])
@@ -233,7 +234,7 @@ fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
 #[test]
 fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     use railyard_dataplane::counters::DropReason;
-    use railyard_dataplane::switch::{Switch, WorkerLinks, MAX_RX_HELD};
+    use railyard_dataplane::switch::MAX_RX_HELD;
 
     const HANDOFF: usize = 64;
     const FRAMES: u64 = 300;
@@ -241,18 +242,15 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     let pool = Pool::new(1024);
     let (p0, mut h0, _) = RingLink::pair("p0", 512);
     let (p1, mut h1, _) = RingLink::pair("p1", 512);
-    let mut links = WorkerLinks::build(2, &[0, 1, 0, 1], HANDOFF).into_iter();
-    let (mut w0, _) = Switch::new_worker(
+    let (mut w0, mut w1) = two_workers(
         &m,
-        vec![Some(Box::new(p0) as Box<dyn Port>), None, None, None],
-        pool.clone(),
-        links.next().unwrap(),
-    );
-    let (mut w1, _) = Switch::new_worker(
-        &m,
-        vec![None, Some(Box::new(p1) as Box<dyn Port>), None, None],
-        pool.clone(),
-        links.next().unwrap(),
+        &pool,
+        &[0, 1, 0, 1],
+        HANDOFF,
+        [
+            vec![Some(Box::new(p0) as Box<dyn Port>), None, None, None],
+            vec![None, Some(Box::new(p1) as Box<dyn Port>), None, None],
+        ],
     );
     // Host 1's MAC is known on both workers (worker 1 learns it and tells
     // worker 0), so frames from port 0 cross straight to worker 1.
@@ -323,7 +321,6 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
 #[test]
 fn unshaped_ports_take_lanes_and_shaped_ports_hand_off() {
     use railyard_dataplane::stats::SwitchStats;
-    use railyard_dataplane::switch::{Switch, WorkerLinks};
 
     let mut m = model();
     m.interfaces.truncate(2);
@@ -333,18 +330,15 @@ fn unshaped_ports_take_lanes_and_shaped_ports_hand_off() {
     let (p0, mut h0, _) = RingLink::pair("p0", 256);
     let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
     let lane = p1.tx_lane();
-    let mut links = WorkerLinks::build(2, &[0, 1], 256).into_iter();
-    let (mut w0, _) = Switch::new_worker(
+    let (mut w0, mut w1) = two_workers(
         &m,
-        vec![Some(Box::new(p0) as Box<dyn Port>), lane],
-        pool.clone(),
-        links.next().unwrap(),
-    );
-    let (mut w1, _) = Switch::new_worker(
-        &m,
-        vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        pool.clone(),
-        links.next().unwrap(),
+        &pool,
+        &[0, 1],
+        256,
+        [
+            vec![Some(Box::new(p0) as Box<dyn Port>), lane],
+            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
+        ],
     );
     let spec = FrameSpec::udp(
         host_mac(0),

@@ -295,6 +295,42 @@ fn copy_frame(dst: &mut [u8], frame: &[u8], tag: Option<(u16, u16)>) -> Option<u
     }
 }
 
+/// A non-blocking raw packet socket with protocol 0: it receives nothing
+/// until bound to a protocol.
+fn packet_socket(ifname: &str) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with constant arguments.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })
+    .map_err(|e| ctx(ifname, "AF_PACKET socket (needs CAP_NET_RAW)", e))?;
+    // SAFETY: socket() just returned this descriptor; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Binds packet socket `fd` to interface `ifindex` for EtherType
+/// `protocol` (host order; `ETH_P_ALL` for every frame, 0 to send only).
+fn bind_packet(fd: RawFd, ifindex: c_int, protocol: u16, ifname: &str) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain data; all zeroes is valid.
+    let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = protocol.to_be();
+    sll.sll_ifindex = ifindex;
+    // SAFETY: sll is a valid sockaddr_ll of the length given.
+    cvt(unsafe {
+        libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+    .map_err(|e| ctx(ifname, "bind", e))
+}
+
 /// A Linux interface opened as a switch port (see the module doc).
 pub struct AfPacketPort {
     // Field order matters for Drop: unmap the ring before closing the socket.
@@ -325,19 +361,9 @@ impl AfPacketPort {
         opts.validate()?;
         let ifindex = interface_index(ifname)? as c_int;
 
-        // Protocol 0: receive nothing until bound, so no other interface's
-        // frames land in the ring while it is being set up.
-        // SAFETY: plain syscall with constant arguments.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })
-        .map_err(|e| ctx(ifname, "AF_PACKET socket (needs CAP_NET_RAW)", e))?;
-        // SAFETY: socket() just returned this descriptor; nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Nothing arrives until bound, so no other interface's frames land
+        // in the ring while it is being set up.
+        let fd = packet_socket(ifname)?;
         let s = fd.as_raw_fd();
 
         let mac = hardware_address(s, ifname)?;
@@ -393,20 +419,7 @@ impl AfPacketPort {
             &1 as &c_int,
         );
 
-        // SAFETY: sockaddr_ll is plain data; all zeroes is valid.
-        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        sll.sll_ifindex = ifindex;
-        // SAFETY: sll is a valid sockaddr_ll of the length given.
-        cvt(unsafe {
-            libc::bind(
-                s,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })
-        .map_err(|e| ctx(ifname, "bind", e))?;
+        bind_packet(s, ifindex, libc::ETH_P_ALL as u16, ifname)?;
 
         if opts.promiscuous {
             let mreq = libc::packet_mreq {
@@ -835,37 +848,14 @@ impl AfPacketLane {
         mac: MacAddr,
         qdisc_bypass: bool,
     ) -> io::Result<Self> {
-        // SAFETY: plain syscall with constant arguments.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })
-        .map_err(|e| ctx(ifname, "AF_PACKET lane socket (needs CAP_NET_RAW)", e))?;
-        // SAFETY: socket() just returned this descriptor; nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = packet_socket(ifname)?;
         let s = fd.as_raw_fd();
         if qdisc_bypass {
             setsockopt(s, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &1 as &c_int)
                 .map_err(|e| ctx(ifname, "PACKET_QDISC_BYPASS", e))?;
         }
-        // SAFETY: sockaddr_ll is plain data; all zeroes is valid.
-        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
         // Protocol 0: bound to the interface for sending, receiving nothing.
-        sll.sll_protocol = 0;
-        sll.sll_ifindex = ifindex;
-        // SAFETY: sll is a valid sockaddr_ll of the length given.
-        cvt(unsafe {
-            libc::bind(
-                s,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })
-        .map_err(|e| ctx(ifname, "bind lane", e))?;
+        bind_packet(s, ifindex, 0, ifname)?;
         let link = interface_flags(s, ifname).map(flags_up).unwrap_or(false);
         Ok(AfPacketLane {
             fd,
