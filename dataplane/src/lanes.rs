@@ -17,7 +17,9 @@
 //! queue. What stays the port owner's:
 //!
 //! - PFC received on the port: the owner's pause state is published here
-//!   and every lane pauses and resumes the same queues at its next poll;
+//!   and every lane pauses and resumes the same queues at its next poll
+//!   (a busy worker polls every few microseconds, an idle one in adaptive
+//!   mode at least once a millisecond);
 //! - the PFC watchdog: the owner decides storms from its own queues and
 //!   every lane's (published here) and the lanes flush and drop with it;
 //! - receive, PFC generation, timers and link state.
