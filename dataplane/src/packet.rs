@@ -966,6 +966,53 @@ mod tests {
     }
 
     #[test]
+    fn buffers_passed_around_threads_all_come_home() {
+        use std::sync::mpsc::channel;
+        const THREADS: usize = 4;
+        let pool = Pool::new(512);
+        let weak = Arc::downgrade(&pool.shared);
+        // A ring of threads: each allocates bursts, passes them on, and
+        // frees what it is passed, so loans and returns land on different
+        // threads' credit all the time.
+        let (txs, rxs): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| channel::<Vec<Packet>>()).unzip();
+        let mut rxs = rxs.into_iter().map(Some).collect::<Vec<_>>();
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let pool = pool.clone();
+                let next = txs[(t + 1) % THREADS].clone();
+                let rx = rxs[t].take().unwrap();
+                std::thread::spawn(move || {
+                    for round in 0..200 {
+                        let mut burst = Burst::new();
+                        pool.alloc_burst(&mut burst, 1 + (round * 7 + t) % BURST_SIZE);
+                        let _ = next.send(burst.drain(..).collect());
+                        while let Ok(pkts) = rx.try_recv() {
+                            drop(pkts);
+                        }
+                    }
+                    drop(next);
+                    // Free whatever is still on the way here.
+                    for pkts in rx {
+                        drop(pkts);
+                    }
+                })
+            })
+            .collect();
+        drop(txs);
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(pool.available(), 512, "every buffer is home");
+        assert_eq!(
+            pool.shared.in_use.load(Ordering::Relaxed),
+            0,
+            "no thread holds credit"
+        );
+        drop(pool);
+        assert_eq!(weak.strong_count(), 0, "the pool is freed");
+    }
+
+    #[test]
     fn a_busy_thread_reuses_the_same_hot_buffers() {
         let pool = Pool::new(1024);
         let mut seen = std::collections::HashSet::new();
