@@ -177,22 +177,38 @@ pub fn ipv4_checksum_ok(frame: &[u8], l3: usize) -> bool {
     railyard_dataplane::wire::checksum::data(&frame[l3..l3 + ihl]) == 0xffff
 }
 
-/// Two workers of `model`, stepped by hand with `poll`: `owners[i]` owns
-/// port `i`, hand-off rings hold `ring` packets, and `backends[w][i]`
-/// serves port `i` on worker `w` (its own port, a transmit lane on the
-/// other worker's, or nothing).
-pub fn two_workers(
+/// Two workers of `model`, stepped by hand with `poll`: port `i` belongs
+/// to worker `i % 2`, hand-off rings hold `handoff` packets, and ports 0
+/// and 1 are ring cables of `cable` frames whose host ends are returned
+/// (the other ports have no backend). With `lane`, worker 0 also sends on
+/// port 1 through its transmit lane.
+pub fn two_ring_workers(
     model: &railyard_dataplane::model::SwitchModel,
     pool: &railyard_dataplane::Pool,
-    owners: &[usize],
-    ring: usize,
-    backends: [Vec<Option<Box<dyn railyard_dataplane::port::Port>>>; 2],
+    handoff: usize,
+    cable: usize,
+    lane: bool,
 ) -> (
     railyard_dataplane::switch::Switch,
     railyard_dataplane::switch::Switch,
+    [railyard_dataplane::port::ring::RingPort; 2],
 ) {
+    use railyard_dataplane::port::ring::RingLink;
+    use railyard_dataplane::port::Port;
     use railyard_dataplane::switch::{Switch, WorkerLinks};
-    let mut links = WorkerLinks::build(2, owners, ring).into_iter();
+    let ports = model.interfaces.len();
+    let owners: Vec<usize> = (0..ports).map(|i| i % 2).collect();
+    let mut links = WorkerLinks::build(2, &owners, handoff).into_iter();
+    let (p0, h0, _) = RingLink::pair("p0", cable);
+    let (mut p1, h1, _) = RingLink::pair("p1", cable);
+    let mut backends: [Vec<Option<Box<dyn Port>>>; 2] =
+        std::array::from_fn(|_| (0..ports).map(|_| None).collect());
+    if lane {
+        backends[0][1] = p1.tx_lane();
+        assert!(backends[0][1].is_some(), "ring ports have lanes");
+    }
+    backends[0][0] = Some(Box::new(p0));
+    backends[1][1] = Some(Box::new(p1));
     let [b0, b1] = backends;
     let mut worker = |b| {
         let link = links.next().expect("two links for two workers");
@@ -200,7 +216,7 @@ pub fn two_workers(
     };
     let w0 = worker(b0);
     let w1 = worker(b1);
-    (w0, w1)
+    (w0, w1, [h0, h1])
 }
 
 /// The addressing plan the hand-built test switches share: port `i`

@@ -11,7 +11,7 @@ use railyard_dataplane::pfc::quanta_ns;
 use railyard_dataplane::wire::mac_control::{MacControlRepr, FRAME_LEN};
 use railyard_dataplane::wire::MacAddr;
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
-use railyard_pcap_tests::{replay_model, two_workers, ModelRun, Timed};
+use railyard_pcap_tests::{replay_model, two_ring_workers, ModelRun, Timed};
 
 const SENDER: usize = 0;
 const EGRESS: usize = 1;
@@ -337,24 +337,11 @@ fn watchdog_flushes_a_stormed_queue_and_restores_it() {
 /// worker holds, and XON once the egress worker has sent them.
 #[test]
 fn two_workers_share_the_ingress_accounting() {
-    use railyard_dataplane::port::ring::RingLink;
-    use railyard_dataplane::port::Port;
     use railyard_dataplane::Pool;
 
     let m = model(None, true, thresholds());
     let pool = Pool::new(1024);
-    let (p0, mut h0, _) = RingLink::pair("p0", 256);
-    let (p1, mut h1, _) = RingLink::pair("p1", 256);
-    let (mut w0, mut w1) = two_workers(
-        &m,
-        &pool,
-        &[0, 1],
-        256,
-        [
-            vec![Some(Box::new(p0) as Box<dyn Port>), None],
-            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        ],
-    );
+    let (mut w0, mut w1, [mut h0, mut h1]) = two_ring_workers(&m, &pool, 256, 256, false);
     let pfc_frames = |h: &mut railyard_dataplane::port::ring::RingPort| {
         let mut out = Vec::new();
         while let Some(p) = h.recv() {
@@ -472,27 +459,13 @@ fn a_lossless_drop_returns_its_bytes_to_the_pcp_priority_group() {
 #[test]
 fn a_pause_the_owner_receives_holds_the_lanes_of_other_workers() {
     use railyard_dataplane::counters::DropReason;
-    use railyard_dataplane::port::ring::{RingLink, RingPort};
-    use railyard_dataplane::port::Port;
+    use railyard_dataplane::port::ring::RingPort;
     use railyard_dataplane::Pool;
 
     let mut m = model(None, true, roomy());
     m.interfaces[EGRESS].pfc.watchdog = Some(watchdog());
     let pool = Pool::new(1024);
-    let (p0, mut h0, _) = RingLink::pair("p0", 256);
-    let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
-    let lane = p1.tx_lane();
-    assert!(lane.is_some(), "ring ports have lanes");
-    let (mut w0, mut w1) = two_workers(
-        &m,
-        &pool,
-        &[0, 1],
-        256,
-        [
-            vec![Some(Box::new(p0) as Box<dyn Port>), lane],
-            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        ],
-    );
+    let (mut w0, mut w1, [mut h0, mut h1]) = two_ring_workers(&m, &pool, 256, 256, true);
     let delivered = |h: &mut RingPort| {
         let mut n = 0;
         while let Some(p) = h.recv() {

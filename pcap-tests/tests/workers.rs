@@ -13,7 +13,7 @@ use railyard_dataplane::port::Port;
 use railyard_dataplane::runtime::{PollMode, Runtime, RuntimeOptions};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::Pool;
-use railyard_pcap_tests::two_workers;
+use railyard_pcap_tests::two_ring_workers;
 
 fn port_mac(i: u8) -> MacAddr {
     MacAddr([2, 0xaa, 0, 0, 0, i])
@@ -240,18 +240,7 @@ fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     const FRAMES: u64 = 300;
     let m = model();
     let pool = Pool::new(1024);
-    let (p0, mut h0, _) = RingLink::pair("p0", 512);
-    let (p1, mut h1, _) = RingLink::pair("p1", 512);
-    let (mut w0, mut w1) = two_workers(
-        &m,
-        &pool,
-        &[0, 1, 0, 1],
-        HANDOFF,
-        [
-            vec![Some(Box::new(p0) as Box<dyn Port>), None, None, None],
-            vec![None, Some(Box::new(p1) as Box<dyn Port>), None, None],
-        ],
-    );
+    let (mut w0, mut w1, [mut h0, mut h1]) = two_ring_workers(&m, &pool, HANDOFF, 512, false);
     // Host 1's MAC is known on both workers (worker 1 learns it and tells
     // worker 0), so frames from port 0 cross straight to worker 1.
     let h1_ip = Ipv4Addr::new(10, 0, 1, 2);
@@ -327,19 +316,7 @@ fn unshaped_ports_take_lanes_and_shaped_ports_hand_off() {
     let h1_ip = Ipv4Addr::new(10, 0, 1, 2);
     m.interfaces[1].static_arp.push((h1_ip, host_mac(1)));
     let pool = Pool::new(1024);
-    let (p0, mut h0, _) = RingLink::pair("p0", 256);
-    let (mut p1, mut h1, _) = RingLink::pair("p1", 256);
-    let lane = p1.tx_lane();
-    let (mut w0, mut w1) = two_workers(
-        &m,
-        &pool,
-        &[0, 1],
-        256,
-        [
-            vec![Some(Box::new(p0) as Box<dyn Port>), lane],
-            vec![None, Some(Box::new(p1) as Box<dyn Port>)],
-        ],
-    );
+    let (mut w0, mut w1, [mut h0, mut h1]) = two_ring_workers(&m, &pool, 256, 256, true);
     let spec = FrameSpec::udp(
         host_mac(0),
         port_mac(0),
