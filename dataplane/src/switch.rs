@@ -167,11 +167,11 @@ struct PortSlot {
     /// worker's, or a lane the model lets carry traffic (see
     /// [`lanes::eligible`]); otherwise they cross to the owner.
     tx_here: bool,
-    /// The owner's pause and storm state a lane last applied.
-    lane_seen: u16,
-    /// What this worker last told the [`LaneBoard`] about the port: the
-    /// owner its pause and storm state, a lane its non-empty queues.
-    lane_told: u16,
+    /// The (paused, stormed) queues the [`LaneBoard`] holds for the port
+    /// as this worker last saw it: told by the owner, applied by a lane.
+    lane_pfc: (u8, u8),
+    /// The non-empty queues a lane last told the board.
+    lane_nonempty: u8,
     counters: PortCounters,
     /// Ingress classification of packets arriving on this port.
     classifier: Classifier,
@@ -308,8 +308,8 @@ impl Switch {
                     owned,
                     lane,
                     tx_here: owned || (lane && lanes::eligible(model, i)),
-                    lane_seen: 0,
-                    lane_told: 0,
+                    lane_pfc: (0, 0),
+                    lane_nonempty: 0,
                     counters: PortCounters::default(),
                     classifier: Classifier::new(m),
                     queues: EgressQueues::new(m, port_seed(model.random_seed, i)),
@@ -474,19 +474,10 @@ impl Switch {
                     self.tell_lanes(p, board);
                 }
                 work += self.tx_port(p, now);
-            } else if self.ports[p].lane {
-                if let Some(board) = &board {
-                    self.follow_owner(p, board);
-                }
+            } else if let (true, Some(board)) = (self.ports[p].lane, &board) {
+                self.follow_owner(p, board);
                 work += self.tx_port(p, now);
-                if let Some(board) = &board {
-                    let slot = &mut self.ports[p];
-                    let m = u16::from(slot.queues.nonempty_mask());
-                    if m != slot.lane_told {
-                        slot.lane_told = m;
-                        board.set_nonempty(self.worker, p, m as u8);
-                    }
-                }
+                self.tell_owner(p, board);
             }
         }
         self.lane_board = board;
@@ -497,10 +488,21 @@ impl Switch {
     /// it changed, for the workers sending on it through lanes.
     fn tell_lanes(&mut self, p: usize, board: &LaneBoard) {
         let slot = &mut self.ports[p];
-        let state = u16::from(slot.queues.paused_mask()) | u16::from(slot.pfc.stormed) << 8;
-        if state != slot.lane_told {
-            slot.lane_told = state;
-            board.set_owner_state(p, state as u8, slot.pfc.stormed);
+        let state = (slot.queues.paused_mask(), slot.pfc.stormed);
+        if state != slot.lane_pfc {
+            slot.lane_pfc = state;
+            board.set_owner_state(p, state.0, state.1);
+        }
+    }
+
+    /// Publishes which of this worker's lane queues for port `p` hold
+    /// packets when that changed, for the owner's watchdog.
+    fn tell_owner(&mut self, p: usize, board: &LaneBoard) {
+        let slot = &mut self.ports[p];
+        let m = slot.queues.nonempty_mask();
+        if m != slot.lane_nonempty {
+            slot.lane_nonempty = m;
+            board.set_nonempty(self.worker, p, m);
         }
     }
 
@@ -509,13 +511,12 @@ impl Switch {
     /// flushes a queue the owner's watchdog declared stormed.
     fn follow_owner(&mut self, p: usize, board: &LaneBoard) {
         let (paused, stormed) = board.owner_state(p);
-        let state = u16::from(paused) | u16::from(stormed) << 8;
         let slot = &mut self.ports[p];
-        if state == slot.lane_seen {
+        if (paused, stormed) == slot.lane_pfc {
             return;
         }
-        let newly_stormed = stormed & !(slot.lane_seen >> 8) as u8;
-        slot.lane_seen = state;
+        let newly_stormed = stormed & !slot.lane_pfc.1;
+        slot.lane_pfc = (paused, stormed);
         slot.pfc.stormed = stormed;
         for q in 0..NUM_QUEUES {
             slot.queues.set_paused(q, paused & (1 << q) != 0);
