@@ -206,6 +206,12 @@ pub(super) fn flags_up(flags: c_int) -> bool {
     flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
 }
 
+/// Whether interface `ifname` can pass traffic now (down when its flags
+/// cannot be read, e.g. it vanished).
+pub(super) fn link_state(fd: RawFd, ifname: &str) -> bool {
+    interface_flags(fd, ifname).map(flags_up).unwrap_or(false)
+}
+
 pub(super) fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a live, initialised T of exactly the length
     // we pass; the kernel only copies from it.
@@ -432,7 +438,7 @@ impl AfPacketPort {
                 .map_err(|e| ctx(ifname, "PACKET_ADD_MEMBERSHIP promiscuous", e))?;
         }
 
-        let link = interface_flags(s, ifname).map(flags_up).unwrap_or(false);
+        let link = link_state(s, ifname);
         Ok(AfPacketPort {
             ring,
             fd,
@@ -493,9 +499,7 @@ impl AfPacketPort {
         if !self.refresh.due() {
             return;
         }
-        let up = interface_flags(self.fd.as_raw_fd(), &self.ifname)
-            .map(flags_up)
-            .unwrap_or(false);
+        let up = link_state(self.fd.as_raw_fd(), &self.ifname);
         self.link.set(up);
         self.read_kernel_drops();
     }
@@ -606,9 +610,14 @@ fn complete_transport_checksum(frame: &mut [u8]) -> bool {
 /// Sends `burst` on packet socket `fd` with one `sendmmsg` per try. Frames
 /// the kernel refuses for good (too long, link gone) are dropped and counted
 /// in `tx_errors`; when the device pushes back the rest stay in `burst`
-/// (unless the link is down, `up` false, which would refuse them forever).
-/// Returns how many left `burst`.
-fn send_burst(fd: RawFd, burst: &mut Burst, up: bool, counters: &mut IoCounters) -> usize {
+/// (unless `up` says the link is down, which would refuse them forever;
+/// asked only then). Returns how many left `burst`.
+fn send_burst(
+    fd: RawFd,
+    burst: &mut Burst,
+    up: impl Fn() -> bool,
+    counters: &mut IoCounters,
+) -> usize {
     let mut done = 0;
     let mut sent = 0u64;
     let mut errors = 0u64;
@@ -651,7 +660,7 @@ fn send_burst(fd: RawFd, burst: &mut Burst, up: bool, counters: &mut IoCounters)
             libc::EAGAIN | libc::ENOBUFS => {
                 // A link without carrier refuses with ENOBUFS forever;
                 // do not let the caller retry a dead link.
-                if !up {
+                if !up() {
                     errors += (burst.len() - done) as u64;
                     done = burst.len();
                 }
@@ -789,8 +798,10 @@ impl Port for AfPacketPort {
 
     /// Sends with one `sendmmsg` per burst (see [`send_burst`]).
     fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
-        let up = self.link_up();
-        send_burst(self.fd.as_raw_fd(), burst, up, &mut self.counters)
+        let mut counters = self.counters;
+        let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);
+        self.counters = counters;
+        n
     }
 
     fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
@@ -856,7 +867,7 @@ impl AfPacketLane {
         }
         // Protocol 0: bound to the interface for sending, receiving nothing.
         bind_packet(s, ifindex, 0, ifname)?;
-        let link = interface_flags(s, ifname).map(flags_up).unwrap_or(false);
+        let link = link_state(s, ifname);
         Ok(AfPacketLane {
             fd,
             ifname: ifname.to_string(),
@@ -874,15 +885,15 @@ impl Port for AfPacketLane {
     }
 
     fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
-        let up = self.link_up();
-        send_burst(self.fd.as_raw_fd(), burst, up, &mut self.counters)
+        let mut counters = self.counters;
+        let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);
+        self.counters = counters;
+        n
     }
 
     fn link_up(&self) -> bool {
         if self.refresh.due() {
-            let up = interface_flags(self.fd.as_raw_fd(), &self.ifname)
-                .map(flags_up)
-                .unwrap_or(false);
+            let up = link_state(self.fd.as_raw_fd(), &self.ifname);
             self.link.set(up);
         }
         self.link.get()

@@ -31,7 +31,7 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
-use super::afpacket::{flags_up, ifreq_for, interface_flags, set_interface_flags};
+use super::afpacket::{flags_up, ifreq_for, interface_flags, link_state, set_interface_flags};
 use super::refresh::RefreshTimer;
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
@@ -96,9 +96,7 @@ impl TapPort {
             .map_err(|e| io::Error::new(e.kind(), format!("{name}: SIOCGIFFLAGS: {e}")))?;
         set_interface_flags(ctl.as_raw_fd(), &name, flags | libc::IFF_UP)
             .map_err(|e| io::Error::new(e.kind(), format!("{name}: set up: {e}")))?;
-        let link = interface_flags(ctl.as_raw_fd(), &name)
-            .map(flags_up)
-            .unwrap_or(false);
+        let link = link_state(ctl.as_raw_fd(), &name);
         Ok(TapPort {
             dev,
             ctl,

@@ -62,9 +62,7 @@ use xsk::Socket;
 
 use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
-use crate::port::afpacket::{
-    ctx, cvt, flags_up, hardware_address, interface_flags, interface_index, setsockopt,
-};
+use crate::port::afpacket::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
 use crate::port::refresh::RefreshTimer;
 use crate::port::{IoCounters, Port};
 use crate::wire::MacAddr;
@@ -344,9 +342,7 @@ impl AfXdpPort {
             "AF_XDP port open on queue 0"
         );
 
-        let link_up = interface_flags(ctl.as_raw_fd(), ifname)
-            .map(flags_up)
-            .unwrap_or(false);
+        let link_up = link_state(ctl.as_raw_fd(), ifname);
         Ok(AfXdpPort {
             _link: link,
             _prog: prog,
@@ -406,9 +402,7 @@ impl AfXdpPort {
         if !self.refresh.due() {
             return;
         }
-        let up = interface_flags(self.ctl.as_raw_fd(), &self.ifname)
-            .map(flags_up)
-            .unwrap_or(false);
+        let up = link_state(self.ctl.as_raw_fd(), &self.ifname);
         self.link.set(up);
     }
 
