@@ -12,10 +12,10 @@ use std::net::IpAddr;
 
 use railyard_config::Config;
 use railyard_dataplane::balance::dlb::REFERENCE_MBPS;
-use railyard_dataplane::balance::group::BUCKETS;
-use railyard_dataplane::balance::EcmpGroup;
 use railyard_dataplane::fib::{Fib, RouteAction};
 use railyard_dataplane::model::{DlbMode, SwitchModel};
+use railyard_dataplane::nexthop::EcmpGroup;
+use railyard_dataplane::nexthop::BUCKETS;
 use railyard_dataplane::stats::{GroupStats, MemberStats, SwitchStats};
 use railyard_dataplane::wire::MacAddr;
 use serde::Serialize;

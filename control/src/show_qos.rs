@@ -11,7 +11,7 @@ use railyard_config::{
     Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
     QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
-use railyard_dataplane::pfc::PfcModel;
+use railyard_dataplane::model::PfcModel;
 use railyard_dataplane::stats::InterfaceStats;
 
 fn indented(out: &mut dyn Write, text: &str, by: usize) -> std::io::Result<()> {

@@ -26,8 +26,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use crate::balance::EcmpGroup;
 use crate::model::{NextHopModel, PortId, SwitchModel};
+use crate::nexthop::{EcmpGroup, NextHop};
 
 /// A longest-prefix-match table over `W`-bit keys (u32 for IPv4, u128 for IPv6).
 #[derive(Debug, Clone)]
@@ -338,16 +338,6 @@ impl<K: LpmKey> Lpm<K> {
     pub fn is_empty(&self) -> bool {
         self.tables.is_empty()
     }
-}
-
-/// One way out of the switch for a routed packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NextHop {
-    /// Egress interface.
-    pub port: PortId,
-    /// Address to resolve to a MAC; `None` means the packet's own destination
-    /// (on-link).
-    pub gateway: Option<IpAddr>,
 }
 
 /// What a matched route does.

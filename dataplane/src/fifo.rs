@@ -7,7 +7,9 @@
 //! some 20 instructions per packet.
 
 use crate::packet::Packet;
-use crate::queue::QUEUE_CAPACITY;
+
+/// Packets one queue can hold, whatever their size; beyond it, tail drop.
+pub const QUEUE_CAPACITY: usize = 4096;
 
 const MASK: usize = QUEUE_CAPACITY - 1;
 const _: () = assert!(QUEUE_CAPACITY.is_power_of_two());

@@ -22,6 +22,7 @@ pub mod lanes;
 pub mod meta;
 pub mod model;
 pub mod neighbor;
+pub mod nexthop;
 pub mod packet;
 pub mod parse;
 pub mod pfc;

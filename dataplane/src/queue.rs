@@ -13,7 +13,7 @@
 
 use crate::clock::Nanos;
 use crate::counters::{DropReason, QueueCounters};
-use crate::fifo::PacketFifo;
+use crate::fifo::{PacketFifo, QUEUE_CAPACITY};
 use crate::model::{InterfaceModel, QueueModel, ThresholdUnit};
 use crate::packet::{Burst, Packet, BURST_SIZE, MAX_FRAME};
 use crate::qos::ecn;
@@ -27,8 +27,6 @@ use crate::stats::LatencyStats;
 
 /// Queues per port (qos-groups 0–7).
 pub const NUM_QUEUES: usize = 8;
-/// Packets one queue can hold, whatever their size; beyond it, tail drop.
-pub const QUEUE_CAPACITY: usize = 4096;
 /// Bytes a `shape` or minimum-rate limiter lets an idle queue send back to
 /// back: two maximum frames.
 const LIMITER_BURST_BYTES: u64 = 2 * (MAX_FRAME as u64 + shaper::WIRE_OVERHEAD_BYTES);

@@ -37,13 +37,12 @@ use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::host;
 use crate::lanes::{self, LaneBoard};
 use crate::meta::{FrameKind, QOS_GROUP_CONTROL};
+use crate::model::pfc::{WatchdogModel, PRIORITIES};
 use crate::model::{DlbMode, InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, Park, TickOutput};
 use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
 use crate::parse::parse;
-use crate::pfc::{
-    quanta_ns, IngressAccounting, IngressCharge, PfcPortState, WatchdogModel, PRIORITIES,
-};
+use crate::pfc::{quanta_ns, IngressAccounting, IngressCharge, PfcPortState};
 use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::{EgressQueues, NUM_QUEUES};

@@ -39,7 +39,6 @@ use std::sync::{Arc, Mutex};
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_RC_WRITE_ONLY, ROCEV2_PORT};
 use railyard_dataplane::balance::dlb::flowlet_tie_break;
 use railyard_dataplane::balance::hash::ecmp_hash;
-use railyard_dataplane::balance::EcmpGroup;
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::{Fib, RouteAction};
 use railyard_dataplane::meta::Meta;
@@ -47,6 +46,7 @@ use railyard_dataplane::model::{
     DlbMode, DlbModel, EcmpHashModel, InterfaceModel, LoadBalanceModel, NextHopModel, PortId,
     RouteModel, SwitchModel, ThresholdUnit, WredModel, KBYTE,
 };
+use railyard_dataplane::nexthop::EcmpGroup;
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::{IoCounters, Port};

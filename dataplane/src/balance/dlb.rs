@@ -22,10 +22,11 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::group::{EcmpGroup, MAX_MEMBERS};
-use super::{DlbMode, DlbModel, GroupCounters};
+use super::GroupCounters;
 use crate::clock::Nanos;
 use crate::model::PortId;
+use crate::model::{DlbMode, DlbModel};
+use crate::nexthop::{EcmpGroup, MAX_MEMBERS};
 
 /// Speed a port without `speed` is measured against: 100 Gb/s, the usual
 /// rail and spine port of an AI fabric.
@@ -353,7 +354,7 @@ fn best(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fib::NextHop;
+    use crate::nexthop::NextHop;
 
     fn group(ports: &[PortId]) -> EcmpGroup {
         let hops = ports

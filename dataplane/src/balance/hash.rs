@@ -7,8 +7,8 @@
 //! two switches with different seeds pick members independently for the same
 //! flows. Not keyed for secrecy: not meant to resist chosen flows.
 
-use super::EcmpHashModel;
 use crate::meta::{FrameKind, Meta};
+use crate::model::EcmpHashModel;
 
 const HASH_INIT: u64 = 0x243f_6a88_85a3_08d3;
 const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;

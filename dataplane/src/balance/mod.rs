@@ -25,122 +25,16 @@
 //! when the model changes.
 
 pub mod dlb;
-pub mod group;
 pub mod hash;
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::clock::Nanos;
 use crate::fib::Fib;
-use crate::model::{PortId, SwitchModel};
-use crate::wire::MacAddr;
+use crate::model::{DlbModel, EcmpHashModel, PortId, SwitchModel};
+use crate::nexthop::EcmpGroup;
 
 pub use dlb::QualityBoard;
-pub use group::EcmpGroup;
-
-/// Which packet fields feed the ECMP hash, and how it is seeded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EcmpHashModel {
-    /// Hash the source address.
-    pub src_addr: bool,
-    /// Hash the destination address.
-    pub dst_addr: bool,
-    /// Hash the transport source port (the RoCEv2 entropy field).
-    pub src_port: bool,
-    /// Hash the transport destination port.
-    pub dst_port: bool,
-    /// Hash source and destination in order (direction-sensitive); without
-    /// it they are folded together, so both directions of a flow hash alike.
-    pub concatenation: bool,
-    /// Also hash the RoCEv2 BTH destination QP, which tells apart streams
-    /// between the same two hosts and ports.
-    pub rocev2_dest_qp: bool,
-    /// Bits the final hash is rotated right by (0–63, taken modulo 32).
-    pub rotate: u8,
-    /// The switch's hash seed (`universal-id`): different seeds give
-    /// uncorrelated member choices for the same flow.
-    pub seed: u32,
-}
-
-impl Default for EcmpHashModel {
-    fn default() -> Self {
-        EcmpHashModel {
-            src_addr: true,
-            dst_addr: true,
-            src_port: true,
-            dst_port: true,
-            concatenation: false,
-            rocev2_dest_qp: false,
-            rotate: 0,
-            seed: 0,
-        }
-    }
-}
-
-/// How DLB picks a member.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DlbMode {
-    /// Re-pick the best member at an idle gap longer than the flowlet aging.
-    #[default]
-    Flowlet,
-    /// Every packet goes to the best member.
-    PerPacket,
-}
-
-/// Dynamic load balancing (`hardware profile dlb`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DlbModel {
-    /// The `dlb-interface`s; a group is balanced dynamically only when all
-    /// its members are here.
-    pub ports: Vec<PortId>,
-    /// Flowlet or per-packet.
-    pub mode: DlbMode,
-    /// The virtual next-hop MAC of DLB groups (`mac-address`), shown as the
-    /// groups' adjacency as on Nexus; frames still carry the real neighbour's
-    /// MAC.
-    pub mac: MacAddr,
-    /// Idle gap that ends a flowlet.
-    pub flowlet_aging_ns: Nanos,
-    /// Load percentages where quality bands 1…7 start.
-    pub thresholds: [u8; 7],
-    /// The rate estimator keeps 1 − 2^−decay of its value each sampling interval.
-    pub decay_factor: u8,
-    /// How often each port's rate estimate is decayed and its band published.
-    pub sampling_interval_ns: Nanos,
-    /// Weigh members by their quality; without it every member ties (flowlets
-    /// then spread by hash, packets round-robin).
-    pub load_awareness: bool,
-    /// Entries in each worker's flowlet table (a power of two).
-    pub flowlet_table_size: usize,
-}
-
-impl Default for DlbModel {
-    fn default() -> Self {
-        DlbModel {
-            ports: Vec::new(),
-            mode: DlbMode::Flowlet,
-            mac: MacAddr([0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
-            flowlet_aging_ns: 500_000,
-            thresholds: [12, 25, 37, 50, 62, 75, 87],
-            decay_factor: 2,
-            sampling_interval_ns: 16_000,
-            load_awareness: true,
-            flowlet_table_size: 4096,
-        }
-    }
-}
-
-/// Everything the switch needs to spread routed traffic.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LoadBalanceModel {
-    /// The ECMP hash.
-    pub hash: EcmpHashModel,
-    /// Dynamic load balancing, when `hardware profile dlb` is configured.
-    pub dlb: Option<DlbModel>,
-}
 
 /// Packets and bytes one group member carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

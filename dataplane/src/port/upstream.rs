@@ -27,8 +27,9 @@
 use std::collections::VecDeque;
 
 use crate::clock::Nanos;
+use crate::model::pfc::{speed_or_default, PRIORITIES};
 use crate::model::InterfaceModel;
-use crate::pfc::{quanta_ns, speed_or_default, PRIORITIES};
+use crate::pfc::quanta_ns;
 use crate::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes};
 use crate::wire::mac_control::{MacControlRepr, Packet as MacControl, PAUSE_DST};
 

@@ -26,7 +26,7 @@
 //!    and dropped (`wred`) otherwise.
 //! 2. **Tail drop** (`tail_drop`) when the packet would exceed the queue's
 //!    `queue-limit`, the port buffer, or the queue's packet capacity
-//!    ([`crate::queue::QUEUE_CAPACITY`]).
+//!    ([`crate::fifo::QUEUE_CAPACITY`]).
 //! 3. A packet selected for marking that was admitted gets CE (IPv4 with an
 //!    incremental checksum update, IPv6 in the traffic class).
 //!

@@ -1,4 +1,6 @@
-//! ECMP groups with resilient bucket tables.
+//! Next hops and ECMP groups with resilient bucket tables: what a route
+//! points at, shared by the routing table ([`crate::fib`]) and the member
+//! choice ([`crate::balance`]).
 //!
 //! A group's flow hash indexes a table of [`BUCKETS`] buckets, each naming a
 //! member. Buckets are spread evenly (counts differ by at most one). When the
@@ -8,8 +10,19 @@
 //! A member whose port is down keeps its buckets (it may come back); its
 //! flows are re-hashed over the members still up, and no other flow moves.
 
-use crate::fib::NextHop;
+use std::net::IpAddr;
+
 use crate::model::PortId;
+
+/// One way out of the switch for a routed packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextHop {
+    /// Egress interface.
+    pub port: PortId,
+    /// Address to resolve to a MAC; `None` means the packet's own destination
+    /// (on-link).
+    pub gateway: Option<IpAddr>,
+}
 
 /// Buckets per group: 512 keeps 2 … 64 members within 1/512 of even.
 pub const BUCKETS: usize = 512;

@@ -29,9 +29,12 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-pub use crate::balance::{DlbMode, DlbModel, EcmpHashModel, LoadBalanceModel};
-pub use crate::pfc::{PfcModel, PgThresholds, WatchdogModel};
+pub mod balance;
+pub mod pfc;
+
 use crate::wire::MacAddr;
+pub use balance::{DlbMode, DlbModel, EcmpHashModel, LoadBalanceModel};
+pub use pfc::{PfcModel, PgThresholds, WatchdogModel};
 
 /// Index of an interface in [`SwitchModel::interfaces`].
 pub type PortId = u16;

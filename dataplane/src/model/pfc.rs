@@ -1,0 +1,113 @@
+//! What priority flow control does on one interface, as plain data: the
+//! lossless priorities, the ingress thresholds and the watchdog's timers.
+//! The behaviour these drive (and how the defaults are derived) is
+//! described in [`crate::pfc`].
+
+use super::DEFAULT_BUFFER_BYTES;
+use crate::clock::Nanos;
+
+/// Number of 802.1p priorities (and priority groups).
+pub const PRIORITIES: usize = 8;
+/// Pause quanta sent in an XOFF when the configuration gives none: the maximum.
+pub const DEFAULT_QUANTA: u16 = 0xFFFF;
+/// Speed assumed for pause timing on a port without one, in Mb/s.
+pub const DEFAULT_SPEED_MBPS: u32 = 100_000;
+/// Cable length assumed for default headroom, in metres.
+pub const DEFAULT_CABLE_METRES: u64 = 100;
+/// Propagation delay of a cable, ns per metre.
+pub const CABLE_NS_PER_METRE: u64 = 5;
+/// The peer's response time for default headroom, in bit times.
+pub const PEER_RESPONSE_BITS: u64 = 3840;
+/// Ethernet bytes around an IP MTU (header, tag, FCS, preamble, gap).
+pub const FRAME_OVERHEAD_BYTES: u64 = 42;
+/// Default xOFF is the port buffer divided by this.
+pub const XOFF_BUFFER_DIVISOR: u64 = 8;
+
+/// Thresholds of one ingress priority group, in bytes buffered (the
+/// `Default` is all zeros: every lossless byte overflows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PgThresholds {
+    /// At or above this occupancy the port sends XOFF.
+    pub xoff_bytes: u64,
+    /// Below this occupancy (or when empty) the port sends XON (quanta 0).
+    pub xon_bytes: u64,
+    /// Bytes admitted beyond xOFF while the peer reacts; beyond it, `ingress_overflow`.
+    pub headroom_bytes: u64,
+}
+
+impl PgThresholds {
+    /// The defaults for a port of `speed_mbps` (100 Gb/s when `None`) with IP
+    /// MTU `mtu` and `buffer_bytes` of buffer (see the module documentation).
+    pub fn default_for(speed_mbps: Option<u32>, mtu: u16, buffer_bytes: u64) -> Self {
+        let speed = speed_or_default(speed_mbps);
+        let frame = u64::from(mtu) + FRAME_OVERHEAD_BYTES;
+        // bits = ns × Mb/s / 1000; bytes = bits / 8.
+        let cable_bytes = 2 * DEFAULT_CABLE_METRES * CABLE_NS_PER_METRE * speed / 8000;
+        let response_bytes = PEER_RESPONSE_BITS / 8;
+        let xoff = buffer_bytes / XOFF_BUFFER_DIVISOR;
+        PgThresholds {
+            xoff_bytes: xoff,
+            xon_bytes: xoff / 2,
+            headroom_bytes: 2 * frame + cable_bytes + response_bytes,
+        }
+    }
+}
+
+/// PFC on one interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfcModel {
+    /// Lossless priorities (bit n = priority n); 0 when PFC is off.
+    pub enabled_priorities: u8,
+    /// Ingress thresholds per priority group.
+    pub pg: [PgThresholds; PRIORITIES],
+    /// Quanta sent in XOFF frames.
+    pub quanta: u16,
+    /// Act on 802.3x PAUSE (only when no priority is lossless).
+    pub honor_pause_8023x: bool,
+    /// The PFC watchdog; `None` when off.
+    pub watchdog: Option<WatchdogModel>,
+}
+
+/// PFC watchdog timers, so a peer that never stops pausing cannot wedge a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchdogModel {
+    /// Polling interval (NX-OS `watch-dog interval`, default 100 ms).
+    pub interval_ns: Nanos,
+    /// Intervals a non-empty queue must stay paused to be declared stormed.
+    pub shutdown_multiplier: u32,
+    /// Intervals without pause frames before a stormed queue is restored; 0: never.
+    pub restore_multiplier: u32,
+}
+
+impl WatchdogModel {
+    /// How long a queue must stay paused to be declared stormed.
+    pub fn detect_ns(&self) -> Nanos {
+        self.interval_ns * u64::from(self.shutdown_multiplier.max(1))
+    }
+
+    /// How long without pause frames restores a stormed queue; `None`: never.
+    pub fn restore_ns(&self) -> Option<Nanos> {
+        (self.restore_multiplier > 0).then(|| self.interval_ns * u64::from(self.restore_multiplier))
+    }
+}
+
+impl Default for PfcModel {
+    fn default() -> Self {
+        PfcModel {
+            enabled_priorities: 0,
+            // A hand-built model that only sets `enabled_priorities` gets
+            // usable thresholds: those of a 100G port, MTU 1500, default buffer.
+            pg: [PgThresholds::default_for(None, 1500, DEFAULT_BUFFER_BYTES); PRIORITIES],
+            quanta: DEFAULT_QUANTA,
+            honor_pause_8023x: true,
+            watchdog: None,
+        }
+    }
+}
+
+/// A port's speed in Mb/s for PFC's timing and headroom: its own, or
+/// [`DEFAULT_SPEED_MBPS`] when it has none (or 0).
+#[inline]
+pub fn speed_or_default(speed_mbps: Option<u32>) -> u64 {
+    u64::from(speed_mbps.filter(|s| *s > 0).unwrap_or(DEFAULT_SPEED_MBPS))
+}
