@@ -39,7 +39,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::c_int;
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -49,6 +49,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
+use crate::port::sys::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
 use crate::port::{IoCounters, Port};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
@@ -133,98 +134,6 @@ fn page_size() -> usize {
         .ok()
         .filter(|p| p.is_power_of_two())
         .unwrap_or(4096)
-}
-
-pub(super) fn cvt(r: c_int) -> io::Result<c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-/// Wraps an OS error with the interface and the step that failed.
-pub(super) fn ctx(ifname: &str, what: &str, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{ifname}: {what}: {e}"))
-}
-
-/// An `ifreq` naming `ifname`, for the interface ioctls.
-/// The kernel's index of `ifname`; `NotFound` when there is no such interface.
-pub(super) fn interface_index(ifname: &str) -> io::Result<u32> {
-    let cname = CString::new(ifname)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-    // SAFETY: cname is a valid NUL-terminated string for the call.
-    match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
-        0 => Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{ifname}: no such interface"),
-        )),
-        i => Ok(i),
-    }
-}
-
-pub(super) fn ifreq_for(ifname: &str) -> io::Result<libc::ifreq> {
-    let name = ifname.as_bytes();
-    if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{ifname:?} is not a valid interface name"),
-        ));
-    }
-    // SAFETY: ifreq is plain data (a name and a union of integers, addresses
-    // and a pointer); all zeroes is a valid value of each.
-    let mut ifr: libc::ifreq = unsafe { zeroed() };
-    for (d, s) in ifr.ifr_name.iter_mut().zip(name) {
-        *d = *s as libc::c_char;
-    }
-    Ok(ifr)
-}
-
-/// The interface flags (`IFF_*`) of `ifname`, via any socket `fd`.
-pub(super) fn interface_flags(fd: RawFd, ifname: &str) -> io::Result<c_int> {
-    let mut ifr = ifreq_for(ifname)?;
-    // SAFETY: SIOCGIFFLAGS reads the name from and writes the flags into the
-    // ifreq we pass, which lives for the call.
-    cvt(unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut ifr) })?;
-    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
-    let flags = unsafe { ifr.ifr_ifru.ifru_flags };
-    Ok(c_int::from(flags) & 0xffff)
-}
-
-/// Sets the interface flags of `ifname` (needs CAP_NET_ADMIN).
-pub(super) fn set_interface_flags(fd: RawFd, ifname: &str, flags: c_int) -> io::Result<()> {
-    let mut ifr = ifreq_for(ifname)?;
-    ifr.ifr_ifru.ifru_flags = flags as libc::c_short;
-    // SAFETY: SIOCSIFFLAGS only reads the ifreq we pass, which lives for the call.
-    cvt(unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &mut ifr) })?;
-    Ok(())
-}
-
-/// Whether flags say the link can pass traffic: administratively up and
-/// with carrier.
-pub(super) fn flags_up(flags: c_int) -> bool {
-    flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
-}
-
-/// Whether interface `ifname` can pass traffic now (down when its flags
-/// cannot be read, e.g. it vanished).
-pub(super) fn link_state(fd: RawFd, ifname: &str) -> bool {
-    interface_flags(fd, ifname).map(flags_up).unwrap_or(false)
-}
-
-pub(super) fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
-    // SAFETY: `value` points to a live, initialised T of exactly the length
-    // we pass; the kernel only copies from it.
-    cvt(unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast::<c_void>(),
-            size_of::<T>() as libc::socklen_t,
-        )
-    })?;
-    Ok(())
 }
 
 /// The receive ring's memory, unmapped on drop.
@@ -512,31 +421,6 @@ impl AfPacketPort {
         self.cursor.open = false;
         self.cursor.block = (self.cursor.block + 1) % self.ring.block_count;
     }
-}
-
-/// Reads the interface's MAC; refuses interfaces that are not Ethernet.
-pub(super) fn hardware_address(fd: RawFd, ifname: &str) -> io::Result<MacAddr> {
-    let mut ifr = ifreq_for(ifname)?;
-    // SAFETY: SIOCGIFHWADDR reads the name from and writes the address into
-    // the ifreq we pass, which lives for the call.
-    cvt(unsafe { libc::ioctl(fd, libc::SIOCGIFHWADDR as _, &mut ifr) })
-        .map_err(|e| ctx(ifname, "SIOCGIFHWADDR", e))?;
-    // SAFETY: SIOCGIFHWADDR filled the hwaddr member of the union.
-    let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
-    if sa.sa_family != libc::ARPHRD_ETHER {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{ifname}: not an Ethernet interface (hardware type {})",
-                sa.sa_family
-            ),
-        ));
-    }
-    let mut m = [0u8; 6];
-    for (d, s) in m.iter_mut().zip(sa.sa_data.iter()) {
-        *d = *s as u8;
-    }
-    Ok(MacAddr(m))
 }
 
 /// Offset of the `sockaddr_ll` that follows each frame header in the ring.
@@ -1001,21 +885,6 @@ mod tests {
         assert!(copy_frame(&mut dst, &[0; 17], Some((0x88a8, 1))).is_none());
         assert!(copy_frame(&mut dst, &[0; 11], Some((0x8100, 1))).is_none());
         assert_eq!(copy_frame(&mut dst, &[0; 16], Some((0x8100, 1))), Some(20));
-    }
-
-    #[test]
-    fn link_needs_admin_up_and_carrier() {
-        assert!(flags_up(libc::IFF_UP | libc::IFF_RUNNING));
-        assert!(!flags_up(libc::IFF_UP));
-        assert!(!flags_up(libc::IFF_RUNNING));
-    }
-
-    #[test]
-    fn interface_names_are_checked() {
-        assert!(ifreq_for("veth0").is_ok());
-        assert!(ifreq_for("").is_err());
-        assert!(ifreq_for("a-name-far-too-long").is_err());
-        assert!(ifreq_for("a\0b").is_err());
     }
 
     #[test]

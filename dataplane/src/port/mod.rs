@@ -16,6 +16,7 @@ pub mod pcap;
 pub mod refresh;
 pub mod ring;
 pub mod spool;
+mod sys;
 pub mod tap;
 pub mod trace;
 pub mod upstream;

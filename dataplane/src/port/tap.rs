@@ -31,8 +31,8 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
-use super::afpacket::{flags_up, ifreq_for, interface_flags, link_state, set_interface_flags};
 use super::refresh::RefreshTimer;
+use super::sys::{flags_up, ifreq_for, interface_flags, link_state, set_interface_flags};
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::{IoCounters, Port};

@@ -62,8 +62,8 @@ use xsk::Socket;
 
 use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
-use crate::port::afpacket::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
 use crate::port::refresh::RefreshTimer;
+use crate::port::sys::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
 use crate::port::{IoCounters, Port};
 use crate::wire::MacAddr;
 

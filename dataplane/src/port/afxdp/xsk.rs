@@ -37,7 +37,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::port::afpacket::{cvt, setsockopt};
+use crate::port::sys::{cvt, setsockopt};
 
 /// The private half of a ring's index state: cached producer and consumer
 /// indices and the ring size. Pure arithmetic, so it is tested without a
