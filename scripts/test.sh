@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, pcap end-to-end, and (as root) the
-# lab tests on network namespaces. Installs the system packages the lab tests
-# need when they are missing.
+# lab tests on network namespaces; builds the book in docs/ and checks its
+# links. Installs the system packages the lab tests need when they are
+# missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +28,17 @@ if ! install_packages test.sh "${missing[@]}"; then
 fi
 
 cargo fmt --all -- --check
+
+# The book: a page missing from docs/src/SUMMARY.md fails the build
+# (create-missing = false), a broken relative link or #anchor fails the check.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v mdbook >/dev/null 2>&1; then
+  echo "test.sh: installing mdbook" >&2
+  cargo install mdbook --locked
+fi
+mdbook build docs
+scripts/check-docs.sh
+
 cargo build --workspace --all-targets
 
 if [ $root = 1 ]; then

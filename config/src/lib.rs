@@ -67,7 +67,7 @@ mod print;
 mod qos;
 mod validate;
 
-#[doc = include_str!("../EXTENSIONS.md")]
+#[doc = include_str!("../../docs/src/configuration.md")]
 pub mod extensions {}
 
 use std::path::Path;

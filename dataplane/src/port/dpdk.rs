@@ -49,7 +49,7 @@
 //! buffers may cross workers exactly as today. Measured, the copies are not
 //! the bottleneck: four `net_null` ports forward the benchmark's 64-byte mix
 //! at about 2 Mpps on one core, copies included, no slower than railyard's
-//! in-memory ring ports (see the README). Zero copy would need `Packet` to
+//! in-memory ring ports (see docs/src/performance.md). Zero copy would need `Packet` to
 //! wrap an mbuf (receive), or the pool's buffers attached to mbufs as
 //! external buffers (transmit, `rte_pktmbuf_attach_extbuf`); the latter
 //! needs the pool to hand out raw buffers and take them back from a DPDK
