@@ -45,11 +45,11 @@ use std::time::{Duration, Instant};
 use railyard_benches::{balanced_model, model, roce_mix, roce_mix_remote, roce_mix_worker_local};
 use railyard_dataplane::clock::MonotonicClock;
 use railyard_dataplane::model::{DlbMode, SwitchModel};
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::null::NullPort;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::runtime::{PollMode, Runtime, RuntimeOptions};
 use railyard_dataplane::stats::SwitchStats;
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::Pool;
 
 struct Counting;

@@ -20,11 +20,11 @@ use std::time::Instant;
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::pcap::{PcapPort, PcapSink, PcapSource};
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::Pool;
 
 /// Virtual time allowed for queues that cannot drain on their own (a

@@ -2,7 +2,7 @@
 //!
 //! Every port belongs to one worker, which receives on it and runs its
 //! egress queues. A packet routed to another worker's port normally crosses
-//! to that worker (see [`crate::switch::WorkerLinks`]), so that one
+//! to that worker (see [`crate::pipeline::WorkerLinks`]), so that one
 //! scheduler, one shaper and one set of queue depths decide what leaves the
 //! port, as on a switch. That costs the cache lines the packet occupies
 //! moving between cores, which on a virtual machine can take as long as the

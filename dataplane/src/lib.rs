@@ -26,12 +26,12 @@ pub mod nexthop;
 pub mod packet;
 pub mod parse;
 pub mod pfc;
+pub mod pipeline;
 pub mod port;
 pub mod qos;
 pub mod queue;
 pub mod runtime;
 pub mod stats;
-pub mod switch;
 pub mod wire;
 
 pub use clock::{Clock, MonotonicClock, Nanos, VirtualClock};

@@ -20,9 +20,9 @@ use crate::fib::FibWarning;
 use crate::meta::QOS_GROUP_CONTROL;
 use crate::model::{PortId, SwitchModel};
 use crate::packet::{Packet, Pool};
+use crate::pipeline::{Switch, WorkerLinks};
 use crate::port::Port;
 use crate::stats::SwitchStats;
-use crate::switch::{Switch, WorkerLinks};
 
 /// How often workers publish counters.
 pub const PUBLISH_INTERVAL: Nanos = 100_000_000;

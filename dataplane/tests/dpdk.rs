@@ -24,11 +24,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use railyard_dataplane::model::{InterfaceModel, SwitchModel};
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
 use railyard_dataplane::port::dpdk::{DpdkOptions, DpdkPort, Eal, RingDevice};
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::wire::{checksum, MacAddr};
 use railyard_dataplane::{Burst, Pool};
 

@@ -48,11 +48,11 @@ use railyard_dataplane::model::{
 };
 use railyard_dataplane::nexthop::EcmpGroup;
 use railyard_dataplane::parse::parse;
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::{IoCounters, Port};
 use railyard_dataplane::qos::shaper::{serialisation_ps, wire_bytes};
 use railyard_dataplane::stats::{GroupStats, SwitchStats};
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Burst, Pool, BURST_SIZE};
 

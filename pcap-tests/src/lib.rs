@@ -189,13 +189,13 @@ pub fn two_ring_workers(
     cable: usize,
     lane: bool,
 ) -> (
-    railyard_dataplane::switch::Switch,
-    railyard_dataplane::switch::Switch,
+    railyard_dataplane::pipeline::Switch,
+    railyard_dataplane::pipeline::Switch,
     [railyard_dataplane::port::ring::RingPort; 2],
 ) {
+    use railyard_dataplane::pipeline::{Switch, WorkerLinks};
     use railyard_dataplane::port::ring::RingLink;
     use railyard_dataplane::port::Port;
-    use railyard_dataplane::switch::{Switch, WorkerLinks};
     let ports = model.interfaces.len();
     let owners: Vec<usize> = (0..ports).map(|i| i % 2).collect();
     let mut links = WorkerLinks::build(2, &owners, handoff).into_iter();

@@ -7,9 +7,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::model::{NextHopModel, RouteModel, SwitchModel};
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::{LinkControl, RingLink, RingPort};
 use railyard_dataplane::port::Port;
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::Pool;
 use railyard_pcap_tests::plan::{host_ip, port_mac, routed_port};
 

@@ -7,10 +7,10 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::model::{InterfaceModel, SwitchModel};
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::null::NullPort;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::Port;
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Pool, BURST_SIZE};
 

@@ -14,12 +14,12 @@ use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::model::{
     InterfaceModel, NextHopModel, PgThresholds, QueueLimit, RouteModel, SwitchModel,
 };
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::trace::TracePort;
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
-use railyard_dataplane::switch::Switch;
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::Pool;
 

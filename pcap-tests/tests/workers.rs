@@ -234,7 +234,7 @@ fn control_path_punts_lldp_from_every_worker_and_sends_on_any_port() {
 #[test]
 fn a_worker_behind_holds_back_its_peers_instead_of_dropping_their_packets() {
     use railyard_dataplane::counters::DropReason;
-    use railyard_dataplane::switch::MAX_RX_HELD;
+    use railyard_dataplane::pipeline::MAX_RX_HELD;
 
     const HANDOFF: usize = 64;
     const FRAMES: u64 = 300;

@@ -13,7 +13,7 @@ use railyard_dataplane::model::{InterfaceModel, RouteModel, NextHopModel, Switch
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::Port;
-use railyard_dataplane::switch::Switch;
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::Pool;
 

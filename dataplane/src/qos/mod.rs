@@ -72,7 +72,7 @@
 //! delimiter and inter-frame gap are not in railyard's buffers but are on the
 //! wire). Frame departure times are exact to the picosecond internally and
 //! rounded up to the nanosecond; in virtual-time replay the clock jumps to
-//! each departure ([`crate::switch::Switch::next_departure`]), so output
+//! each departure ([`crate::pipeline::Switch::next_departure`]), so output
 //! pcap timestamps are those departure times. Live, a worker that polls late
 //! catches up by at most [`shaper::MAX_CATCH_UP_NS`]. With no speed the port
 //! is unshaped (as fast as the backend takes frames); `bandwidth percent`

@@ -351,6 +351,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.rewrite_word(field::TTL, |p| p.set_ttl(ttl));
     }
 
+    /// Takes one off the TTL and patches the checksum for exactly that
+    /// change (RFC 1624), the cheapest update when forwarding. A TTL of 0 is
+    /// left alone: a router drops such a packet before it gets here.
+    #[inline]
+    pub fn decrement_ttl(&mut self) {
+        let ttl = self.ttl();
+        if ttl == 0 {
+            return;
+        }
+        self.set_ttl(ttl - 1);
+        let ck = checksum::ttl_decremented(self.checksum());
+        self.set_checksum(ck);
+    }
+
     /// Sets the ECN field and patches the checksum incrementally, for CE marking.
     #[inline]
     pub fn set_ecn_incremental(&mut self, ecn: u8) {
@@ -578,6 +592,13 @@ mod tests {
         p.set_dscp_incremental(46);
         assert!(p.verify_checksum());
         assert_eq!((p.ttl(), p.dscp(), p.ecn()), (63, 46, 3));
+        p.decrement_ttl();
+        assert!(p.verify_checksum());
+        assert_eq!(p.ttl(), 62);
+        p.set_ttl_incremental(0);
+        p.decrement_ttl();
+        assert!(p.verify_checksum());
+        assert_eq!(p.ttl(), 0);
         let incremental = p.checksum();
         p.fill_checksum();
         assert_eq!(p.checksum(), incremental);

@@ -1,0 +1,70 @@
+//! Ingress, per packet of a received burst: count, parse, and send each
+//! frame where its kind goes — routed IP to [`route`](super::route), ARP
+//! and the switch's own IP to [`local`](super::local), PFC and PAUSE to
+//! [`pfc_rx`](super::pfc_rx), LLDP to the control plane's punt ring.
+
+use super::Switch;
+use crate::clock::Nanos;
+use crate::counters::DropReason;
+use crate::meta::FrameKind;
+use crate::packet::{Burst, Packet};
+use crate::parse::parse;
+
+impl Switch {
+    pub(super) fn rx_port(&mut self, p: usize, now: Nanos) -> usize {
+        // A fresh ArrayVec costs nothing to make; moving a full one would
+        // copy every packet handle, so the burst lives on this frame.
+        let mut burst = Burst::new();
+        let n = match self.ports[p].backend.as_mut() {
+            Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
+            _ => 0,
+        };
+        for mut pkt in burst.drain(..) {
+            pkt.in_port = p as u16;
+            self.ingress(pkt, p, now);
+        }
+        n
+    }
+
+    fn ingress(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let slot = &mut self.ports[p];
+        slot.counters.rx_packets += 1;
+        slot.counters.rx_bytes += pkt.len() as u64;
+        if !slot.model.admin_up {
+            slot.counters.drop(DropReason::InterfaceDown);
+            return;
+        }
+        let (frame, meta) = pkt.data_and_meta_mut();
+        if parse(frame, meta).is_err() {
+            slot.counters.rx_malformed += 1;
+            slot.counters.drop(DropReason::Malformed);
+            return;
+        }
+        match pkt.meta.kind {
+            FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, now),
+            FrameKind::Arp => self.local_arp(pkt, p, now),
+            FrameKind::MacControl => self.mac_control(&pkt, p, now),
+            FrameKind::Lldp => self.punt(pkt, p),
+            FrameKind::Other(_) | FrameKind::Unparsed => {
+                slot.counters.drop(DropReason::UnknownEthertype)
+            }
+        }
+    }
+
+    fn punt(&mut self, pkt: Packet, p: usize) {
+        let c = &mut self.ports[p].counters;
+        match &self.punt {
+            Some(ring) => match ring.push(pkt) {
+                Ok(()) => c.punted += 1,
+                Err(_) => c.drop(DropReason::PuntQueueFull),
+            },
+            None => c.drop(DropReason::LocalUnhandled),
+        }
+    }
+
+    pub(super) fn count_drop(&mut self, p: usize, reason: DropReason) {
+        if let Some(slot) = self.ports.get_mut(p) {
+            slot.counters.drop(reason);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The switch's own host: ARP and ICMP/ND answers for its addresses, and
+//! neighbour resolution for next hops (requests, retries, learning, and
+//! releasing the packets parked on an answer).
+
+use std::net::IpAddr;
+
+use super::{NeighborEvent, Switch};
+use crate::clock::Nanos;
+use crate::counters::DropReason;
+use crate::host;
+use crate::meta::QOS_GROUP_CONTROL;
+use crate::model::PortId;
+use crate::packet::Packet;
+use crate::wire::MacAddr;
+
+/// How often timers (neighbour retries) run, at most.
+pub(super) const TICK_INTERVAL: Nanos = 10_000_000;
+
+impl Switch {
+    pub(super) fn local_arp(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let outcome = host::handle_arp(&mut pkt, &self.ports[p].model);
+        if let Some((ip, mac)) = outcome.learned {
+            self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
+        }
+        self.ports[p].counters.punted += 1;
+        if outcome.reply {
+            self.send_ctrl(p, pkt);
+        }
+    }
+
+    pub(super) fn local_ip(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+        let outcome = host::handle_ip(&mut pkt, &self.ports[p].model);
+        if let Some((ip, mac)) = outcome.learned {
+            self.learn(p as PortId, ip, mac, now, true);
+        }
+        if outcome.reply {
+            self.ports[p].counters.punted += 1;
+            self.send_ctrl(p, pkt);
+        } else if outcome.consumed {
+            self.ports[p].counters.punted += 1;
+        } else {
+            self.count_drop(p, DropReason::LocalUnhandled);
+        }
+    }
+
+    fn send_ctrl(&mut self, p: usize, pkt: Packet) {
+        let slot = &mut self.ports[p];
+        if slot.ctrl_tx.try_push(pkt).is_err() {
+            slot.counters.drop(DropReason::TxError);
+        }
+    }
+
+    pub(super) fn send_resolution(&mut self, port: PortId, addr: IpAddr) {
+        let Some(mut pkt) = self.pool.alloc() else {
+            return;
+        };
+        let ifc = &self.ports[port as usize].model;
+        if !host::build_resolution(&mut pkt, ifc, addr) {
+            return;
+        }
+        pkt.meta.out_port = port;
+        pkt.meta.qos_group = QOS_GROUP_CONTROL;
+        self.send_to_egress(pkt);
+    }
+
+    pub(super) fn learn(
+        &mut self,
+        port: PortId,
+        addr: IpAddr,
+        mac: MacAddr,
+        now: Nanos,
+        tell_others: bool,
+    ) {
+        let mut released = std::mem::take(&mut self.released);
+        let changed = self.neighbors.learn(port, addr, mac, now, &mut released);
+        for pkt in released.drain(..) {
+            self.forward(pkt, mac);
+        }
+        self.released = released;
+        if changed && tell_others {
+            if let Some(links) = &self.links {
+                for (w, ring) in links.all_events.iter().enumerate() {
+                    if w != links.id {
+                        // A full event ring only delays convergence: the other
+                        // worker resolves the address itself on its next miss.
+                        let _ = ring.push(NeighborEvent { port, addr, mac });
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn tick(&mut self, now: Nanos) {
+        if !self.neighbors.resolving() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.tick_out);
+        self.neighbors.tick(now, &mut out);
+        for (port, addr) in out.requests.drain(..) {
+            self.send_resolution(port, addr);
+        }
+        for pkt in out.expired.drain(..) {
+            self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
+        }
+        self.tick_out = out;
+    }
+}
