@@ -22,7 +22,7 @@ use railyard_dataplane::model::{
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::qos::classify::Classifier;
 use railyard_dataplane::queue::{EgressQueues, NUM_QUEUES};
-use railyard_dataplane::{Burst, Packet, Pool, BURST_SIZE};
+use railyard_dataplane::{Burst, PacketBuf, Pool, BURST_SIZE};
 
 /// The book's policy on one port: DSCP 24 → q3 with WRED 150–3000 KB ecn,
 /// DSCP 48 → q7 strict; `rules` adds three access-list rules ahead of the
@@ -62,7 +62,7 @@ fn port(rules: bool, speed: Option<u32>) -> InterfaceModel {
 }
 
 /// Parsed packets of the benchmark mix.
-fn packets(pool: &Pool, n: usize) -> Vec<Packet> {
+fn packets(pool: &Pool, n: usize) -> Vec<PacketBuf> {
     let mix = roce_mix(0, 4, 256);
     (0..n)
         .map(|i| {

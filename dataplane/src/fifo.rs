@@ -6,7 +6,7 @@
 //! keeps its growth path in line, which the throughput harness counted as
 //! some 20 instructions per packet.
 
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 
 /// Packets one queue can hold, whatever their size; beyond it, tail drop.
 pub const QUEUE_CAPACITY: usize = 4096;
@@ -17,7 +17,7 @@ const _: () = assert!(QUEUE_CAPACITY.is_power_of_two());
 /// Up to [`QUEUE_CAPACITY`] packets, first in first out, in storage taken
 /// once at creation.
 pub struct PacketFifo {
-    slots: Box<[Option<Packet>; QUEUE_CAPACITY]>,
+    slots: Box<[Option<PacketBuf>; QUEUE_CAPACITY]>,
     /// Slot of the oldest packet (meaningful while `len > 0`).
     head: usize,
     len: usize,
@@ -50,7 +50,7 @@ impl PacketFifo {
     /// # Errors
     /// The packet itself, when `QUEUE_CAPACITY` packets are held.
     #[inline]
-    pub fn push_back(&mut self, pkt: Packet) -> Result<(), Packet> {
+    pub fn push_back(&mut self, pkt: PacketBuf) -> Result<(), PacketBuf> {
         if self.len == QUEUE_CAPACITY {
             return Err(pkt);
         }
@@ -63,7 +63,7 @@ impl PacketFifo {
 
     /// The oldest packet, if any.
     #[inline]
-    pub fn front(&self) -> Option<&Packet> {
+    pub fn front(&self) -> Option<&PacketBuf> {
         if self.len == 0 {
             return None;
         }
@@ -72,7 +72,7 @@ impl PacketFifo {
 
     /// Takes the oldest packet, if any.
     #[inline]
-    pub fn pop_front(&mut self) -> Option<Packet> {
+    pub fn pop_front(&mut self) -> Option<PacketBuf> {
         if self.len == 0 {
             return None;
         }
@@ -102,7 +102,7 @@ mod tests {
     use super::*;
     use crate::packet::Pool;
 
-    fn tagged(pool: &Pool, tag: u8) -> Packet {
+    fn tagged(pool: &Pool, tag: u8) -> PacketBuf {
         pool.alloc_from(&[tag]).expect("buffer")
     }
 

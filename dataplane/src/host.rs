@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::counters::PfcCounters;
 use crate::meta::Meta;
 use crate::model::InterfaceModel;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::arp::{self, Operation};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
@@ -69,7 +69,7 @@ fn on_link_v6(ifc: &InterfaceModel, a: Ipv6Addr) -> bool {
 
 /// Answers ARP requests for the interface's addresses and learns senders
 /// that are on-link and talking to the switch.
-pub fn handle_arp(pkt: &mut Packet, ifc: &InterfaceModel) -> ArpOutcome {
+pub fn handle_arp(pkt: &mut PacketBuf, ifc: &InterfaceModel) -> ArpOutcome {
     let l3 = pkt.meta.l3_offset as usize;
     let mut out = ArpOutcome::default();
     let data = pkt.data_mut();
@@ -102,7 +102,7 @@ pub fn handle_arp(pkt: &mut Packet, ifc: &InterfaceModel) -> ArpOutcome {
 
 /// Handles an IP packet for the switch: echo requests, neighbour
 /// solicitations and advertisements.
-pub fn handle_ip(pkt: &mut Packet, ifc: &InterfaceModel) -> LocalOutcome {
+pub fn handle_ip(pkt: &mut PacketBuf, ifc: &InterfaceModel) -> LocalOutcome {
     let meta = pkt.meta;
     match meta.kind {
         crate::meta::FrameKind::Ipv4 => echo_v4(pkt, ifc, &meta),
@@ -118,7 +118,7 @@ fn swap_macs(d: &mut [u8], mine: MacAddr) {
     d[6..12].copy_from_slice(&mine.0);
 }
 
-fn echo_v4(pkt: &mut Packet, ifc: &InterfaceModel, m: &Meta) -> LocalOutcome {
+fn echo_v4(pkt: &mut PacketBuf, ifc: &InterfaceModel, m: &Meta) -> LocalOutcome {
     let (l3, l4) = (m.l3_offset as usize, m.l4_offset as usize);
     let end = l3 + m.l3_len as usize;
     if m.ip_proto != 1 || m.fragment || end < l4 + 8 {
@@ -176,7 +176,7 @@ fn icmpv6_checksum(d: &[u8], l3: usize, l4: usize, end: usize) -> u16 {
     checksum::combine(&[pseudo, checksum::data(&d[l4..end])])
 }
 
-fn icmpv6(pkt: &mut Packet, ifc: &InterfaceModel, m: &Meta) -> LocalOutcome {
+fn icmpv6(pkt: &mut PacketBuf, ifc: &InterfaceModel, m: &Meta) -> LocalOutcome {
     let (l3, l4) = (m.l3_offset as usize, m.l4_offset as usize);
     let end = l3 + m.l3_len as usize;
     let mut out = LocalOutcome::default();
@@ -254,7 +254,7 @@ fn icmpv6(pkt: &mut Packet, ifc: &InterfaceModel, m: &Meta) -> LocalOutcome {
 /// Rewrites the frame into a neighbour advertisement for `target` (router,
 /// override, and solicited when answering a unicast-sourced solicitation).
 fn write_na(
-    pkt: &mut Packet,
+    pkt: &mut PacketBuf,
     mac: MacAddr,
     target: Ipv6Addr,
     to: Ipv6Addr,
@@ -303,7 +303,7 @@ fn emit_nd(l3: &mut [u8], src: Ipv6Addr, dst: Ipv6Addr, msg: &Icmpv6Repr) {
 /// Builds into `pkt` an ARP request or neighbour solicitation asking for
 /// `addr` on interface `ifc`, from the interface address on the same subnet.
 /// Returns false when the interface has no address of that family.
-pub fn build_resolution(pkt: &mut Packet, ifc: &InterfaceModel, addr: IpAddr) -> bool {
+pub fn build_resolution(pkt: &mut PacketBuf, ifc: &InterfaceModel, addr: IpAddr) -> bool {
     pkt.reset();
     match addr {
         IpAddr::V4(target) => {

@@ -35,4 +35,4 @@ pub mod stats;
 pub mod wire;
 
 pub use clock::{Clock, MonotonicClock, Nanos, VirtualClock};
-pub use packet::{Burst, Packet, Pool, BURST_SIZE};
+pub use packet::{Burst, PacketBuf, Pool, BURST_SIZE};

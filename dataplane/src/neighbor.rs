@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::clock::Nanos;
 use crate::model::PortId;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::MacAddr;
 
 /// Time between resolution requests for one address.
@@ -63,7 +63,7 @@ pub enum Park {
     /// Parked behind an earlier request.
     Waiting,
     /// Not parked: the per-entry or total limit is reached.
-    Full(Packet),
+    Full(PacketBuf),
 }
 
 /// Requests and expiries produced by [`NeighborTable::tick`].
@@ -72,7 +72,7 @@ pub struct TickOutput {
     /// (interface, address) to send a new request for.
     pub requests: Vec<(PortId, IpAddr)>,
     /// Packets whose neighbour never answered.
-    pub expired: Vec<Packet>,
+    pub expired: Vec<PacketBuf>,
 }
 
 /// An entry's interface and address. It hashes as one word for IPv4, the
@@ -138,7 +138,7 @@ fn put_cached(cache: &mut [CachedMac; V4_CACHE_SLOTS], port: PortId, addr: IpAdd
 pub struct NeighborTable {
     entries: FxHashMap<Key, NeighborState>,
     v4_cache: Box<[CachedMac; V4_CACHE_SLOTS]>,
-    parked: VecDeque<(PortId, IpAddr, Packet)>,
+    parked: VecDeque<(PortId, IpAddr, PacketBuf)>,
     per_entry: usize,
     total: usize,
 }
@@ -200,7 +200,7 @@ impl NeighborTable {
     }
 
     /// Parks `pkt` until `addr` on `port` resolves.
-    pub fn park(&mut self, port: PortId, addr: IpAddr, pkt: Packet, now: Nanos) -> Park {
+    pub fn park(&mut self, port: PortId, addr: IpAddr, pkt: PacketBuf, now: Nanos) -> Park {
         if self.parked.len() >= self.total {
             return Park::Full(pkt);
         }
@@ -245,7 +245,7 @@ impl NeighborTable {
         addr: IpAddr,
         mac: MacAddr,
         now: Nanos,
-        released: &mut Vec<Packet>,
+        released: &mut Vec<PacketBuf>,
     ) -> bool {
         let key = Key(port, addr);
         let changed = match self.entries.get(&key) {
@@ -346,7 +346,7 @@ impl NeighborTable {
     }
 
     /// Drops every parked packet into `out` (at shutdown, so they are counted).
-    pub fn drain_parked(&mut self, out: &mut Vec<Packet>) {
+    pub fn drain_parked(&mut self, out: &mut Vec<PacketBuf>) {
         out.extend(self.parked.drain(..).map(|(_, _, p)| p));
     }
 

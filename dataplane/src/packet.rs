@@ -1,4 +1,4 @@
-//! Packet buffers, the pool they come from, and bursts.
+//! PacketBuf buffers, the pool they come from, and bursts.
 //!
 //! Every buffer is allocated once, when the [`Pool`] is built (one zeroed
 //! slab, whose pages the system provides only as buffers are first used),
@@ -12,7 +12,7 @@
 //!
 //! As with DPDK's mbuf, what travels with a frame (its metadata, arrival
 //! time, ingress port) lives in the buffer itself, in front of the headroom,
-//! and a [`Packet`] is one pointer to it: moving a packet through the
+//! and a [`PacketBuf`] is one pointer to it: moving a packet through the
 //! stages, queues and hand-off rings moves eight bytes, not a hundred.
 //!
 //! A buffer knows its pool without holding a reference count of its own:
@@ -52,9 +52,9 @@ pub const BUF_SIZE: usize = HEADROOM + MAX_FRAME;
 pub const BURST_SIZE: usize = 32;
 
 /// A burst of packets, the unit every stage works on.
-pub type Burst = ArrayVec<Packet, BURST_SIZE>;
+pub type Burst = ArrayVec<PacketBuf, BURST_SIZE>;
 
-/// What the pipeline carries with a frame; a [`Packet`] dereferences to it.
+/// What the pipeline carries with a frame; a [`PacketBuf`] dereferences to it.
 /// In this order (`repr(C)`) the egress side's fields come first (see
 /// [`Meta`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -480,9 +480,9 @@ impl Pool {
     /// Takes an empty packet (length 0, default metadata), or `None` when every
     /// buffer is in use; the miss is counted in [`Pool::exhausted`].
     #[inline]
-    pub fn alloc(&self) -> Option<Packet> {
+    pub fn alloc(&self) -> Option<PacketBuf> {
         match self.shared.take() {
-            Some(buf) => Some(Packet::new(buf, &self.shared)),
+            Some(buf) => Some(PacketBuf::new(buf, &self.shared)),
             None => {
                 self.shared.exhausted.fetch_add(1, Ordering::Relaxed);
                 None
@@ -508,7 +508,7 @@ impl Pool {
                 // after crossing workers last had it written on another core.
                 let frame = std::mem::offset_of!(Buffer, data) + HEADROOM;
                 prefetch_for_write(buf.0.as_ptr().cast::<i8>().wrapping_add(frame), 1);
-                burst.push(Packet::new(buf, shared));
+                burst.push(PacketBuf::new(buf, shared));
                 got += 1;
             }
             cache.lend(shared, got);
@@ -536,7 +536,7 @@ impl Pool {
 
     /// Takes a packet holding a copy of `frame`; `None` when the pool is empty
     /// or the frame is longer than [`MAX_FRAME`].
-    pub fn alloc_from(&self, frame: &[u8]) -> Option<Packet> {
+    pub fn alloc_from(&self, frame: &[u8]) -> Option<PacketBuf> {
         if frame.len() > MAX_FRAME {
             return None;
         }
@@ -616,7 +616,7 @@ pub fn free_front(burst: &mut Burst, n: usize) {
     // SAFETY: the pool is alive while these buffers are lent (`in_use`
     // holds a reference); ManuallyDrop keeps this borrowed Arc's count as is.
     let shared = ManuallyDrop::new(unsafe { Arc::from_raw(pool) });
-    shared.give(burst.drain(..n).map(Packet::into_buffer));
+    shared.give(burst.drain(..n).map(PacketBuf::into_buffer));
 }
 
 /// One frame in a pooled buffer, with the metadata the pipeline attaches
@@ -625,13 +625,13 @@ pub fn free_front(burst: &mut Burst, n: usize) {
 ///
 /// The frame occupies `buf[head..head + len]`; the bytes before `head` are
 /// headroom. Dropping the packet returns its buffer to the pool.
-pub struct Packet {
+pub struct PacketBuf {
     buf: BufBox,
 }
 
-impl Packet {
+impl PacketBuf {
     #[inline]
-    fn new(buf: BufBox, pool: &Arc<PoolShared>) -> Packet {
+    fn new(buf: BufBox, pool: &Arc<PoolShared>) -> PacketBuf {
         let p = buf.0.as_ptr();
         // SAFETY: the buffer is ours. Writing the header through the raw
         // pointer makes it valid without first reading what was there
@@ -642,7 +642,7 @@ impl Packet {
             std::ptr::addr_of_mut!((*p).len).write(0);
             std::ptr::addr_of_mut!((*p).info).write(PacketInfo::default());
         }
-        Packet { buf }
+        PacketBuf { buf }
     }
 
     /// Gives up the buffer without returning it to the pool.
@@ -777,7 +777,7 @@ impl Packet {
     }
 }
 
-impl Deref for Packet {
+impl Deref for PacketBuf {
     type Target = PacketInfo;
     #[inline]
     fn deref(&self) -> &PacketInfo {
@@ -785,14 +785,14 @@ impl Deref for Packet {
     }
 }
 
-impl DerefMut for Packet {
+impl DerefMut for PacketBuf {
     #[inline]
     fn deref_mut(&mut self) -> &mut PacketInfo {
         &mut self.buf.info
     }
 }
 
-impl Drop for Packet {
+impl Drop for PacketBuf {
     fn drop(&mut self) {
         // SAFETY: `self.buf` is never used again.
         let buf = unsafe { std::ptr::read(&self.buf) };
@@ -802,9 +802,9 @@ impl Drop for Packet {
     }
 }
 
-impl std::fmt::Debug for Packet {
+impl std::fmt::Debug for PacketBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Packet")
+        f.debug_struct("PacketBuf")
             .field("len", &self.buf.len)
             .field("in_port", &self.in_port)
             .field("timestamp", &self.timestamp)
@@ -881,11 +881,11 @@ mod tests {
     #[test]
     fn buffers_freed_on_another_thread_come_back() {
         let pool = Pool::new(64);
-        let pkts: Vec<Packet> = (0..64).map(|_| pool.alloc().unwrap()).collect();
+        let pkts: Vec<PacketBuf> = (0..64).map(|_| pool.alloc().unwrap()).collect();
         assert!(pool.alloc().is_none());
         std::thread::spawn(move || drop(pkts)).join().unwrap();
         // The other thread's cache returned its buffers when it ended.
-        let again: Vec<Packet> = (0..64).map(|_| pool.alloc().unwrap()).collect();
+        let again: Vec<PacketBuf> = (0..64).map(|_| pool.alloc().unwrap()).collect();
         assert_eq!(again.len(), 64);
         assert_eq!(pool.available(), 0);
     }
@@ -923,7 +923,7 @@ mod tests {
         // One batch counted on the first burst, then never touched again.
         assert_eq!(seen.len(), 1, "{seen:?}");
         // Handing buffers from one thread to another moves a batch at a time.
-        let pkts: Vec<Packet> = (0..600).map(|_| pool.alloc().unwrap()).collect();
+        let pkts: Vec<PacketBuf> = (0..600).map(|_| pool.alloc().unwrap()).collect();
         assert_eq!(pool.available(), 1024 - 600);
         std::thread::scope(|s| {
             s.spawn(|| drop(pkts));
@@ -938,7 +938,7 @@ mod tests {
         let weak = Arc::downgrade(&pool.shared);
         let kept = pool.alloc_from(&[7; 60]).unwrap();
         let other = pool.clone();
-        let (to_thread, packets) = channel::<Packet>();
+        let (to_thread, packets) = channel::<PacketBuf>();
         let (done, finished) = channel::<()>();
         let (quit, told) = channel::<()>();
         let (dropped, handle_gone) = channel::<()>();
@@ -974,7 +974,8 @@ mod tests {
         // A ring of threads: each allocates bursts, passes them on, and
         // frees what it is passed, so loans and returns land on different
         // threads' credit all the time.
-        let (txs, rxs): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| channel::<Vec<Packet>>()).unzip();
+        let (txs, rxs): (Vec<_>, Vec<_>) =
+            (0..THREADS).map(|_| channel::<Vec<PacketBuf>>()).unzip();
         let mut rxs = rxs.into_iter().map(Some).collect::<Vec<_>>();
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {

@@ -54,7 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::Nanos;
 use crate::model::pfc::{speed_or_default, PgThresholds, WatchdogModel, PRIORITIES};
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 
 /// Nanoseconds `quanta` pause quanta last at `speed_mbps` (100 Gb/s when `None`).
 pub fn quanta_ns(quanta: u16, speed_mbps: Option<u32>) -> Nanos {
@@ -261,7 +261,7 @@ pub struct IngressCharge {
 impl IngressCharge {
     /// `None` for a packet that is not lossless (it was never counted).
     #[inline]
-    pub fn of(pkt: &Packet) -> Option<Self> {
+    pub fn of(pkt: &PacketBuf) -> Option<Self> {
         pkt.meta.lossless.then(|| IngressCharge {
             port: usize::from(pkt.in_port),
             pg: usize::from(pkt.meta.pfc_priority),

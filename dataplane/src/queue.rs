@@ -15,7 +15,7 @@ use crate::clock::Nanos;
 use crate::counters::{DropReason, QueueCounters};
 use crate::fifo::{PacketFifo, QUEUE_CAPACITY};
 use crate::model::{InterfaceModel, QueueModel, ThresholdUnit};
-use crate::packet::{Burst, Packet, BURST_SIZE, MAX_FRAME};
+use crate::packet::{Burst, PacketBuf, BURST_SIZE, MAX_FRAME};
 use crate::qos::ecn;
 use crate::qos::latency::Sojourn;
 use crate::qos::limit::{self, Occupancy};
@@ -148,7 +148,7 @@ impl EgressQueues {
     pub fn enqueue(
         &mut self,
         q: usize,
-        pkt: Packet,
+        pkt: PacketBuf,
         now: Nanos,
         counters: &mut [QueueCounters; NUM_QUEUES],
     ) -> Result<(), DropReason> {
@@ -163,7 +163,7 @@ impl EgressQueues {
     pub fn offer(
         &mut self,
         q: usize,
-        mut pkt: Packet,
+        mut pkt: PacketBuf,
         now: Nanos,
         counters: &mut [QueueCounters; NUM_QUEUES],
         lossless: bool,
@@ -492,7 +492,7 @@ impl EgressQueues {
         &mut self,
         q: usize,
         counters: &mut [QueueCounters; NUM_QUEUES],
-        mut dropped: impl FnMut(Packet),
+        mut dropped: impl FnMut(PacketBuf),
     ) -> usize {
         let q = q.min(NUM_QUEUES - 1);
         let n = self.queues[q].len();
@@ -584,7 +584,7 @@ mod tests {
 
     /// A parsed Ethernet + IPv4 + UDP frame of `len` bytes with the given ECN,
     /// its first payload byte `tag`.
-    fn ip(pool: &Pool, len: usize, ecn: u8, tag: u8) -> Packet {
+    fn ip(pool: &Pool, len: usize, ecn: u8, tag: u8) -> PacketBuf {
         let len = len.max(14 + 20 + 8 + 1);
         let mut f = vec![0u8; len];
         f[12..14].copy_from_slice(&[0x08, 0x00]);
@@ -782,7 +782,7 @@ mod tests {
                 marks.push((p.data()[42], p.data()[15] & 3 == 3));
             }
         }
-        // Packet i found i packets queued: unmarked up to 10, all marked from 20.
+        // PacketBuf i found i packets queued: unmarked up to 10, all marked from 20.
         for (i, marked) in marks {
             if i <= 10 {
                 assert!(!marked, "packet {i} marked below the minimum");

@@ -19,7 +19,7 @@ use crate::clock::{Clock, Nanos};
 use crate::fib::FibWarning;
 use crate::meta::QOS_GROUP_CONTROL;
 use crate::model::{PortId, SwitchModel};
-use crate::packet::{Packet, Pool};
+use crate::packet::{PacketBuf, Pool};
 use crate::pipeline::{Switch, WorkerLinks};
 use crate::port::Port;
 use crate::stats::SwitchStats;
@@ -76,8 +76,8 @@ pub struct Runtime {
 /// rings, so the workers never wait on the control plane.
 #[derive(Clone)]
 pub struct ControlPath {
-    punt: Arc<ArrayQueue<Packet>>,
-    inboxes: Vec<Arc<ArrayQueue<Packet>>>,
+    punt: Arc<ArrayQueue<PacketBuf>>,
+    inboxes: Vec<Arc<ArrayQueue<PacketBuf>>>,
     owners: Vec<usize>,
     pool: Pool,
 }
@@ -95,7 +95,7 @@ pub enum SendError {
 
 impl ControlPath {
     /// The next punted frame, if any; its `in_port` is the receiving port.
-    pub fn recv(&self) -> Option<Packet> {
+    pub fn recv(&self) -> Option<PacketBuf> {
         self.punt.pop()
     }
 

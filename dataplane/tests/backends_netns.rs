@@ -19,7 +19,7 @@ use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::MacAddr;
-use railyard_dataplane::{Burst, Packet, Pool, BURST_SIZE};
+use railyard_dataplane::{Burst, PacketBuf, Pool, BURST_SIZE};
 
 /// A namespace owned by one test, deleted when dropped.
 struct Netns {
@@ -163,7 +163,7 @@ fn test_seq(data: &[u8]) -> Option<u32> {
         .then(|| u32::from_be_bytes([data[18], data[19], data[20], data[21]]))
 }
 
-fn packet(pool: &Pool, frame: &[u8]) -> Packet {
+fn packet(pool: &Pool, frame: &[u8]) -> PacketBuf {
     pool.alloc_from(frame).expect("pool has room")
 }
 

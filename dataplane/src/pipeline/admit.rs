@@ -7,7 +7,7 @@
 use super::Switch;
 use crate::counters::DropReason;
 use crate::meta::QOS_GROUP_CONTROL;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::pfc::IngressCharge;
 use crate::queue::NUM_QUEUES;
 
@@ -15,7 +15,7 @@ impl Switch {
     /// Counts a lossless packet into its ingress priority group, sending
     /// XOFF when that crosses xOFF; false (and an `ingress_overflow` drop)
     /// when the group's headroom is used up. Runs on the ingress port's worker.
-    pub(super) fn admit_lossless(&mut self, pkt: &Packet) -> bool {
+    pub(super) fn admit_lossless(&mut self, pkt: &PacketBuf) -> bool {
         let in_port = pkt.in_port as usize;
         let pg = usize::from(pkt.meta.pfc_priority);
         let len = pkt.len() as u64;
@@ -47,7 +47,7 @@ impl Switch {
     /// stormed drops; otherwise the queue admits it or drops it with a
     /// reason (WRED, tail), and a dropped lossless packet gives its ingress
     /// bytes back.
-    pub(super) fn admit_egress(&mut self, pkt: Packet) {
+    pub(super) fn admit_egress(&mut self, pkt: PacketBuf) {
         let slot = &mut self.ports[pkt.meta.out_port as usize];
         if pkt.meta.qos_group == QOS_GROUP_CONTROL {
             if slot.ctrl_tx.try_push(pkt).is_err() {

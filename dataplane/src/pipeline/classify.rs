@@ -6,13 +6,13 @@
 
 use super::Switch;
 use crate::model::pfc::PRIORITIES;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 
 impl Switch {
     /// Sets `pkt`'s qos-group, PFC priority and lossless flag as ingress
     /// port `p` classifies it.
     #[inline]
-    pub(super) fn classify(&self, pkt: &mut Packet, p: usize) {
+    pub(super) fn classify(&self, pkt: &mut PacketBuf, p: usize) {
         let slot = &self.ports[p];
         let qg = slot.classifier.classify(pkt);
         pkt.meta.qos_group = qg;

@@ -15,7 +15,7 @@ use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::lanes::LaneBoard;
 use crate::model::PortId;
-use crate::packet::{Burst, Packet, BURST_SIZE};
+use crate::packet::{Burst, PacketBuf, BURST_SIZE};
 use crate::pfc::{IngressAccounting, IngressCharge};
 use crate::wire::MacAddr;
 
@@ -37,16 +37,16 @@ pub struct WorkerLinks {
     /// Which worker owns each port (index = port id).
     pub owners: Vec<usize>,
     /// Frames the control plane sends on this worker's ports.
-    pub inbox: Arc<ArrayQueue<Packet>>,
+    pub inbox: Arc<ArrayQueue<PacketBuf>>,
     /// Every worker's control inbox, by worker number.
-    pub inboxes: Vec<Arc<ArrayQueue<Packet>>>,
+    pub inboxes: Vec<Arc<ArrayQueue<PacketBuf>>>,
     /// Packets this worker routes to each other worker's ports, by worker
     /// number (`None` for itself). One single-producer ring per pair of
     /// workers lets a burst cross with one index update, not one atomic
     /// read-modify-write per packet.
-    pub to_peers: Vec<Option<rtrb::Producer<Packet>>>,
+    pub to_peers: Vec<Option<rtrb::Producer<PacketBuf>>>,
     /// Packets the other workers routed to this worker's ports.
-    pub from_peers: Vec<rtrb::Consumer<Packet>>,
+    pub from_peers: Vec<rtrb::Consumer<PacketBuf>>,
     /// Neighbour events for this worker.
     pub events: Arc<ArrayQueue<NeighborEvent>>,
     /// Every worker's event ring, by worker number.
@@ -74,8 +74,8 @@ impl WorkerLinks {
         let quality = Arc::new(QualityBoard::new(owners.len()));
         let lanes = Arc::new(LaneBoard::new(owners.len(), workers));
         // rings[from][to]: the ring from worker `from` to worker `to`.
-        let mut to_peers: Vec<Vec<Option<rtrb::Producer<Packet>>>> = Vec::new();
-        let mut from_peers: Vec<Vec<rtrb::Consumer<Packet>>> =
+        let mut to_peers: Vec<Vec<Option<rtrb::Producer<PacketBuf>>>> = Vec::new();
+        let mut from_peers: Vec<Vec<rtrb::Consumer<PacketBuf>>> =
             (0..workers).map(|_| Vec::new()).collect();
         for from in 0..workers {
             let mut row = Vec::new();
@@ -119,7 +119,7 @@ impl Switch {
     /// Sends a packet toward its egress port: over the owning worker's ring,
     /// or through this worker's egress admission when the port's queues are
     /// here (its own port, or a lane).
-    pub(super) fn send_to_egress(&mut self, pkt: Packet) {
+    pub(super) fn send_to_egress(&mut self, pkt: PacketBuf) {
         let out = pkt.meta.out_port as usize;
         if self.ports[out].tx_here {
             return self.admit_egress(pkt);

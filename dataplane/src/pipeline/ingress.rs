@@ -7,7 +7,7 @@ use super::Switch;
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::meta::FrameKind;
-use crate::packet::{Burst, Packet};
+use crate::packet::{Burst, PacketBuf};
 use crate::parse::parse;
 
 impl Switch {
@@ -26,7 +26,7 @@ impl Switch {
         n
     }
 
-    fn ingress(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+    fn ingress(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
         let slot = &mut self.ports[p];
         slot.counters.rx_packets += 1;
         slot.counters.rx_bytes += pkt.len() as u64;
@@ -51,7 +51,7 @@ impl Switch {
         }
     }
 
-    fn punt(&mut self, pkt: Packet, p: usize) {
+    fn punt(&mut self, pkt: PacketBuf, p: usize) {
         let c = &mut self.ports[p].counters;
         match &self.punt {
             Some(ring) => match ring.push(pkt) {

@@ -10,14 +10,14 @@ use crate::counters::DropReason;
 use crate::host;
 use crate::meta::QOS_GROUP_CONTROL;
 use crate::model::PortId;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::MacAddr;
 
 /// How often timers (neighbour retries) run, at most.
 pub(super) const TICK_INTERVAL: Nanos = 10_000_000;
 
 impl Switch {
-    pub(super) fn local_arp(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+    pub(super) fn local_arp(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
         let outcome = host::handle_arp(&mut pkt, &self.ports[p].model);
         if let Some((ip, mac)) = outcome.learned {
             self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
@@ -28,7 +28,7 @@ impl Switch {
         }
     }
 
-    pub(super) fn local_ip(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+    pub(super) fn local_ip(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
         let outcome = host::handle_ip(&mut pkt, &self.ports[p].model);
         if let Some((ip, mac)) = outcome.learned {
             self.learn(p as PortId, ip, mac, now, true);
@@ -43,7 +43,7 @@ impl Switch {
         }
     }
 
-    fn send_ctrl(&mut self, p: usize, pkt: Packet) {
+    fn send_ctrl(&mut self, p: usize, pkt: PacketBuf) {
         let slot = &mut self.ports[p];
         if slot.ctrl_tx.try_push(pkt).is_err() {
             slot.counters.drop(DropReason::TxError);

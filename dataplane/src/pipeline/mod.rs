@@ -67,7 +67,7 @@ use crate::lanes::{self, LaneBoard};
 use crate::model::pfc::PRIORITIES;
 use crate::model::{InterfaceModel, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, TickOutput};
-use crate::packet::{Burst, Packet, Pool};
+use crate::packet::{Burst, PacketBuf, Pool};
 use crate::pfc::{IngressAccounting, PfcPortState};
 use crate::port::Port;
 use crate::qos::classify::Classifier;
@@ -139,8 +139,8 @@ pub struct Switch {
     outbox: Vec<Burst>,
     /// Consecutive polls that skipped receiving because a peer was behind.
     rx_held: u32,
-    punt: Option<Arc<ArrayQueue<Packet>>>,
-    released: Vec<Packet>,
+    punt: Option<Arc<ArrayQueue<PacketBuf>>>,
+    released: Vec<PacketBuf>,
     tick_out: TickOutput,
     last_tick: Nanos,
     /// The time of the current poll, stamped on packets as they are queued.
@@ -329,7 +329,7 @@ impl Switch {
 
     /// Sends LLDP frames to `ring` for the control plane's agent instead of
     /// dropping them.
-    pub fn set_punt_ring(&mut self, ring: Arc<ArrayQueue<Packet>>) {
+    pub fn set_punt_ring(&mut self, ring: Arc<ArrayQueue<PacketBuf>>) {
         self.punt = Some(ring);
     }
 

@@ -10,14 +10,14 @@ use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::host;
 use crate::model::pfc::{WatchdogModel, PRIORITIES};
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::pfc::{quanta_ns, IngressCharge};
 use crate::wire::mac_control::{self, MacControlRepr};
 
 impl Switch {
     /// Acts on a received PFC or PAUSE frame: sets, reloads or ends the
     /// pause of the queues it names.
-    pub(super) fn mac_control(&mut self, pkt: &Packet, p: usize, now: Nanos) {
+    pub(super) fn mac_control(&mut self, pkt: &PacketBuf, p: usize, now: Nanos) {
         let slot = &mut self.ports[p];
         let payload = pkt.data().get(pkt.meta.l3_offset as usize..).unwrap_or(&[]);
         let repr =

@@ -4,13 +4,13 @@
 use super::Switch;
 use crate::counters::DropReason;
 use crate::meta::FrameKind;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::{ethernet, ipv4, ipv6, MacAddr};
 
 impl Switch {
     /// Forwards a routed packet whose next hop resolved to `next_hop`:
     /// rewrites it, admits it and sends it toward its egress queue.
-    pub(super) fn forward(&mut self, mut pkt: Packet, next_hop: MacAddr) {
+    pub(super) fn forward(&mut self, mut pkt: PacketBuf, next_hop: MacAddr) {
         if !self.rewrite(&mut pkt, next_hop) {
             return self.count_drop(pkt.in_port as usize, DropReason::Malformed);
         }
@@ -25,7 +25,7 @@ impl Switch {
     /// when the frame is shorter than its IP header (the parser rules that
     /// out; the check keeps the writes below in bounds).
     #[inline]
-    fn rewrite(&self, pkt: &mut Packet, next_hop: MacAddr) -> bool {
+    fn rewrite(&self, pkt: &mut PacketBuf, next_hop: MacAddr) -> bool {
         let src = self.ports[pkt.meta.out_port as usize].model.mac;
         if pkt.meta.vlan_tci.is_some() {
             let d = pkt.data_mut();

@@ -13,7 +13,7 @@ use crate::fib::RouteAction;
 use crate::meta::FrameKind;
 use crate::model::PortId;
 use crate::neighbor::Park;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::MacAddr;
 
 /// A route a worker sent a packet toward: egress port and the address to resolve.
@@ -24,7 +24,7 @@ struct Hop {
 }
 
 impl Switch {
-    pub(super) fn route(&mut self, mut pkt: Packet, p: usize, now: Nanos) {
+    pub(super) fn route(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
         let dst_mac = MacAddr::from_bytes(pkt.data());
         let l3 = pkt.meta.l3_offset as usize;
         // IPv4 looks up its own table directly, without `IpAddr`'s dispatch;
@@ -94,7 +94,7 @@ impl Switch {
         }
     }
 
-    fn park(&mut self, pkt: Packet, hop: Hop, now: Nanos) {
+    fn park(&mut self, pkt: PacketBuf, hop: Hop, now: Nanos) {
         let in_port = pkt.in_port as usize;
         match self.neighbors.park(hop.port, hop.addr, pkt, now) {
             Park::SendRequest => self.send_resolution(hop.port, hop.addr),

@@ -12,14 +12,14 @@ use crossbeam_queue::ArrayQueue;
 
 use super::{IoCounters, Port};
 use crate::clock::Nanos;
-use crate::packet::{Burst, Packet, Pool, BURST_SIZE};
+use crate::packet::{Burst, PacketBuf, Pool, BURST_SIZE};
 use crate::wire::MacAddr;
 
 /// One end of an in-memory cable.
 pub struct RingPort {
     name: String,
-    rx: Arc<ArrayQueue<Packet>>,
-    tx: Arc<ArrayQueue<Packet>>,
+    rx: Arc<ArrayQueue<PacketBuf>>,
+    tx: Arc<ArrayQueue<PacketBuf>>,
     up: Arc<AtomicBool>,
     mac: Option<MacAddr>,
     counters: IoCounters,
@@ -77,14 +77,14 @@ impl RingPort {
 
     /// Pushes one frame toward the other end, outside any burst (for tests and
     /// traffic generators); gives the packet back when the ring is full.
-    pub fn send(&mut self, pkt: Packet) -> Result<(), Packet> {
+    pub fn send(&mut self, pkt: PacketBuf) -> Result<(), PacketBuf> {
         self.tx.push(pkt)?;
         self.counters.tx_frames += 1;
         Ok(())
     }
 
     /// Takes one frame the other end sent, if any.
-    pub fn recv(&mut self) -> Option<Packet> {
+    pub fn recv(&mut self) -> Option<PacketBuf> {
         let p = self.rx.pop()?;
         self.counters.rx_frames += 1;
         Some(p)

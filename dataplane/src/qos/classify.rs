@@ -14,7 +14,7 @@ use std::net::IpAddr;
 
 use crate::meta::FrameKind;
 use crate::model::{AclEntryModel, InterfaceModel, PortMatch, RuleTermModel};
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 
 /// A prefix as a mask over the address's integer value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ struct Flow {
 }
 
 impl Flow {
-    fn of(pkt: &Packet) -> Option<Flow> {
+    fn of(pkt: &PacketBuf) -> Option<Flow> {
         let m = &pkt.meta;
         let l3 = usize::from(m.l3_offset);
         let d = pkt.data();
@@ -206,7 +206,7 @@ impl Classifier {
 
     /// The qos-group (0–7) of a parsed IP packet.
     #[inline]
-    pub fn classify(&self, pkt: &Packet) -> u8 {
+    pub fn classify(&self, pkt: &PacketBuf) -> u8 {
         let m = &pkt.meta;
         let pcp = m.pcp().unwrap_or(0) & 7;
         if !self.rules.is_empty() {
@@ -221,7 +221,7 @@ impl Classifier {
     }
 
     #[cold]
-    fn rules_decide(&self, pkt: &Packet, pcp: u8) -> Option<u8> {
+    fn rules_decide(&self, pkt: &PacketBuf, pcp: u8) -> Option<u8> {
         let dscp = pkt.meta.dscp & 63;
         let mut flow: Option<Option<Flow>> = None;
         'rules: for rule in &self.rules {
@@ -291,7 +291,7 @@ mod tests {
         f
     }
 
-    fn pkt(pool: &Pool, frame: &[u8]) -> Packet {
+    fn pkt(pool: &Pool, frame: &[u8]) -> PacketBuf {
         let mut p = pool.alloc_from(frame).unwrap();
         let mut m = Meta::default();
         parse(p.data(), &mut m).unwrap();

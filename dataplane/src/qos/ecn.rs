@@ -4,7 +4,7 @@
 //! than recomputed; IPv6 has none, so only the traffic class changes.
 
 use crate::meta::FrameKind;
-use crate::packet::Packet;
+use crate::packet::PacketBuf;
 use crate::wire::{ipv4, ipv6};
 
 /// ECN codepoint Congestion Experienced.
@@ -13,14 +13,14 @@ pub const CE: u8 = 3;
 /// Whether the packet's ECN field says its transport understands ECN
 /// (ECT(0), ECT(1), or already CE).
 #[inline]
-pub fn ecn_capable(pkt: &Packet) -> bool {
+pub fn ecn_capable(pkt: &PacketBuf) -> bool {
     matches!(pkt.meta.kind, FrameKind::Ipv4 | FrameKind::Ipv6) && pkt.meta.ecn != 0
 }
 
 /// Sets CE in the IP header (and in the metadata). Returns false, changing
 /// nothing, when the packet is not IP or its header is not all there.
 #[inline]
-pub fn mark_ce(pkt: &mut Packet) -> bool {
+pub fn mark_ce(pkt: &mut PacketBuf) -> bool {
     let l3 = usize::from(pkt.meta.l3_offset);
     let kind = pkt.meta.kind;
     let Some(header) = pkt.data_mut().get_mut(l3..) else {
@@ -68,7 +68,7 @@ mod tests {
         f
     }
 
-    fn packet(pool: &Pool, frame: &[u8]) -> Packet {
+    fn packet(pool: &Pool, frame: &[u8]) -> PacketBuf {
         let mut p = pool.alloc_from(frame).unwrap();
         let mut m = Meta::default();
         parse(p.data(), &mut m).unwrap();
