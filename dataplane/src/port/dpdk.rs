@@ -39,7 +39,7 @@
 //! it, and two mbuf pools of its own (receive and transmit) sized for jumbo
 //! frames in a single segment.
 //!
-//! **Copying.** railyard's [`Packet`](crate::Packet) is a buffer of railyard's
+//! **Copying.** railyard's [`PacketBuf`](crate::PacketBuf) is a buffer of railyard's
 //! own [`Pool`], not an mbuf, so the port copies: each received mbuf chain
 //! into a pool buffer (then frees the mbuf at once), and each transmitted
 //! packet into a fresh mbuf from the port's transmit pool. That is one
@@ -49,7 +49,7 @@
 //! buffers may cross workers exactly as today. Measured, the copies are not
 //! the bottleneck: four `net_null` ports forward the benchmark's 64-byte mix
 //! at about 2 Mpps on one core, copies included, no slower than railyard's
-//! in-memory ring ports (see docs/src/performance.md). Zero copy would need `Packet` to
+//! in-memory ring ports (see docs/src/performance.md). Zero copy would need `PacketBuf` to
 //! wrap an mbuf (receive), or the pool's buffers attached to mbufs as
 //! external buffers (transmit, `rte_pktmbuf_attach_extbuf`); the latter
 //! needs the pool to hand out raw buffers and take them back from a DPDK
