@@ -24,3 +24,62 @@ impl Switch {
         pkt.meta.lossless = usize::from(prio) < PRIORITIES && lossless & (1 << prio) != 0;
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod tests {
+    use crate::meta::Meta;
+    use crate::model::{InterfaceModel, SwitchModel};
+    use crate::packet::Pool;
+    use crate::pipeline::Switch;
+    use crate::wire::MacAddr;
+
+    /// A switch whose first port maps DSCP 24 to qos-group 3 and has PFC on
+    /// priority 3.
+    fn switch() -> (Switch, Pool) {
+        let mut port = InterfaceModel::new("Ethernet1/1", MacAddr([2, 0, 0, 0, 1, 1]));
+        port.dscp_to_qos_group[24] = 3;
+        port.pfc.enabled_priorities = 1 << 3;
+        let model = SwitchModel {
+            interfaces: vec![port],
+            ..SwitchModel::default()
+        };
+        let pool = Pool::new(4);
+        let (sw, _) = Switch::new(&model, vec![None], pool.clone());
+        (sw, pool)
+    }
+
+    fn classified(sw: &Switch, pool: &Pool, dscp: u8, tci: Option<u16>) -> Meta {
+        let mut pkt = pool.alloc_from(&[0u8; 60]).unwrap();
+        pkt.meta.kind = crate::meta::FrameKind::Ipv4;
+        pkt.meta.dscp = dscp;
+        pkt.meta.vlan_tci = tci;
+        sw.classify(&mut pkt, 0);
+        pkt.meta
+    }
+
+    #[test]
+    fn the_lossless_class_is_lossless_and_others_are_not() {
+        let (sw, pool) = switch();
+        let m = classified(&sw, &pool, 24, None);
+        assert_eq!((m.qos_group, m.pfc_priority, m.lossless), (3, 3, true));
+        let m = classified(&sw, &pool, 0, None);
+        assert_eq!((m.qos_group, m.pfc_priority, m.lossless), (0, 0, false));
+    }
+
+    #[test]
+    fn a_tag_names_the_pfc_priority() {
+        let (sw, pool) = switch();
+        // PCP 5 on a DSCP 24 packet: queue 3, but priority 5, not lossless.
+        let m = classified(&sw, &pool, 24, Some(5 << 13));
+        assert_eq!((m.qos_group, m.pfc_priority, m.lossless), (3, 5, false));
+    }
+
+    #[test]
+    fn a_stormed_priority_is_admitted_as_lossy() {
+        let (mut sw, pool) = switch();
+        sw.ports[0].pfc.stormed = 1 << 3;
+        let m = classified(&sw, &pool, 24, None);
+        assert_eq!((m.qos_group, m.lossless), (3, false));
+    }
+}

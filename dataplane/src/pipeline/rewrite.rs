@@ -64,3 +64,151 @@ impl Switch {
         true
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod tests {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    use super::*;
+    use crate::model::{InterfaceModel, SwitchModel};
+    use crate::packet::Pool;
+    use crate::parse::parse;
+    use crate::pipeline::Switch;
+    use crate::wire::ethernet::EtherType;
+    use crate::wire::ipv4::Protocol;
+    use crate::wire::{EthernetRepr, Ipv4Repr, Ipv6Repr, VlanRepr};
+
+    const HOST: MacAddr = MacAddr([2, 0, 0, 0, 0, 9]);
+    const NEXT_HOP: MacAddr = MacAddr([2, 0, 0, 0, 0, 7]);
+
+    fn switch() -> (Switch, Pool) {
+        let model = SwitchModel {
+            interfaces: vec![
+                InterfaceModel::new("Ethernet1/1", MacAddr([2, 0, 0, 0, 1, 1])),
+                InterfaceModel::new("Ethernet1/2", MacAddr([2, 0, 0, 0, 1, 2])),
+            ],
+            ..SwitchModel::default()
+        };
+        let pool = Pool::new(16);
+        let (sw, _) = Switch::new(&model, vec![None, None], pool.clone());
+        (sw, pool)
+    }
+
+    /// An IPv4 or IPv6 frame from `HOST` to the switch's first port, with a
+    /// VLAN tag when `tci` is given, parsed as ingress would and routed out
+    /// of the second port.
+    fn routed(pool: &Pool, v6: bool, tci: Option<u16>) -> PacketBuf {
+        let mut buf = [0u8; 128];
+        let ethertype = if v6 { EtherType::Ipv6 } else { EtherType::Ipv4 };
+        EthernetRepr {
+            src_addr: HOST,
+            dst_addr: MacAddr([2, 0, 0, 0, 1, 1]),
+            ethertype: if tci.is_some() {
+                EtherType::Vlan
+            } else {
+                ethertype
+            },
+        }
+        .emit(&mut ethernet::Frame::new_unchecked(&mut buf[..]));
+        let l3 = match tci {
+            Some(tci) => {
+                VlanRepr {
+                    pcp: (tci >> 13) as u8,
+                    dei: false,
+                    vid: tci & 0xfff,
+                    ethertype,
+                }
+                .emit(&mut crate::wire::vlan::Packet::new_unchecked(
+                    &mut buf[14..],
+                ));
+                18
+            }
+            None => 14,
+        };
+        let len = if v6 {
+            Ipv6Repr {
+                src_addr: Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 1),
+                dst_addr: Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, 2),
+                next_header: Protocol::Udp,
+                payload_len: 8,
+                hop_limit: 64,
+                dscp: 24,
+                ecn: 1,
+            }
+            .emit(&mut ipv6::Packet::new_unchecked(&mut buf[l3..]));
+            l3 + ipv6::HEADER_LEN
+        } else {
+            Ipv4Repr {
+                src_addr: Ipv4Addr::new(10, 0, 0, 1),
+                dst_addr: Ipv4Addr::new(10, 0, 1, 2),
+                protocol: Protocol::Udp,
+                payload_len: 8,
+                ttl: 64,
+                dscp: 24,
+                ecn: 1,
+            }
+            .emit(&mut ipv4::Packet::new_unchecked(&mut buf[l3..]));
+            l3 + ipv4::HEADER_LEN
+        };
+        // A UDP header of its own length, checksum 0 (none).
+        buf[len..len + 8].copy_from_slice(&[0x12, 0x34, 0x56, 0x78, 0, 8, 0, 0]);
+        let len = len + 8;
+        let mut pkt = pool.alloc_from(&buf[..len.max(60)]).unwrap();
+        let (frame, meta) = pkt.data_and_meta_mut();
+        parse(frame, meta).unwrap();
+        pkt.meta.out_port = 1;
+        pkt
+    }
+
+    #[test]
+    fn a_tagged_ipv4_packet_leaves_untagged_with_new_macs_and_ttl() {
+        let (sw, pool) = switch();
+        let mut pkt = routed(&pool, false, Some(0x6064));
+        let before = pkt.len();
+        assert!(sw.rewrite(&mut pkt, NEXT_HOP));
+        assert_eq!(pkt.len(), before - 4);
+        assert_eq!(pkt.meta.vlan_tci, None);
+        assert_eq!(pkt.meta.l3_offset, 14);
+        let eth = ethernet::Frame::new_unchecked(pkt.data());
+        assert_eq!(eth.dst_addr(), NEXT_HOP);
+        assert_eq!(eth.src_addr(), MacAddr([2, 0, 0, 0, 1, 2]));
+        assert_eq!(eth.ethertype(), EtherType::Ipv4);
+        let ip = ipv4::Packet::new_unchecked(&pkt.data()[14..]);
+        assert_eq!(ip.ttl(), 63);
+        assert_eq!(pkt.meta.ttl, 63);
+        assert!(ip.verify_checksum());
+        // What the parser sees in the rewritten frame agrees with the meta.
+        let mut again = pkt.meta;
+        parse(pkt.data(), &mut again).unwrap();
+        assert_eq!(
+            (again.l3_offset, again.l4_offset, again.payload_offset),
+            (
+                pkt.meta.l3_offset,
+                pkt.meta.l4_offset,
+                pkt.meta.payload_offset
+            )
+        );
+    }
+
+    #[test]
+    fn an_ipv6_packet_loses_one_hop() {
+        let (sw, pool) = switch();
+        let mut pkt = routed(&pool, true, None);
+        assert!(sw.rewrite(&mut pkt, NEXT_HOP));
+        let ip = ipv6::Packet::new_unchecked(&pkt.data()[14..]);
+        assert_eq!(ip.hop_limit(), 63);
+        assert_eq!(
+            ethernet::Frame::new_unchecked(pkt.data()).dst_addr(),
+            NEXT_HOP
+        );
+    }
+
+    #[test]
+    fn a_frame_cut_inside_its_ip_header_is_refused() {
+        let (sw, pool) = switch();
+        let mut pkt = routed(&pool, false, None);
+        pkt.set_len(14 + 10);
+        assert!(!sw.rewrite(&mut pkt, NEXT_HOP));
+    }
+}
