@@ -3,7 +3,7 @@
 //! and the switch's own IP to [`local`](super::local), PFC and PAUSE to
 //! [`pfc_rx`](super::pfc_rx), LLDP to the control plane's punt ring.
 
-use super::Switch;
+use super::{Switch, MAX_RX_HELD};
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::meta::FrameKind;
@@ -11,7 +11,27 @@ use crate::packet::{Burst, PacketBuf};
 use crate::parse::parse;
 
 impl Switch {
-    pub(super) fn rx_port(&mut self, p: usize, now: Nanos) -> usize {
+    /// One receive burst from each of this worker's ports, unless a peer
+    /// worker's hand-off ring is over half full: then the frames stay in the
+    /// ports' receive rings (where the backend counts any overflow, as a NIC
+    /// does) for up to [`MAX_RX_HELD`] rounds. Returns the frames taken, or
+    /// 1 while holding, since waiting on a peer is not idleness.
+    pub(super) fn rx_ports(&mut self, now: Nanos) -> usize {
+        if self.handoff_congested() && self.rx_held < MAX_RX_HELD {
+            self.rx_held += 1;
+            return 1;
+        }
+        self.rx_held = 0;
+        let mut work = 0;
+        for p in 0..self.ports.len() {
+            if self.ports[p].owned {
+                work += self.rx_port(p, now);
+            }
+        }
+        work
+    }
+
+    fn rx_port(&mut self, p: usize, now: Nanos) -> usize {
         // A fresh ArrayVec costs nothing to make; moving a full one would
         // copy every packet handle, so the burst lives on this frame.
         let mut burst = Burst::new();

@@ -343,27 +343,9 @@ impl Switch {
             *up = slot.model.admin_up && (!slot.owned || slot.up());
         }
         // Port quality first, so packets of this round see the latest sample.
-        if let Some(dlb) = self.balancer.dlb_model() {
-            let interval = dlb.sampling_interval_ns.max(1);
-            let elapsed = now.saturating_sub(self.last_dre_sample);
-            if elapsed >= interval {
-                self.last_dre_sample = now - elapsed % interval;
-                self.sample_quality(elapsed / interval);
-            }
-        }
+        self.sample_quality_if_due(now);
         let mut work = self.drain_links(now);
-        if self.handoff_congested() && self.rx_held < MAX_RX_HELD {
-            self.rx_held += 1;
-            // Waiting on a peer is not idleness: stay awake for it.
-            work += 1;
-        } else {
-            self.rx_held = 0;
-            for p in 0..self.ports.len() {
-                if self.ports[p].owned {
-                    work += self.rx_port(p, now);
-                }
-            }
-        }
+        work += self.rx_ports(now);
         if now.saturating_sub(self.last_tick) >= TICK_INTERVAL {
             self.last_tick = now;
             self.tick(now);
@@ -376,15 +358,7 @@ impl Switch {
         let board = self.lane_board.take();
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
-                if self.ports[p].pfc.rx_paused != 0 {
-                    self.pause_timers(p, now);
-                }
-                if let Some(wd) = self.ports[p].model.pfc.watchdog {
-                    if self.ports[p].pfc.rx_paused | self.ports[p].pfc.stormed != 0 {
-                        let lanes = board.as_ref().map_or(0, |b| b.lanes_nonempty(p));
-                        self.watchdog(p, &wd, now, lanes);
-                    }
-                }
+                self.pfc_timers(p, now, board.as_deref());
                 if self.any_lossless && self.ports[p].pfc.tx_xoff != 0 {
                     work += self.pfc_release(p, now);
                 }

@@ -9,12 +9,28 @@ use super::Switch;
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::host;
+use crate::lanes::LaneBoard;
 use crate::model::pfc::{WatchdogModel, PRIORITIES};
 use crate::packet::PacketBuf;
 use crate::pfc::{quanta_ns, IngressCharge};
 use crate::wire::mac_control::{self, MacControlRepr};
 
 impl Switch {
+    /// The receive side's timers of this worker's port `p`: pauses that ran
+    /// out end, and the watchdog looks at paused and stormed queues
+    /// (counting the packets lanes on `board` hold for them).
+    pub(super) fn pfc_timers(&mut self, p: usize, now: Nanos, board: Option<&LaneBoard>) {
+        if self.ports[p].pfc.rx_paused != 0 {
+            self.pause_timers(p, now);
+        }
+        if let Some(wd) = self.ports[p].model.pfc.watchdog {
+            if self.ports[p].pfc.rx_paused | self.ports[p].pfc.stormed != 0 {
+                let lanes = board.map_or(0, |b| b.lanes_nonempty(p));
+                self.watchdog(p, &wd, now, lanes);
+            }
+        }
+    }
+
     /// Acts on a received PFC or PAUSE frame: sets, reloads or ends the
     /// pause of the queues it names.
     pub(super) fn mac_control(&mut self, pkt: &PacketBuf, p: usize, now: Nanos) {
@@ -69,7 +85,7 @@ impl Switch {
     }
 
     /// Ends the pauses of port `p` that have run out by `now`.
-    pub(super) fn pause_timers(&mut self, p: usize, now: Nanos) {
+    fn pause_timers(&mut self, p: usize, now: Nanos) {
         let slot = &mut self.ports[p];
         let st = &mut slot.pfc;
         let mut m = st.rx_paused;
@@ -88,7 +104,7 @@ impl Switch {
     /// packets, here or in other workers' lanes (`lanes`: the queues they
     /// hold packets in), and restores stormed queues whose pauses have
     /// stopped.
-    pub(super) fn watchdog(&mut self, p: usize, wd: &WatchdogModel, now: Nanos, lanes: u8) {
+    fn watchdog(&mut self, p: usize, wd: &WatchdogModel, now: Nanos, lanes: u8) {
         let nonempty = self.ports[p].queues.nonempty_mask() | lanes;
         let st = self.ports[p].pfc;
         let mut m = st.rx_paused & nonempty & !st.stormed;
