@@ -4,7 +4,7 @@
 #   scripts/lab.sh up TOPOLOGY [--name NAME]   build a lab, print its name
 #   scripts/lab.sh status NAME [--json]        switches' interfaces and LLDP neighbours
 #   scripts/lab.sh cabling NAME [--json]       LLDP neighbours vs the topology (exit 1 on mismatch)
-#   scripts/lab.sh down NAME | --all-of TOPOLOGY
+#   scripts/lab.sh down NAME|TOPOLOGY | --all-of TOPOLOGY
 #   scripts/lab.sh render TOPOLOGY --out DIR   the generated switch configs only
 #   scripts/lab.sh list
 #

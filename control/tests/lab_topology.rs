@@ -94,9 +94,21 @@ impl LabUp {
     /// Brings the lab down and checks that no namespace and no switch
     /// process is left.
     fn down_and_check(&mut self) {
+        let name = self.name.clone();
+        self.down_as_and_check(&name);
+    }
+
+    /// Brings the lab down with `railyard lab down ARG` (its name, or its
+    /// topology when it is that topology's only lab) and checks that no
+    /// namespace and no switch process is left.
+    fn down_as_and_check(&mut self, arg: &str) {
         let pids = self.pids();
-        let (ok, out, err) = railyard(&self.state, &["down", &self.name]);
-        assert!(ok, "lab down: {out}{err}");
+        let (ok, out, err) = railyard(&self.state, &["down", arg]);
+        assert!(ok, "lab down {arg}: {out}{err}");
+        assert!(
+            out.contains(&format!("{}: stopped", self.name)),
+            "{out}{err}"
+        );
         assert_no_trace(&self.name, &pids);
         assert!(
             !self.state.join(&self.name).exists(),
@@ -230,7 +242,8 @@ fn single_rail_switch_lab_pings_and_comes_down_clean() {
         "no switch-switch link, nothing can mismatch: {out}{err}"
     );
     assert!(out.contains("h1 eth0 (host, no LLDP)"), "{out}");
-    lab.down_and_check();
+    // The topology's file stands for its only lab.
+    lab.down_as_and_check(&topology("single"));
 }
 
 #[test]
@@ -344,6 +357,14 @@ fn two_labs_of_the_same_topology_coexist() {
     // Same addresses in both labs, each answered in its own.
     ping(&format!("{}-h1", a.name), None, "10.1.4.2").expect("lab a");
     ping(&format!("{}-h1", b.name), None, "10.1.4.2").expect("lab b");
+    // The topology names two labs: `down single` names them and removes none.
+    let (ok, out, err) = railyard(state.path(), &["down", "single"]);
+    assert!(!ok, "ambiguous down must fail: {out}{err}");
+    assert!(
+        err.contains(&a.name) && err.contains(&b.name) && err.contains("--all-of single"),
+        "{err}"
+    );
+    assert!(state.path().join(&a.name).join("state.json").exists());
     a.down_and_check();
     ping(&format!("{}-h2", b.name), None, "10.1.3.2").expect("b survives a's down");
     // `down --all-of` removes every lab of a topology.

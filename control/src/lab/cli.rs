@@ -8,7 +8,9 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use super::report::{cabling, render_cabling, render_status, status};
-use super::run::{default_state_root, down, list, load_state, up, UpOptions};
+use super::run::{
+    default_state_root, down, down_target, labs_of, list, load_state, up, DownTarget, UpOptions,
+};
 use super::{render, topology};
 
 /// `railyard lab …`.
@@ -51,9 +53,11 @@ pub enum LabCommand {
     },
     /// Remove a lab: stop its switches by PID (SIGTERM, then SIGKILL after
     /// 5 s), delete its namespaces and state directory. Removing a lab that
-    /// is already gone succeeds.
+    /// is already gone succeeds. A topology name (or file) instead of a lab
+    /// name removes that topology's only lab; with several it names them
+    /// and fails.
     Down {
-        /// Lab name.
+        /// Lab name, or a topology with exactly one lab.
         #[arg(required_unless_present = "all_of", conflicts_with = "all_of")]
         name: Option<String>,
         /// Remove every lab built from this topology (name or file).
@@ -158,18 +162,27 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
         }
         LabCommand::Down { name, all_of } => {
             let names: Vec<String> = match (name, all_of) {
-                (Some(n), _) => vec![n],
-                (None, Some(t)) => {
-                    let stem = Path::new(&t)
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or(t);
-                    list(&root)
-                        .into_iter()
-                        .filter(|s| s.topology_name == stem)
-                        .map(|s| s.name)
-                        .collect()
-                }
+                (Some(arg), _) => match down_target(&root, &arg) {
+                    DownTarget::Lab(n) => vec![n],
+                    DownTarget::OnlyLabOf { topology, lab } => {
+                        eprintln!("{arg}: no lab of that name; removing {lab}, the only lab of topology {topology}");
+                        vec![lab]
+                    }
+                    DownTarget::Ambiguous { topology, labs } => {
+                        return Err(format!(
+                            "{arg}: no lab of that name, but topology {topology} has {} labs: {}\n\
+                             remove one with `railyard lab down NAME`, or all of them with \
+                             `railyard lab down --all-of {topology}`",
+                            labs.len(),
+                            labs.join(", ")
+                        ))
+                    }
+                    DownTarget::Nothing => {
+                        eprintln!("{arg}: no such lab (nothing to do)");
+                        vec![]
+                    }
+                },
+                (None, Some(t)) => labs_of(&root, &t),
                 (None, None) => return Err("name a lab, or give --all-of TOPOLOGY".into()),
             };
             for n in names {

@@ -447,6 +447,68 @@ fn down_state(state: &LabState) -> Result<DownReport, String> {
     Ok(report)
 }
 
+/// What `railyard lab down ARG` removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DownTarget {
+    /// The lab of that name.
+    Lab(String),
+    /// ARG names no lab but a topology with exactly this one lab.
+    OnlyLabOf {
+        /// The topology (file stem).
+        topology: String,
+        /// Its lab.
+        lab: String,
+    },
+    /// ARG names a topology with several labs: the user must pick.
+    Ambiguous {
+        /// The topology (file stem).
+        topology: String,
+        /// Its labs, sorted.
+        labs: Vec<String>,
+    },
+    /// Neither a lab nor a topology with a lab: nothing to remove.
+    Nothing,
+}
+
+/// The topology name `arg` stands for: the file stem of a path
+/// (`scripts/topologies/rail-spine.topo` → `rail-spine`), else `arg`.
+pub fn topology_stem(arg: &str) -> String {
+    Path::new(arg)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| arg.to_string())
+}
+
+/// The labs under `root` built from topology `arg` (a name or a file).
+pub fn labs_of(root: &Path, arg: &str) -> Vec<String> {
+    let stem = topology_stem(arg);
+    list(root)
+        .into_iter()
+        .filter(|s| s.topology_name == stem)
+        .map(|s| s.name)
+        .collect()
+}
+
+/// Decides what `down ARG` removes: the lab named ARG if there is one,
+/// else the only lab of the topology ARG names (`down rail-spine` after
+/// `up rail-spine`); several labs of that topology are for the user to
+/// choose between.
+pub fn down_target(root: &Path, arg: &str) -> DownTarget {
+    if root.join(arg).join("state.json").exists() {
+        return DownTarget::Lab(arg.to_string());
+    }
+    let topology = topology_stem(arg);
+    let mut labs = labs_of(root, arg);
+    match labs.len() {
+        0 => DownTarget::Nothing,
+        1 => DownTarget::OnlyLabOf {
+            topology,
+            lab: labs.remove(0),
+        },
+        _ => DownTarget::Ambiguous { topology, labs },
+    }
+}
+
 /// Tears lab `name` down: stops its switches by PID (SIGTERM, SIGKILL after
 /// 5 s), deletes its namespaces and its state directory. A lab that does
 /// not exist (any more) is not an error: `Ok(None)`.

@@ -254,3 +254,67 @@ fn the_dlb_variant_renders_and_templates_report_bad_placeholders() {
     let d = super::render::render_switch(&t, "rail1", open, "open.conf").expect_err("unclosed");
     assert!(d[0].message.contains("without `{{/interface}}`"));
 }
+
+/// Writes a state file for a lab `name` of topology `topo` under `root`, as
+/// `up` records it (no namespaces or processes behind it).
+fn fake_lab(root: &Path, name: &str, topo: &str) {
+    use super::run::LabState;
+    let topology = parse_str(
+        "switch s1 role rail\n",
+        &Path::new("/x").join(format!("{topo}.topo")),
+    )
+    .expect("parses");
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let state = LabState {
+        name: name.into(),
+        topology_name: topology.name.clone(),
+        topology,
+        dir: dir.clone(),
+        namespaces: Vec::new(),
+        switches: Vec::new(),
+        hosts: Vec::new(),
+    };
+    std::fs::write(
+        dir.join("state.json"),
+        serde_json::to_string(&state).expect("json"),
+    )
+    .expect("write state");
+}
+
+#[test]
+fn down_takes_a_lab_name_or_a_topology_with_one_lab() {
+    use super::run::{down_target, DownTarget};
+    let root = tempfile::tempdir().expect("tempdir");
+    let root = root.path();
+    assert_eq!(down_target(root, "rail-spine"), DownTarget::Nothing);
+    fake_lab(root, "rail-spine-3f2a", "rail-spine");
+    fake_lab(root, "single-0001", "single");
+    fake_lab(root, "single-0002", "single");
+    // A lab name is that lab.
+    assert_eq!(
+        down_target(root, "single-0002"),
+        DownTarget::Lab("single-0002".into())
+    );
+    // A topology (by name or by file) with one lab is that lab.
+    let only = DownTarget::OnlyLabOf {
+        topology: "rail-spine".into(),
+        lab: "rail-spine-3f2a".into(),
+    };
+    assert_eq!(down_target(root, "rail-spine"), only);
+    assert_eq!(
+        down_target(root, "scripts/topologies/rail-spine.topo"),
+        only
+    );
+    // With several, the user chooses.
+    assert_eq!(
+        down_target(root, "single"),
+        DownTarget::Ambiguous {
+            topology: "single".into(),
+            labs: vec!["single-0001".into(), "single-0002".into()],
+        }
+    );
+    // Anything else is nothing to do.
+    assert_eq!(down_target(root, "spine"), DownTarget::Nothing);
+    assert_eq!(down_target(root, "rail-spine-0000"), DownTarget::Nothing);
+}
