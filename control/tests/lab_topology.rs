@@ -53,7 +53,12 @@ impl LabUp {
         let (ok, out, err) = railyard(state, &["up", &topology(topo), "--name", &name]);
         assert!(ok, "lab up {topo} failed:\n{out}{err}");
         assert_eq!(out.trim(), name, "up prints the lab name");
-        eprintln!("lab up {topo}: {:?}", t0.elapsed());
+        // It waited until the ports were up and LLDP saw every cable.
+        assert!(
+            err.contains("switch port(s) up") && err.contains("seen by LLDP on both ends after"),
+            "{err}"
+        );
+        eprintln!("lab up {topo}: {:?}: {}", t0.elapsed(), err.trim());
         let text = std::fs::read_to_string(state.join(&name).join("state.json")).expect("state");
         LabUp {
             name,
@@ -271,20 +276,10 @@ fn rail_spine_lab_reaches_across_rails_and_spines_and_cabling_matches() {
         }
     }
 
-    // The cabling check converges within LLDP's fast start.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let rows = loop {
-        let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
-        let rows: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
-        if ok {
-            break rows;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "cabling did not converge:\n{out}{err}"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    // `up` waited for the links and LLDP: the cabling check passes at once.
+    let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
+    assert!(ok, "cabling right after up:\n{out}{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("cabling json");
     eprintln!("cabling OK {:?} after up", t0.elapsed());
     let rows = rows.as_array().expect("rows");
     let count = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
@@ -372,4 +367,70 @@ fn two_labs_of_the_same_topology_coexist() {
     let (ok, out, err) = railyard(state.path(), &["down", "--all-of", "single"]);
     assert!(ok && out.contains(&b.name), "{out}{err}");
     assert_no_trace(&b.name, &pids);
+}
+
+/// A role without `feature lldp`: its switches never see each other.
+const NO_LLDP: &str = "\
+hostname {{hostname}}
+{{#interface}}
+interface {{name}}
+  no switchport
+  mtu {{mtu}}
+  ip address {{address}}
+  bind af-packet {{ifname}}
+  no shutdown
+{{/interface}}
+";
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn up_waits_for_lldp_and_on_timeout_says_what_is_missing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("templates")).expect("mkdir");
+    std::fs::write(dir.path().join("templates/quiet.conf"), NO_LLDP).expect("template");
+    let topo = dir.path().join("quiet.topo");
+    std::fs::write(
+        &topo,
+        "switch a role quiet\nswitch b role quiet\nlink a:e1/1 b:e1/2 subnet 10.255.0.0/31\n",
+    )
+    .expect("topology");
+    let state = dir.path().join("state");
+    let topo = topo.display().to_string();
+    let name = |i: usize| format!("ryw{}x{i}", std::process::id() % 100_000);
+    let guard = |n: String| LabUp {
+        name: n,
+        state: state.clone(),
+        doc: serde_json::Value::Null,
+    };
+
+    // No LLDP: the wait runs out, names both ends, and leaves the lab up.
+    let _a = guard(name(0));
+    let t0 = Instant::now();
+    let (ok, out, err) = railyard(&state, &["up", &topo, "--name", &name(0), "--wait", "2"]);
+    assert!(!ok, "up must fail when LLDP never converges: {out}{err}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    assert_eq!(out.trim(), name(0), "the name is printed before the wait");
+    for line in [
+        "a Ethernet1/1: no LLDP neighbour yet (expected b Ethernet1/2)",
+        "b Ethernet1/2: no LLDP neighbour yet (expected a Ethernet1/1)",
+        "not ready after 2 s",
+    ] {
+        assert!(err.contains(line), "{line:?} in:\n{err}");
+    }
+    assert!(
+        err.contains(&format!("`railyard lab down {}`", name(0))),
+        "{err}"
+    );
+    assert!(
+        state.join(name(0)).join("state.json").exists(),
+        "the lab stays up"
+    );
+    let (ok, _, _) = railyard(&state, &["status", &name(0)]);
+    assert!(ok);
+
+    // `--wait 0` returns as soon as the switches answer.
+    let _b = guard(name(1));
+    let (ok, out, err) = railyard(&state, &["up", &topo, "--name", &name(1), "--wait", "0"]);
+    assert!(ok, "{out}{err}");
+    assert!(!err.contains("LLDP"), "{err}");
 }

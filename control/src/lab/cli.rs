@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::report::{cabling, render_cabling, render_status, status};
+use super::report::{cabling, render_cabling, render_status, status, wait_ready};
 use super::run::{
     default_state_root, down, down_target, labs_of, list, load_state, up, DownTarget, UpOptions,
 };
@@ -40,7 +40,9 @@ pub struct LabArgs {
 #[derive(Debug, Clone, Subcommand)]
 pub enum LabCommand {
     /// Build a lab from a topology: a namespace per switch and host, a veth
-    /// pair per link, one `railyard run` per switch; prints the lab's name.
+    /// pair per link, one `railyard run` per switch; prints the lab's name,
+    /// then waits until links are up and LLDP sees every switch–switch
+    /// cable (`--wait`).
     Up {
         /// Topology file or name.
         topology: String,
@@ -50,6 +52,12 @@ pub enum LabCommand {
         /// Seconds to wait for each switch to answer on its socket.
         #[arg(long, default_value_t = 20)]
         timeout: u64,
+        /// Seconds to wait, once the switches answer, until every switch
+        /// port is up and every switch–switch cable is seen by LLDP on both
+        /// ends (what `cabling` checks); 0 returns at once. On timeout the
+        /// lab stays up, what is missing is listed and the exit status is 1.
+        #[arg(long, default_value_t = 30, value_name = "S")]
+        wait: u64,
     },
     /// Remove a lab: stop its switches by PID (SIGTERM, then SIGKILL after
     /// 5 s), delete its namespaces and state directory. Removing a lab that
@@ -148,6 +156,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             topology,
             name,
             timeout,
+            wait,
         } => {
             let railyard =
                 std::env::current_exe().map_err(|e| format!("locating railyard: {e}"))?;
@@ -158,7 +167,31 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
                 railyard,
                 timeout: Duration::from_secs(timeout),
             })?;
-            writeln!(out, "{}", state.name).map_err(io)
+            // The name first, so that a caller has it even when the wait fails.
+            writeln!(out, "{}", state.name).map_err(io)?;
+            out.flush().map_err(io)?;
+            if wait == 0 {
+                return Ok(());
+            }
+            match wait_ready(&state, Duration::from_secs(wait)) {
+                Ok(r) => {
+                    eprintln!(
+                        "{}: {} switch port(s) up, {} switch-switch cable(s) seen by LLDP on both ends after {:.1} s",
+                        state.name,
+                        r.ports,
+                        r.cables,
+                        r.after.as_secs_f64()
+                    );
+                    Ok(())
+                }
+                Err(missing) => Err(format!(
+                    "{name}: not ready after {wait} s (--wait); still missing:\n  {}\n\
+                     the lab is up: `railyard lab cabling {name}` checks it again, \
+                     `railyard lab down {name}` removes it",
+                    missing.join("\n  "),
+                    name = state.name
+                )),
+            }
         }
         LabCommand::Down { name, all_of } => {
             let names: Vec<String> = match (name, all_of) {
