@@ -434,3 +434,42 @@ fn up_waits_for_lldp_and_on_timeout_says_what_is_missing() {
     assert!(ok, "{out}{err}");
     assert!(!err.contains("LLDP"), "{err}");
 }
+
+#[test]
+fn render_of_a_topology_elsewhere_says_the_roles_are_built_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = dir.path().join("mine.topo");
+    std::fs::copy(topology("rail-spine"), &topo).expect("copy topology");
+    let out_dir = dir.path().join("out");
+    let (ok, out, err) = railyard(
+        dir.path(),
+        &[
+            "render",
+            &topo.display().to_string(),
+            "--out",
+            &out_dir.display().to_string(),
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("role rail: built-in templates/rail.conf")
+            && err.contains("role spine: built-in templates/spine.conf"),
+        "{err}"
+    );
+    let rail1 = std::fs::read_to_string(out_dir.join("rail1.conf")).expect("rail1.conf");
+    assert!(rail1.contains("hostname rail1\n"), "{rail1}");
+    // The shipped topology finds its templates beside it.
+    let (ok, _, err) = railyard(
+        dir.path(),
+        &[
+            "render",
+            &topology("single"),
+            "--out",
+            &out_dir.display().to_string(),
+        ],
+    );
+    assert!(
+        ok && err.contains("scripts/topologies/templates/rail.conf"),
+        "{err}"
+    );
+}

@@ -144,6 +144,17 @@ fn json(out: &mut dyn Write, v: &impl serde::Serialize) -> Result<(), String> {
     writeln!(out, "{text}").map_err(|e| e.to_string())
 }
 
+/// Says on stderr where each role's template was found (a file beside the
+/// topology, or the built-in copy of a shipped role); a role without one is
+/// left to rendering, which fails with the reason.
+fn say_roles(t: &topology::Topology) {
+    for (role, source) in render::role_sources(t) {
+        if let Ok(src) = source {
+            eprintln!("role {role}: {src}");
+        }
+    }
+}
+
 /// Runs a `railyard lab` command, writing to `out`.
 ///
 /// # Errors
@@ -160,8 +171,10 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
         } => {
             let railyard =
                 std::env::current_exe().map_err(|e| format!("locating railyard: {e}"))?;
+            let topology = resolve_topology(&topology)?;
+            say_roles(&topology::parse_file(&topology)?);
             let state = up(&UpOptions {
-                topology: resolve_topology(&topology)?,
+                topology,
                 name,
                 state_root: root,
                 railyard,
@@ -277,6 +290,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
         }
         LabCommand::Render { topology, out: dir } => {
             let t = topology::parse_file(&resolve_topology(&topology)?)?;
+            say_roles(&t);
             let rendered = render::render_all(&t)?;
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             for r in rendered {

@@ -318,3 +318,68 @@ fn down_takes_a_lab_name_or_a_topology_with_one_lab() {
     assert_eq!(down_target(root, "spine"), DownTarget::Nothing);
     assert_eq!(down_target(root, "rail-spine-0000"), DownTarget::Nothing);
 }
+
+#[test]
+fn a_topology_elsewhere_uses_the_built_in_roles_and_a_local_template_wins() {
+    use super::render::{role_sources, TemplateSource};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(topologies().join("rail-spine.topo")).expect("read");
+    let path = dir.path().join("mine.topo");
+    let t = parse_str(&text, &path).expect("parses");
+    // No templates/ beside it: the shipped roles, built in, give the same
+    // configurations as the shipped topology.
+    assert_eq!(
+        role_sources(&t),
+        vec![
+            ("rail".to_string(), Ok(TemplateSource::Builtin("rail"))),
+            ("spine".to_string(), Ok(TemplateSource::Builtin("spine"))),
+        ]
+    );
+    let mine = render_all(&t).expect("renders from the built-in templates");
+    let shipped_configs = render_all(&shipped("rail-spine")).expect("renders");
+    for (a, b) in mine.iter().zip(&shipped_configs) {
+        assert_eq!(a.config, b.config, "{}", a.switch);
+        let role = &t
+            .switches
+            .iter()
+            .find(|s| s.name == a.switch)
+            .expect("switch")
+            .role;
+        assert_eq!(
+            a.template.to_string(),
+            format!("built-in templates/{role}.conf")
+        );
+    }
+    assert!(matches!(
+        shipped_configs[0].template,
+        TemplateSource::File(ref p) if p.ends_with("templates/rail.conf")
+    ));
+
+    // A template beside the topology overrides the built-in role.
+    std::fs::create_dir(dir.path().join("templates")).expect("mkdir");
+    let local = dir.path().join("templates/rail.conf");
+    let own = std::fs::read_to_string(topologies().join("templates/rail.conf"))
+        .expect("read")
+        .replace("lldp timer 5", "lldp timer 7");
+    std::fs::write(&local, own).expect("write");
+    assert_eq!(role_sources(&t)[0].1, Ok(TemplateSource::File(local)));
+    let rendered = render_all(&t).expect("renders");
+    assert!(rendered[0].config.contains("lldp timer 7"));
+    assert!(
+        rendered[2].config.contains("lldp timer 5"),
+        "spine still built in"
+    );
+
+    // A role that is neither: the error names the file looked for and the
+    // built-in roles.
+    let mut odd = t.clone();
+    odd.switches[3].role = "leaf".into();
+    let e = render_all(&odd).expect_err("no such role");
+    assert!(
+        e.contains("switch spine2 has role `leaf`")
+            && e.contains("templates/leaf.conf does not exist")
+            && e.contains("built-in roles: rail, rail-dlb, spine"),
+        "{e}"
+    );
+    assert!(role_sources(&odd)[2].1.is_err());
+}
