@@ -40,6 +40,8 @@ struct LabUp {
     name: String,
     state: PathBuf,
     doc: serde_json::Value,
+    /// What `up` said on stderr.
+    up_said: String,
 }
 
 impl LabUp {
@@ -55,7 +57,7 @@ impl LabUp {
         assert_eq!(out.trim(), name, "up prints the lab name");
         // It waited until the ports were up and LLDP saw every cable.
         assert!(
-            err.contains("switch port(s) up") && err.contains("seen by LLDP on both ends after"),
+            err.contains("switch port(s) up, ") && err.contains(" s\n"),
             "{err}"
         );
         eprintln!("lab up {topo}: {:?}: {}", t0.elapsed(), err.trim());
@@ -64,7 +66,17 @@ impl LabUp {
             name,
             state: state.to_path_buf(),
             doc: serde_json::from_str(&text).expect("state json"),
+            up_said: err,
         }
+    }
+
+    fn switch_names(&self) -> Vec<String> {
+        self.doc["switches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect()
     }
 
     fn pids(&self) -> Vec<u64> {
@@ -119,9 +131,31 @@ impl LabUp {
             !self.state.join(&self.name).exists(),
             "state directory left"
         );
-        // Idempotent.
+        // Each switch's final counters (and log, and config) survive, where
+        // `down` says.
+        let kept = self.state.join(format!("{}.final", self.name));
+        assert!(
+            out.contains(&format!("kept in {}", kept.display())),
+            "{out}"
+        );
+        assert!(!out.contains("no counters from"), "{out}");
+        for sw in self.switch_names() {
+            let counters = std::fs::read_to_string(kept.join(format!("{sw}.out")))
+                .unwrap_or_else(|e| panic!("{sw}.out: {e}"));
+            assert!(
+                counters.starts_with("final counters:") && counters.contains("Ethernet1/1"),
+                "{sw}.out: {counters}"
+            );
+            assert!(kept.join(format!("{sw}.log")).is_file(), "{sw}.log");
+            assert!(kept.join(format!("{sw}.conf")).is_file(), "{sw}.conf");
+        }
+        // Idempotent, and it still says where the counters are.
         let (ok, _, err) = railyard(&self.state, &["down", &self.name]);
         assert!(ok && err.contains("nothing to do"), "{err}");
+        assert!(
+            err.contains(&format!("final counters are in {}", kept.display())),
+            "{err}"
+        );
     }
 }
 
@@ -277,6 +311,13 @@ fn rail_spine_lab_reaches_across_rails_and_spines_and_cabling_matches() {
     }
 
     // `up` waited for the links and LLDP: the cabling check passes at once.
+    assert!(
+        lab.up_said.contains(
+            "16 switch port(s) up, 4 switch-switch cable(s) seen by LLDP on both ends, after"
+        ),
+        "{}",
+        lab.up_said
+    );
     let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
     assert!(ok, "cabling right after up:\n{out}{err}");
     let rows: serde_json::Value = serde_json::from_str(&out).expect("cabling json");
@@ -401,6 +442,7 @@ fn up_waits_for_lldp_and_on_timeout_says_what_is_missing() {
         name: n,
         state: state.clone(),
         doc: serde_json::Value::Null,
+        up_said: String::new(),
     };
 
     // No LLDP: the wait runs out, names both ends, and leaves the lab up.

@@ -9,7 +9,8 @@ use clap::Subcommand;
 
 use super::report::{cabling, render_cabling, render_status, status, wait_ready};
 use super::run::{
-    default_state_root, down, down_target, labs_of, list, load_state, up, DownTarget, UpOptions,
+    default_state_root, down, down_target, final_dir, labs_of, list, load_state, up, DownTarget,
+    UpOptions,
 };
 use super::{render, topology};
 
@@ -22,9 +23,11 @@ overrides the directory). Its format is described in scripts/topologies/README.m
 
 Every lab has a state directory, $RAILYARD_LAB_DIR/NAME (default \
 /run/railyard-lab/NAME), holding state.json, the generated switch \
-configurations, their logs (SWITCH.log) and management sockets \
-(SWITCH.sock), so `railyard show … --socket /run/railyard-lab/NAME/rail1.sock` \
-works. Namespaces are NAME-NODE: `ip netns exec NAME-h1 ping …`.
+configurations, their logs (SWITCH.log), management sockets \
+(SWITCH.sock) and SWITCH.out, where a switch prints its final counters when \
+it stops: `down` keeps SWITCH.out, SWITCH.log and SWITCH.conf in \
+/run/railyard-lab/NAME.final/. The sockets serve `railyard show … --socket \
+/run/railyard-lab/NAME/rail1.sock`. Namespaces are NAME-NODE: `ip netns exec NAME-h1 ping …`.
 
 Needs root, iproute2 and ethtool.")]
 pub struct LabArgs {
@@ -60,7 +63,8 @@ pub enum LabCommand {
         wait: u64,
     },
     /// Remove a lab: stop its switches by PID (SIGTERM, then SIGKILL after
-    /// 5 s), delete its namespaces and state directory. Removing a lab that
+    /// 5 s), keep their final counters, logs and configurations in
+    /// STATE_DIR/NAME.final/, delete its namespaces and state directory. Removing a lab that
     /// is already gone succeeds. A topology name (or file) instead of a lab
     /// name removes that topology's only lab; with several it names them
     /// and fails.
@@ -144,6 +148,16 @@ fn json(out: &mut dyn Write, v: &impl serde::Serialize) -> Result<(), String> {
     writeln!(out, "{text}").map_err(|e| e.to_string())
 }
 
+/// Where an earlier `down` of lab `name` kept its final counters, if it did.
+fn kept_note(root: &Path, name: &str) -> String {
+    let dir = final_dir(root, name);
+    if dir.is_dir() {
+        format!("; its final counters are in {}", dir.display())
+    } else {
+        String::new()
+    }
+}
+
 /// Says on stderr where each role's template was found (a file beside the
 /// topology, or the built-in copy of a shipped role); a role without one is
 /// left to rendering, which fails with the reason.
@@ -188,11 +202,18 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             }
             match wait_ready(&state, Duration::from_secs(wait)) {
                 Ok(r) => {
+                    let cables = if r.cables == 0 {
+                        "no switch-switch cables to check".to_string()
+                    } else {
+                        format!(
+                            "{} switch-switch cable(s) seen by LLDP on both ends",
+                            r.cables
+                        )
+                    };
                     eprintln!(
-                        "{}: {} switch port(s) up, {} switch-switch cable(s) seen by LLDP on both ends after {:.1} s",
+                        "{}: {} switch port(s) up, {cables}, after {:.1} s",
                         state.name,
                         r.ports,
-                        r.cables,
                         r.after.as_secs_f64()
                     );
                     Ok(())
@@ -224,7 +245,10 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
                         ))
                     }
                     DownTarget::Nothing => {
-                        eprintln!("{arg}: no such lab (nothing to do)");
+                        eprintln!(
+                            "{arg}: no such lab (nothing to do){}",
+                            kept_note(&root, &arg)
+                        );
                         vec![]
                     }
                 },
@@ -233,19 +257,34 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             };
             for n in names {
                 match down(&root, &n)? {
-                    Some(r) => writeln!(
-                        out,
-                        "{n}: stopped {} switch(es){}, deleted {} namespace(s)",
-                        r.terminated.len(),
-                        if r.killed.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} needed SIGKILL)", r.killed.len())
-                        },
-                        r.namespaces.len()
-                    )
-                    .map_err(io)?,
-                    None => eprintln!("{n}: no such lab (nothing to do)"),
+                    Some(r) => {
+                        writeln!(
+                            out,
+                            "{n}: stopped {} switch(es){}, deleted {} namespace(s)",
+                            r.terminated.len(),
+                            if r.killed.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({} needed SIGKILL)", r.killed.len())
+                            },
+                            r.namespaces.len()
+                        )
+                        .map_err(io)?;
+                        if let Some(kept) = &r.kept {
+                            writeln!(
+                                out,
+                                "{n}: final counters (SWITCH.out), logs and configurations kept in {}{}",
+                                kept.display(),
+                                if r.no_counters.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(" (no counters from {})", r.no_counters.join(", "))
+                                }
+                            )
+                            .map_err(io)?;
+                        }
+                    }
+                    None => eprintln!("{n}: no such lab (nothing to do){}", kept_note(&root, &n)),
                 }
             }
             Ok(())

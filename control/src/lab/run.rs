@@ -229,7 +229,7 @@ pub fn up(opts: &UpOptions) -> Result<LabState, String> {
     match build(&mut state, &topo, &rendered, opts) {
         Ok(()) => Ok(state),
         Err(e) => {
-            let cleanup = match down_state(&state) {
+            let cleanup = match down_state(&state, None) {
                 Ok(_) => String::new(),
                 Err(c) => format!("\nand cleaning up failed too: {c}"),
             };
@@ -410,9 +410,53 @@ pub struct DownReport {
     pub killed: Vec<u32>,
     /// Namespaces deleted.
     pub namespaces: Vec<String>,
+    /// Where the switches' final counters (`SWITCH.out`), logs and
+    /// configurations were kept ([`final_dir`]).
+    pub kept: Option<PathBuf>,
+    /// Switches that left no final counters (killed, or died silently).
+    pub no_counters: Vec<String>,
 }
 
-fn down_state(state: &LabState) -> Result<DownReport, String> {
+/// Where `down` keeps lab `name`'s final counters, logs and configurations:
+/// `ROOT/NAME.final`, beside the state directory it removes (lab names have
+/// no `.`, so this is never a lab's own directory).
+pub fn final_dir(root: &Path, name: &str) -> PathBuf {
+    root.join(format!("{name}.final"))
+}
+
+/// Moves each switch's `SWITCH.out` (the final counters it printed when it
+/// stopped), `SWITCH.log` and `SWITCH.conf` into [`final_dir`], replacing
+/// what an earlier lab of the same name left there. Returns the switches
+/// whose counters are empty.
+fn keep_final(state: &LabState, kept: &Path) -> Result<Vec<String>, String> {
+    let err = |p: &Path, e: std::io::Error| format!("keeping {}: {e}", p.display());
+    if kept.exists() {
+        std::fs::remove_dir_all(kept).map_err(|e| err(kept, e))?;
+    }
+    std::fs::create_dir_all(kept).map_err(|e| err(kept, e))?;
+    let mut no_counters = Vec::new();
+    for sw in &state.switches {
+        let out = sw.log.with_extension("out");
+        if std::fs::metadata(&out).map_or(true, |m| m.len() == 0) {
+            no_counters.push(sw.name.clone());
+        }
+        for src in [&out, &sw.log, &sw.config] {
+            let Some(file) = src.file_name() else {
+                continue;
+            };
+            let dst = kept.join(file);
+            if src.exists() && std::fs::rename(src, &dst).is_err() {
+                std::fs::copy(src, &dst).map_err(|e| err(src, e))?;
+            }
+        }
+    }
+    Ok(no_counters)
+}
+
+/// Stops the lab's switches and deletes its namespaces and state
+/// directory; with `keep`, first moves the final counters and logs to
+/// [`final_dir`].
+fn down_state(state: &LabState, keep: Option<PathBuf>) -> Result<DownReport, String> {
     let mut report = DownReport::default();
     let live: Vec<&SwitchState> = state.switches.iter().filter(|s| switch_alive(s)).collect();
     for sw in &live {
@@ -438,6 +482,10 @@ fn down_state(state: &LabState) -> Result<DownReport, String> {
     }
     if !errors.is_empty() {
         return Err(errors.join("\n"));
+    }
+    if let Some(kept) = keep {
+        report.no_counters = keep_final(state, &kept)?;
+        report.kept = Some(kept);
     }
     if let Err(e) = std::fs::remove_dir_all(&state.dir) {
         if e.kind() != std::io::ErrorKind::NotFound {
@@ -510,8 +558,9 @@ pub fn down_target(root: &Path, arg: &str) -> DownTarget {
 }
 
 /// Tears lab `name` down: stops its switches by PID (SIGTERM, SIGKILL after
-/// 5 s), deletes its namespaces and its state directory. A lab that does
-/// not exist (any more) is not an error: `Ok(None)`.
+/// 5 s), keeps their final counters, logs and configurations in
+/// [`final_dir`], deletes its namespaces and its state directory. A lab
+/// that does not exist (any more) is not an error: `Ok(None)`.
 ///
 /// # Errors
 /// Namespaces that could not be deleted (the state is kept for a retry).
@@ -520,5 +569,5 @@ pub fn down(root: &Path, name: &str) -> Result<Option<DownReport>, String> {
         return Ok(None);
     }
     let state = load_state(root, name)?;
-    down_state(&state).map(Some)
+    down_state(&state, Some(final_dir(root, name))).map(Some)
 }
