@@ -146,7 +146,13 @@ impl LabUp {
                 counters.starts_with("final counters:") && counters.contains("Ethernet1/1"),
                 "{sw}.out: {counters}"
             );
-            assert!(kept.join(format!("{sw}.log")).is_file(), "{sw}.log");
+            let log = std::fs::read_to_string(kept.join(format!("{sw}.log")))
+                .unwrap_or_else(|e| panic!("{sw}.log: {e}"));
+            // Logs written to a file carry no colour escapes.
+            assert!(
+                log.contains("running") && !log.contains('\x1b'),
+                "{sw}.log: {log:?}"
+            );
             assert!(kept.join(format!("{sw}.conf")).is_file(), "{sw}.conf");
         }
         // Idempotent, and it still says where the counters are.
