@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use railyard_config::{Diagnostic, InterfaceName, Severity};
+use railyard_config::{Diagnostic, Severity};
 
 use super::routes::switch_routes;
 use super::topology::Topology;
@@ -188,7 +188,7 @@ pub fn render_switch(
         .map(|s| s.role.clone())
         .unwrap_or_default();
     let mut ports: Vec<_> = t.links_of(sw).collect();
-    ports.sort_by_key(|(_, local, _)| local.port.parse::<InterfaceName>().ok());
+    ports.sort_by(|(_, a, _), (_, b, _)| crate::natural::cmp(&a.port, &b.port));
     let uplinks: Vec<String> = ports
         .iter()
         .filter(|(_, _, r)| t.is_switch(&r.node))

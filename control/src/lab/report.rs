@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::run::{switch_alive, LabState};
 use crate::lldp::LldpSnapshot;
+use crate::natural;
 
 /// One switch as `status` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -62,8 +63,11 @@ pub struct NeighborRow {
     pub ttl: u16,
 }
 
+/// The neighbours of every port, ports in natural order (`Ethernet1/4`
+/// before `Ethernet1/32`), each port's in the order first heard.
 fn neighbor_rows(s: &LldpSnapshot) -> Vec<NeighborRow> {
-    s.ports
+    let mut rows: Vec<NeighborRow> = s
+        .ports
         .iter()
         .flat_map(|p| {
             p.neighbors.iter().map(move |n| NeighborRow {
@@ -73,7 +77,9 @@ fn neighbor_rows(s: &LldpSnapshot) -> Vec<NeighborRow> {
                 ttl: n.ttl,
             })
         })
-        .collect()
+        .collect();
+    rows.sort_by(|a, b| natural::cmp(&a.local_port, &b.local_port));
+    rows
 }
 
 /// Asks every switch of the lab for its interfaces and LLDP neighbours.
@@ -112,7 +118,7 @@ pub fn status(state: &LabState) -> Vec<SwitchStatus> {
                             peer: peers.get(name).cloned().unwrap_or_default(),
                         })
                         .collect();
-                    rows.sort_by_key(|r| r.name.parse::<railyard_config::InterfaceName>().ok());
+                    rows.sort_by(|a, b| natural::cmp(&a.name, &b.name));
                     st.interfaces = rows;
                 }
                 Err(e) => st.error = Some(e),
@@ -282,7 +288,7 @@ pub fn cabling(state: &LabState) -> Vec<CableRow> {
     for sw in &state.switches {
         let snap = crate::show_lldp::fetch_lldp(&sw.socket);
         let mut ports: Vec<_> = t.links_of(&sw.name).collect();
-        ports.sort_by_key(|(_, l, _)| l.port.parse::<railyard_config::InterfaceName>().ok());
+        ports.sort_by(|(_, a, _), (_, b, _)| natural::cmp(&a.port, &b.port));
         for (_, local, remote) in ports {
             let seen: Vec<NeighborRow> = match &snap {
                 Ok(s) => neighbor_rows(s)
@@ -344,8 +350,7 @@ pub fn not_ready(state: &LabState) -> Vec<String> {
         match crate::mgmt::fetch_stats(&sw.socket) {
             Ok(stats) => {
                 let mut ports: Vec<_> = state.topology.links_of(&sw.name).collect();
-                ports
-                    .sort_by_key(|(_, l, _)| l.port.parse::<railyard_config::InterfaceName>().ok());
+                ports.sort_by(|(_, a, _), (_, b, _)| natural::cmp(&a.port, &b.port));
                 for (_, local, _) in ports {
                     match stats.interfaces.get(&local.port) {
                         Some(i) if i.link_up => {}

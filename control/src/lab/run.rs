@@ -101,7 +101,7 @@ pub fn load_state(root: &Path, name: &str) -> Result<LabState, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every lab with a state file under `root`, sorted by name.
+/// Every lab with a state file under `root`, sorted naturally by name.
 pub fn list(root: &Path) -> Vec<LabState> {
     let mut out: Vec<LabState> = std::fs::read_dir(root)
         .into_iter()
@@ -109,7 +109,7 @@ pub fn list(root: &Path) -> Vec<LabState> {
         .flatten()
         .filter_map(|e| load_state(root, &e.file_name().to_string_lossy()).ok())
         .collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sort_by(|a, b| crate::natural::cmp(&a.name, &b.name));
     out
 }
 

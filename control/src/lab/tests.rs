@@ -383,3 +383,39 @@ fn a_topology_elsewhere_uses_the_built_in_roles_and_a_local_template_wins() {
     );
     assert!(role_sources(&odd)[2].1.is_err());
 }
+
+#[test]
+fn lab_lists_and_ports_sort_naturally() {
+    let root = tempfile::tempdir().expect("tempdir");
+    for name in ["lab-10", "lab-9", "lab-1"] {
+        fake_lab(root.path(), name, "single");
+    }
+    let names: Vec<String> = super::run::list(root.path())
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["lab-1", "lab-9", "lab-10"]);
+    match super::run::down_target(root.path(), "single") {
+        super::run::DownTarget::Ambiguous { labs, .. } => {
+            assert_eq!(labs, ["lab-1", "lab-9", "lab-10"])
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Ports, uplinks and interface sections in NX-OS order, however the
+    // links are written.
+    let t = parse_str(
+        "switch r role rail\nswitch s role spine\n\
+         link r:e1/32 s:e1/1 subnet 10.255.0.0/31\n\
+         link r:e1/4 s:e1/2 subnet 10.255.0.2/31\n\
+         link r:e1/10 s:e1/3 subnet 10.255.0.4/31\n",
+        Path::new("order.topo"),
+    )
+    .expect("parses");
+    let tpl = "! {{uplinks}}\n{{#interface}}\n{{name}}\n{{/interface}}\n";
+    let out = super::render::render_switch(&t, "r", tpl, "t.conf").expect("renders");
+    assert_eq!(
+        out,
+        "! Ethernet1/4, Ethernet1/10, Ethernet1/32\nEthernet1/4\nEthernet1/10\nEthernet1/32\n"
+    );
+}
