@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Lab topologies on network namespaces: a thin wrapper over `railyard lab`.
 #
-#   scripts/lab.sh up TOPOLOGY [--name NAME]   build a lab, print its name
+#   scripts/lab.sh up TOPOLOGY [--name NAME] [--wait S]   build a lab, print
+#                                  its name, wait for links and LLDP (30 s)
 #   scripts/lab.sh status NAME [--json]        switches' interfaces and LLDP neighbours
 #   scripts/lab.sh cabling NAME [--json]       LLDP neighbours vs the topology (exit 1 on mismatch)
-#   scripts/lab.sh down NAME | --all-of TOPOLOGY
+#   scripts/lab.sh down NAME|TOPOLOGY | --all-of TOPOLOGY
 #   scripts/lab.sh render TOPOLOGY --out DIR   the generated switch configs only
 #   scripts/lab.sh list
 #
@@ -15,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 

@@ -40,6 +40,8 @@ struct LabUp {
     name: String,
     state: PathBuf,
     doc: serde_json::Value,
+    /// What `up` said on stderr.
+    up_said: String,
 }
 
 impl LabUp {
@@ -53,13 +55,28 @@ impl LabUp {
         let (ok, out, err) = railyard(state, &["up", &topology(topo), "--name", &name]);
         assert!(ok, "lab up {topo} failed:\n{out}{err}");
         assert_eq!(out.trim(), name, "up prints the lab name");
-        eprintln!("lab up {topo}: {:?}", t0.elapsed());
+        // It waited until the ports were up and LLDP saw every cable.
+        assert!(
+            err.contains("switch port(s) up, ") && err.contains(" s\n"),
+            "{err}"
+        );
+        eprintln!("lab up {topo}: {:?}: {}", t0.elapsed(), err.trim());
         let text = std::fs::read_to_string(state.join(&name).join("state.json")).expect("state");
         LabUp {
             name,
             state: state.to_path_buf(),
             doc: serde_json::from_str(&text).expect("state json"),
+            up_said: err,
         }
+    }
+
+    fn switch_names(&self) -> Vec<String> {
+        self.doc["switches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect()
     }
 
     fn pids(&self) -> Vec<u64> {
@@ -94,17 +111,57 @@ impl LabUp {
     /// Brings the lab down and checks that no namespace and no switch
     /// process is left.
     fn down_and_check(&mut self) {
+        let name = self.name.clone();
+        self.down_as_and_check(&name);
+    }
+
+    /// Brings the lab down with `railyard lab down ARG` (its name, or its
+    /// topology when it is that topology's only lab) and checks that no
+    /// namespace and no switch process is left.
+    fn down_as_and_check(&mut self, arg: &str) {
         let pids = self.pids();
-        let (ok, out, err) = railyard(&self.state, &["down", &self.name]);
-        assert!(ok, "lab down: {out}{err}");
+        let (ok, out, err) = railyard(&self.state, &["down", arg]);
+        assert!(ok, "lab down {arg}: {out}{err}");
+        assert!(
+            out.contains(&format!("{}: stopped", self.name)),
+            "{out}{err}"
+        );
         assert_no_trace(&self.name, &pids);
         assert!(
             !self.state.join(&self.name).exists(),
             "state directory left"
         );
-        // Idempotent.
+        // Each switch's final counters (and log, and config) survive, where
+        // `down` says.
+        let kept = self.state.join(format!("{}.final", self.name));
+        assert!(
+            out.contains(&format!("kept in {}", kept.display())),
+            "{out}"
+        );
+        assert!(!out.contains("no counters from"), "{out}");
+        for sw in self.switch_names() {
+            let counters = std::fs::read_to_string(kept.join(format!("{sw}.out")))
+                .unwrap_or_else(|e| panic!("{sw}.out: {e}"));
+            assert!(
+                counters.starts_with("final counters:") && counters.contains("Ethernet1/1"),
+                "{sw}.out: {counters}"
+            );
+            let log = std::fs::read_to_string(kept.join(format!("{sw}.log")))
+                .unwrap_or_else(|e| panic!("{sw}.log: {e}"));
+            // Logs written to a file carry no colour escapes.
+            assert!(
+                log.contains("running") && !log.contains('\x1b'),
+                "{sw}.log: {log:?}"
+            );
+            assert!(kept.join(format!("{sw}.conf")).is_file(), "{sw}.conf");
+        }
+        // Idempotent, and it still says where the counters are.
         let (ok, _, err) = railyard(&self.state, &["down", &self.name]);
         assert!(ok && err.contains("nothing to do"), "{err}");
+        assert!(
+            err.contains(&format!("final counters are in {}", kept.display())),
+            "{err}"
+        );
     }
 }
 
@@ -230,7 +287,8 @@ fn single_rail_switch_lab_pings_and_comes_down_clean() {
         "no switch-switch link, nothing can mismatch: {out}{err}"
     );
     assert!(out.contains("h1 eth0 (host, no LLDP)"), "{out}");
-    lab.down_and_check();
+    // The topology's file stands for its only lab.
+    lab.down_as_and_check(&topology("single"));
 }
 
 #[test]
@@ -258,20 +316,17 @@ fn rail_spine_lab_reaches_across_rails_and_spines_and_cabling_matches() {
         }
     }
 
-    // The cabling check converges within LLDP's fast start.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let rows = loop {
-        let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
-        let rows: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
-        if ok {
-            break rows;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "cabling did not converge:\n{out}{err}"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    // `up` waited for the links and LLDP: the cabling check passes at once.
+    assert!(
+        lab.up_said.contains(
+            "16 switch port(s) up, 4 switch-switch cable(s) seen by LLDP on both ends, after"
+        ),
+        "{}",
+        lab.up_said
+    );
+    let (ok, out, err) = railyard(state.path(), &["cabling", &lab.name, "--json"]);
+    assert!(ok, "cabling right after up:\n{out}{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("cabling json");
     eprintln!("cabling OK {:?} after up", t0.elapsed());
     let rows = rows.as_array().expect("rows");
     let count = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
@@ -344,6 +399,14 @@ fn two_labs_of_the_same_topology_coexist() {
     // Same addresses in both labs, each answered in its own.
     ping(&format!("{}-h1", a.name), None, "10.1.4.2").expect("lab a");
     ping(&format!("{}-h1", b.name), None, "10.1.4.2").expect("lab b");
+    // The topology names two labs: `down single` names them and removes none.
+    let (ok, out, err) = railyard(state.path(), &["down", "single"]);
+    assert!(!ok, "ambiguous down must fail: {out}{err}");
+    assert!(
+        err.contains(&a.name) && err.contains(&b.name) && err.contains("--all-of single"),
+        "{err}"
+    );
+    assert!(state.path().join(&a.name).join("state.json").exists());
     a.down_and_check();
     ping(&format!("{}-h2", b.name), None, "10.1.3.2").expect("b survives a's down");
     // `down --all-of` removes every lab of a topology.
@@ -351,4 +414,110 @@ fn two_labs_of_the_same_topology_coexist() {
     let (ok, out, err) = railyard(state.path(), &["down", "--all-of", "single"]);
     assert!(ok && out.contains(&b.name), "{out}{err}");
     assert_no_trace(&b.name, &pids);
+}
+
+/// A role without `feature lldp`: its switches never see each other.
+const NO_LLDP: &str = "\
+hostname {{hostname}}
+{{#interface}}
+interface {{name}}
+  no switchport
+  mtu {{mtu}}
+  ip address {{address}}
+  bind af-packet {{ifname}}
+  no shutdown
+{{/interface}}
+";
+
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn up_waits_for_lldp_and_on_timeout_says_what_is_missing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("templates")).expect("mkdir");
+    std::fs::write(dir.path().join("templates/quiet.conf"), NO_LLDP).expect("template");
+    let topo = dir.path().join("quiet.topo");
+    std::fs::write(
+        &topo,
+        "switch a role quiet\nswitch b role quiet\nlink a:e1/1 b:e1/2 subnet 10.255.0.0/31\n",
+    )
+    .expect("topology");
+    let state = dir.path().join("state");
+    let topo = topo.display().to_string();
+    let name = |i: usize| format!("ryw{}x{i}", std::process::id() % 100_000);
+    let guard = |n: String| LabUp {
+        name: n,
+        state: state.clone(),
+        doc: serde_json::Value::Null,
+        up_said: String::new(),
+    };
+
+    // No LLDP: the wait runs out, names both ends, and leaves the lab up.
+    let _a = guard(name(0));
+    let t0 = Instant::now();
+    let (ok, out, err) = railyard(&state, &["up", &topo, "--name", &name(0), "--wait", "2"]);
+    assert!(!ok, "up must fail when LLDP never converges: {out}{err}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    assert_eq!(out.trim(), name(0), "the name is printed before the wait");
+    for line in [
+        "a Ethernet1/1: no LLDP neighbour yet (expected b Ethernet1/2)",
+        "b Ethernet1/2: no LLDP neighbour yet (expected a Ethernet1/1)",
+        "not ready after 2 s",
+    ] {
+        assert!(err.contains(line), "{line:?} in:\n{err}");
+    }
+    assert!(
+        err.contains(&format!("`railyard lab down {}`", name(0))),
+        "{err}"
+    );
+    assert!(
+        state.join(name(0)).join("state.json").exists(),
+        "the lab stays up"
+    );
+    let (ok, _, _) = railyard(&state, &["status", &name(0)]);
+    assert!(ok);
+
+    // `--wait 0` returns as soon as the switches answer.
+    let _b = guard(name(1));
+    let (ok, out, err) = railyard(&state, &["up", &topo, "--name", &name(1), "--wait", "0"]);
+    assert!(ok, "{out}{err}");
+    assert!(!err.contains("LLDP"), "{err}");
+}
+
+#[test]
+fn render_of_a_topology_elsewhere_says_the_roles_are_built_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = dir.path().join("mine.topo");
+    std::fs::copy(topology("rail-spine"), &topo).expect("copy topology");
+    let out_dir = dir.path().join("out");
+    let (ok, out, err) = railyard(
+        dir.path(),
+        &[
+            "render",
+            &topo.display().to_string(),
+            "--out",
+            &out_dir.display().to_string(),
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("role rail: built-in templates/rail.conf")
+            && err.contains("role spine: built-in templates/spine.conf"),
+        "{err}"
+    );
+    let rail1 = std::fs::read_to_string(out_dir.join("rail1.conf")).expect("rail1.conf");
+    assert!(rail1.contains("hostname rail1\n"), "{rail1}");
+    // The shipped topology finds its templates beside it.
+    let (ok, _, err) = railyard(
+        dir.path(),
+        &[
+            "render",
+            &topology("single"),
+            "--out",
+            &out_dir.display().to_string(),
+        ],
+    );
+    assert!(
+        ok && err.contains("scripts/topologies/templates/rail.conf"),
+        "{err}"
+    );
 }

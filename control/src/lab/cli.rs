@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::report::{cabling, render_cabling, render_status, status};
-use super::run::{default_state_root, down, list, load_state, up, UpOptions};
+use super::report::{cabling, render_cabling, render_status, status, wait_ready};
+use super::run::{
+    default_state_root, down, down_target, final_dir, labs_of, list, load_state, up, DownTarget,
+    UpOptions,
+};
 use super::{render, topology};
 
 /// `railyard lab …`.
@@ -20,9 +23,11 @@ overrides the directory). Its format is described in scripts/topologies/README.m
 
 Every lab has a state directory, $RAILYARD_LAB_DIR/NAME (default \
 /run/railyard-lab/NAME), holding state.json, the generated switch \
-configurations, their logs (SWITCH.log) and management sockets \
-(SWITCH.sock), so `railyard show … --socket /run/railyard-lab/NAME/rail1.sock` \
-works. Namespaces are NAME-NODE: `ip netns exec NAME-h1 ping …`.
+configurations, their logs (SWITCH.log), management sockets \
+(SWITCH.sock) and SWITCH.out, where a switch prints its final counters when \
+it stops: `down` keeps SWITCH.out, SWITCH.log and SWITCH.conf in \
+/run/railyard-lab/NAME.final/. The sockets serve `railyard show … --socket \
+/run/railyard-lab/NAME/rail1.sock`. Namespaces are NAME-NODE: `ip netns exec NAME-h1 ping …`.
 
 Needs root, iproute2 and ethtool.")]
 pub struct LabArgs {
@@ -38,7 +43,9 @@ pub struct LabArgs {
 #[derive(Debug, Clone, Subcommand)]
 pub enum LabCommand {
     /// Build a lab from a topology: a namespace per switch and host, a veth
-    /// pair per link, one `railyard run` per switch; prints the lab's name.
+    /// pair per link, one `railyard run` per switch; prints the lab's name,
+    /// then waits until links are up and LLDP sees every switch–switch
+    /// cable (`--wait`).
     Up {
         /// Topology file or name.
         topology: String,
@@ -48,12 +55,21 @@ pub enum LabCommand {
         /// Seconds to wait for each switch to answer on its socket.
         #[arg(long, default_value_t = 20)]
         timeout: u64,
+        /// Seconds to wait, once the switches answer, until every switch
+        /// port is up and every switch–switch cable is seen by LLDP on both
+        /// ends (what `cabling` checks); 0 returns at once. On timeout the
+        /// lab stays up, what is missing is listed and the exit status is 1.
+        #[arg(long, default_value_t = 30, value_name = "S")]
+        wait: u64,
     },
     /// Remove a lab: stop its switches by PID (SIGTERM, then SIGKILL after
-    /// 5 s), delete its namespaces and state directory. Removing a lab that
-    /// is already gone succeeds.
+    /// 5 s), keep their final counters, logs and configurations in
+    /// STATE_DIR/NAME.final/, delete its namespaces and state directory. Removing a lab that
+    /// is already gone succeeds. A topology name (or file) instead of a lab
+    /// name removes that topology's only lab; with several it names them
+    /// and fails.
     Down {
-        /// Lab name.
+        /// Lab name, or a topology with exactly one lab.
         #[arg(required_unless_present = "all_of", conflicts_with = "all_of")]
         name: Option<String>,
         /// Remove every lab built from this topology (name or file).
@@ -132,6 +148,27 @@ fn json(out: &mut dyn Write, v: &impl serde::Serialize) -> Result<(), String> {
     writeln!(out, "{text}").map_err(|e| e.to_string())
 }
 
+/// Where an earlier `down` of lab `name` kept its final counters, if it did.
+fn kept_note(root: &Path, name: &str) -> String {
+    let dir = final_dir(root, name);
+    if dir.is_dir() {
+        format!("; its final counters are in {}", dir.display())
+    } else {
+        String::new()
+    }
+}
+
+/// Says on stderr where each role's template was found (a file beside the
+/// topology, or the built-in copy of a shipped role); a role without one is
+/// left to rendering, which fails with the reason.
+fn say_roles(t: &topology::Topology) {
+    for (role, source) in render::role_sources(t) {
+        if let Ok(src) = source {
+            eprintln!("role {role}: {src}");
+        }
+    }
+}
+
 /// Runs a `railyard lab` command, writing to `out`.
 ///
 /// # Errors
@@ -144,49 +181,110 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             topology,
             name,
             timeout,
+            wait,
         } => {
             let railyard =
                 std::env::current_exe().map_err(|e| format!("locating railyard: {e}"))?;
+            let topology = resolve_topology(&topology)?;
+            say_roles(&topology::parse_file(&topology)?);
             let state = up(&UpOptions {
-                topology: resolve_topology(&topology)?,
+                topology,
                 name,
                 state_root: root,
                 railyard,
                 timeout: Duration::from_secs(timeout),
             })?;
-            writeln!(out, "{}", state.name).map_err(io)
+            // The name first, so that a caller has it even when the wait fails.
+            writeln!(out, "{}", state.name).map_err(io)?;
+            out.flush().map_err(io)?;
+            if wait == 0 {
+                return Ok(());
+            }
+            match wait_ready(&state, Duration::from_secs(wait)) {
+                Ok(r) => {
+                    let cables = if r.cables == 0 {
+                        "no switch-switch cables to check".to_string()
+                    } else {
+                        format!(
+                            "{} switch-switch cable(s) seen by LLDP on both ends",
+                            r.cables
+                        )
+                    };
+                    eprintln!(
+                        "{}: {} switch port(s) up, {cables}, after {:.1} s",
+                        state.name,
+                        r.ports,
+                        r.after.as_secs_f64()
+                    );
+                    Ok(())
+                }
+                Err(missing) => Err(format!(
+                    "{name}: not ready after {wait} s (--wait); still missing:\n  {}\n\
+                     the lab is up: `railyard lab cabling {name}` checks it again, \
+                     `railyard lab down {name}` removes it",
+                    missing.join("\n  "),
+                    name = state.name
+                )),
+            }
         }
         LabCommand::Down { name, all_of } => {
             let names: Vec<String> = match (name, all_of) {
-                (Some(n), _) => vec![n],
-                (None, Some(t)) => {
-                    let stem = Path::new(&t)
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or(t);
-                    list(&root)
-                        .into_iter()
-                        .filter(|s| s.topology_name == stem)
-                        .map(|s| s.name)
-                        .collect()
-                }
+                (Some(arg), _) => match down_target(&root, &arg) {
+                    DownTarget::Lab(n) => vec![n],
+                    DownTarget::OnlyLabOf { topology, lab } => {
+                        eprintln!("{arg}: no lab of that name; removing {lab}, the only lab of topology {topology}");
+                        vec![lab]
+                    }
+                    DownTarget::Ambiguous { topology, labs } => {
+                        return Err(format!(
+                            "{arg}: no lab of that name, but topology {topology} has {} labs: {}\n\
+                             remove one with `railyard lab down NAME`, or all of them with \
+                             `railyard lab down --all-of {topology}`",
+                            labs.len(),
+                            labs.join(", ")
+                        ))
+                    }
+                    DownTarget::Nothing => {
+                        eprintln!(
+                            "{arg}: no such lab (nothing to do){}",
+                            kept_note(&root, &arg)
+                        );
+                        vec![]
+                    }
+                },
+                (None, Some(t)) => labs_of(&root, &t),
                 (None, None) => return Err("name a lab, or give --all-of TOPOLOGY".into()),
             };
             for n in names {
                 match down(&root, &n)? {
-                    Some(r) => writeln!(
-                        out,
-                        "{n}: stopped {} switch(es){}, deleted {} namespace(s)",
-                        r.terminated.len(),
-                        if r.killed.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} needed SIGKILL)", r.killed.len())
-                        },
-                        r.namespaces.len()
-                    )
-                    .map_err(io)?,
-                    None => eprintln!("{n}: no such lab (nothing to do)"),
+                    Some(r) => {
+                        writeln!(
+                            out,
+                            "{n}: stopped {} switch(es){}, deleted {} namespace(s)",
+                            r.terminated.len(),
+                            if r.killed.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({} needed SIGKILL)", r.killed.len())
+                            },
+                            r.namespaces.len()
+                        )
+                        .map_err(io)?;
+                        if let Some(kept) = &r.kept {
+                            writeln!(
+                                out,
+                                "{n}: final counters (SWITCH.out), logs and configurations kept in {}{}",
+                                kept.display(),
+                                if r.no_counters.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(" (no counters from {})", r.no_counters.join(", "))
+                                }
+                            )
+                            .map_err(io)?;
+                        }
+                    }
+                    None => eprintln!("{n}: no such lab (nothing to do){}", kept_note(&root, &n)),
                 }
             }
             Ok(())
@@ -231,6 +329,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
         }
         LabCommand::Render { topology, out: dir } => {
             let t = topology::parse_file(&resolve_topology(&topology)?)?;
+            say_roles(&t);
             let rendered = render::render_all(&t)?;
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             for r in rendered {

@@ -1,7 +1,9 @@
 //! Switch configurations generated from role templates.
 //!
-//! A template (`templates/ROLE.conf` beside the topology file) is NX-OS
-//! configuration text with placeholders:
+//! A role's template is `templates/ROLE.conf` beside the topology file, or,
+//! when there is none, the shipped template of that name, built into the
+//! binary ([`BUILTIN_TEMPLATES`]) so that a topology anywhere can use the
+//! shipped roles. A template is NX-OS configuration text with placeholders:
 //!
 //! - anywhere: `{{hostname}}`, `{{role}}`, `{{uplinks}}` (the switch–switch
 //!   ports, `Ethernet1/31, Ethernet1/32`), `{{routes}}` (the computed
@@ -17,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use railyard_config::{Diagnostic, InterfaceName, Severity};
+use railyard_config::{Diagnostic, Severity};
 
 use super::routes::switch_routes;
 use super::topology::Topology;
@@ -28,18 +30,102 @@ pub struct Rendered {
     /// Switch name.
     pub switch: String,
     /// The template it came from.
-    pub template: PathBuf,
+    pub template: TemplateSource,
     /// NX-OS configuration text.
     pub config: String,
 }
 
-/// Where the template of `role` lives for topology `t`.
+/// The shipped role templates (`scripts/topologies/templates/ROLE.conf`),
+/// compiled in so that an installed binary, or a topology file kept outside
+/// `scripts/topologies/`, still finds them.
+pub const BUILTIN_TEMPLATES: [(&str, &str); 3] = [
+    (
+        "rail",
+        include_str!("../../../scripts/topologies/templates/rail.conf"),
+    ),
+    (
+        "rail-dlb",
+        include_str!("../../../scripts/topologies/templates/rail-dlb.conf"),
+    ),
+    (
+        "spine",
+        include_str!("../../../scripts/topologies/templates/spine.conf"),
+    ),
+];
+
+/// Where a role's template was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateSource {
+    /// `templates/ROLE.conf` beside the topology file.
+    File(PathBuf),
+    /// The shipped template of that role, built into the binary.
+    Builtin(&'static str),
+}
+
+impl std::fmt::Display for TemplateSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateSource::File(p) => write!(f, "{}", p.display()),
+            TemplateSource::Builtin(role) => write!(f, "built-in templates/{role}.conf"),
+        }
+    }
+}
+
+/// Where the template of `role` lives for topology `t` when it is a file:
+/// `templates/ROLE.conf` beside the topology.
 pub fn template_path(t: &Topology, role: &str) -> PathBuf {
     t.path
         .parent()
         .unwrap_or(Path::new("."))
         .join("templates")
         .join(format!("{role}.conf"))
+}
+
+/// Finds the template of `role` for topology `t`: the file beside the
+/// topology, else the built-in one of that name. Returns where it was
+/// found and its text.
+///
+/// # Errors
+/// Neither exists (naming both places and the built-in roles), or the file
+/// exists but cannot be read.
+pub fn find_template(t: &Topology, role: &str) -> Result<(TemplateSource, String), String> {
+    let path = template_path(t, role);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok((TemplateSource::File(path), text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BUILTIN_TEMPLATES
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(r, text)| (TemplateSource::Builtin(r), (*text).to_string()))
+            .ok_or_else(|| {
+                format!(
+                    "no template for role `{role}`: {} does not exist and no role of that \
+                     name is built in (built-in roles: {})",
+                    path.display(),
+                    BUILTIN_TEMPLATES
+                        .iter()
+                        .map(|(r, _)| *r)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
+        Err(e) => Err(format!("template {} cannot be read: {e}", path.display())),
+    }
+}
+
+/// Every role of the topology, in order of first use, with where its
+/// template is found (or why it is not), so `lab up` and `lab render` can
+/// say which file a role came from.
+pub fn role_sources(t: &Topology) -> Vec<(String, Result<TemplateSource, String>)> {
+    let mut out: Vec<(String, Result<TemplateSource, String>)> = Vec::new();
+    for s in &t.switches {
+        if !out.iter().any(|(r, _)| *r == s.role) {
+            out.push((
+                s.role.clone(),
+                find_template(t, &s.role).map(|(src, _)| src),
+            ));
+        }
+    }
+    out
 }
 
 const GLOBAL: [&str; 4] = ["hostname", "role", "uplinks", "routes"];
@@ -102,7 +188,7 @@ pub fn render_switch(
         .map(|s| s.role.clone())
         .unwrap_or_default();
     let mut ports: Vec<_> = t.links_of(sw).collect();
-    ports.sort_by_key(|(_, local, _)| local.port.parse::<InterfaceName>().ok());
+    ports.sort_by(|(_, a, _), (_, b, _)| crate::natural::cmp(&a.port, &b.port));
     let uplinks: Vec<String> = ports
         .iter()
         .filter(|(_, _, r)| t.is_switch(&r.node))
@@ -221,32 +307,25 @@ pub fn render_switch(
 pub fn render_all(t: &Topology) -> Result<Vec<Rendered>, String> {
     let mut out = Vec::new();
     for s in &t.switches {
-        let path = template_path(t, &s.role);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let (source, text) = find_template(t, &s.role).map_err(|e| {
             format!(
-                "{}:{}: switch {} has role `{}`, but its template {} cannot be read: {e}",
+                "{}:{}: switch {} has role `{}`, but {e}",
                 t.path.display(),
                 s.line,
                 s.name,
                 s.role,
-                path.display()
             )
         })?;
-        let config = render_switch(t, &s.name, &text, &path.display().to_string())
+        let config = render_switch(t, &s.name, &text, &source.to_string())
             .map_err(|d| crate::format_diagnostics(&d))?;
-        let label = format!(
-            "{} (generated for {} from {})",
-            s.name,
-            s.name,
-            path.display()
-        );
+        let label = format!("{} (generated for {} from {source})", s.name, s.name);
         let parsed = railyard_config::parse_str(&config, &label, &Default::default())
             .map_err(|d| crate::format_diagnostics(&d))?;
         crate::compile::compile(&parsed.config)
             .map_err(|e| format!("{label}: {}", e.join("\n")))?;
         out.push(Rendered {
             switch: s.name.clone(),
-            template: path,
+            template: source,
             config,
         });
     }

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::run::{switch_alive, LabState};
 use crate::lldp::LldpSnapshot;
+use crate::natural;
 
 /// One switch as `status` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -62,8 +63,11 @@ pub struct NeighborRow {
     pub ttl: u16,
 }
 
+/// The neighbours of every port, ports in natural order (`Ethernet1/4`
+/// before `Ethernet1/32`), each port's in the order first heard.
 fn neighbor_rows(s: &LldpSnapshot) -> Vec<NeighborRow> {
-    s.ports
+    let mut rows: Vec<NeighborRow> = s
+        .ports
         .iter()
         .flat_map(|p| {
             p.neighbors.iter().map(move |n| NeighborRow {
@@ -73,7 +77,9 @@ fn neighbor_rows(s: &LldpSnapshot) -> Vec<NeighborRow> {
                 ttl: n.ttl,
             })
         })
-        .collect()
+        .collect();
+    rows.sort_by(|a, b| natural::cmp(&a.local_port, &b.local_port));
+    rows
 }
 
 /// Asks every switch of the lab for its interfaces and LLDP neighbours.
@@ -112,7 +118,7 @@ pub fn status(state: &LabState) -> Vec<SwitchStatus> {
                             peer: peers.get(name).cloned().unwrap_or_default(),
                         })
                         .collect();
-                    rows.sort_by_key(|r| r.name.parse::<railyard_config::InterfaceName>().ok());
+                    rows.sort_by(|a, b| natural::cmp(&a.name, &b.name));
                     st.interfaces = rows;
                 }
                 Err(e) => st.error = Some(e),
@@ -282,7 +288,7 @@ pub fn cabling(state: &LabState) -> Vec<CableRow> {
     for sw in &state.switches {
         let snap = crate::show_lldp::fetch_lldp(&sw.socket);
         let mut ports: Vec<_> = t.links_of(&sw.name).collect();
-        ports.sort_by_key(|(_, l, _)| l.port.parse::<railyard_config::InterfaceName>().ok());
+        ports.sort_by(|(_, a, _), (_, b, _)| natural::cmp(&a.port, &b.port));
         for (_, local, remote) in ports {
             let seen: Vec<NeighborRow> = match &snap {
                 Ok(s) => neighbor_rows(s)
@@ -331,6 +337,85 @@ pub fn cabling(state: &LabState) -> Vec<CableRow> {
         }
     }
     rows
+}
+
+/// What keeps a lab from being ready, one line per problem: a switch that
+/// does not answer, a cabled switch port whose link is down, a
+/// switch–switch port whose LLDP neighbour is not (yet) the topology's
+/// peer. Empty when every switch port is up and every switch–switch cable
+/// is seen by LLDP on both of its ends, so `cabling` passes.
+pub fn not_ready(state: &LabState) -> Vec<String> {
+    let mut missing = Vec::new();
+    for sw in &state.switches {
+        match crate::mgmt::fetch_stats(&sw.socket) {
+            Ok(stats) => {
+                let mut ports: Vec<_> = state.topology.links_of(&sw.name).collect();
+                ports.sort_by(|(_, a, _), (_, b, _)| natural::cmp(&a.port, &b.port));
+                for (_, local, _) in ports {
+                    match stats.interfaces.get(&local.port) {
+                        Some(i) if i.link_up => {}
+                        Some(_) => missing.push(format!("{} {}: link down", sw.name, local.port)),
+                        None => missing.push(format!(
+                            "{} {}: not in the switch's interfaces",
+                            sw.name, local.port
+                        )),
+                    }
+                }
+            }
+            Err(e) => missing.push(format!("{}: cannot ask the switch: {e}", sw.name)),
+        }
+    }
+    for r in cabling(state) {
+        let what = match r.status {
+            CableStatus::Ok | CableStatus::Host | CableStatus::Unknown => continue,
+            CableStatus::Missing => format!("no LLDP neighbour yet (expected {})", r.expected),
+            CableStatus::Mismatch => format!("LLDP sees {}, expected {}", r.seen, r.expected),
+        };
+        missing.push(format!("{} {}: {what}", r.switch, r.port));
+    }
+    missing
+}
+
+/// How a lab became ready, for `up` to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ready {
+    /// Cabled switch ports (all of them up).
+    pub ports: usize,
+    /// Switch–switch cables (each seen by LLDP on both ends).
+    pub cables: usize,
+    /// How long it took.
+    pub after: std::time::Duration,
+}
+
+/// Waits until [`not_ready`] is empty, polling every 200 ms for at most
+/// `timeout`.
+///
+/// # Errors
+/// On timeout, what is still missing.
+pub fn wait_ready(state: &LabState, timeout: std::time::Duration) -> Result<Ready, Vec<String>> {
+    let t0 = std::time::Instant::now();
+    let t = &state.topology;
+    let ports = t
+        .links
+        .iter()
+        .flat_map(|l| [&l.a, &l.b])
+        .filter(|e| t.is_switch(&e.node))
+        .count();
+    let cables = t.links.iter().filter(|l| !t.is_host_link(l)).count();
+    loop {
+        let missing = not_ready(state);
+        if missing.is_empty() {
+            return Ok(Ready {
+                ports,
+                cables,
+                after: t0.elapsed(),
+            });
+        }
+        if t0.elapsed() >= timeout {
+            return Err(missing);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// Renders the cabling table; `color` highlights failing rows in red,

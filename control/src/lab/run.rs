@@ -101,7 +101,7 @@ pub fn load_state(root: &Path, name: &str) -> Result<LabState, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every lab with a state file under `root`, sorted by name.
+/// Every lab with a state file under `root`, sorted naturally by name.
 pub fn list(root: &Path) -> Vec<LabState> {
     let mut out: Vec<LabState> = std::fs::read_dir(root)
         .into_iter()
@@ -109,7 +109,7 @@ pub fn list(root: &Path) -> Vec<LabState> {
         .flatten()
         .filter_map(|e| load_state(root, &e.file_name().to_string_lossy()).ok())
         .collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sort_by(|a, b| crate::natural::cmp(&a.name, &b.name));
     out
 }
 
@@ -229,7 +229,7 @@ pub fn up(opts: &UpOptions) -> Result<LabState, String> {
     match build(&mut state, &topo, &rendered, opts) {
         Ok(()) => Ok(state),
         Err(e) => {
-            let cleanup = match down_state(&state) {
+            let cleanup = match down_state(&state, None) {
                 Ok(_) => String::new(),
                 Err(c) => format!("\nand cleaning up failed too: {c}"),
             };
@@ -410,9 +410,53 @@ pub struct DownReport {
     pub killed: Vec<u32>,
     /// Namespaces deleted.
     pub namespaces: Vec<String>,
+    /// Where the switches' final counters (`SWITCH.out`), logs and
+    /// configurations were kept ([`final_dir`]).
+    pub kept: Option<PathBuf>,
+    /// Switches that left no final counters (killed, or died silently).
+    pub no_counters: Vec<String>,
 }
 
-fn down_state(state: &LabState) -> Result<DownReport, String> {
+/// Where `down` keeps lab `name`'s final counters, logs and configurations:
+/// `ROOT/NAME.final`, beside the state directory it removes (lab names have
+/// no `.`, so this is never a lab's own directory).
+pub fn final_dir(root: &Path, name: &str) -> PathBuf {
+    root.join(format!("{name}.final"))
+}
+
+/// Moves each switch's `SWITCH.out` (the final counters it printed when it
+/// stopped), `SWITCH.log` and `SWITCH.conf` into [`final_dir`], replacing
+/// what an earlier lab of the same name left there. Returns the switches
+/// whose counters are empty.
+fn keep_final(state: &LabState, kept: &Path) -> Result<Vec<String>, String> {
+    let err = |p: &Path, e: std::io::Error| format!("keeping {}: {e}", p.display());
+    if kept.exists() {
+        std::fs::remove_dir_all(kept).map_err(|e| err(kept, e))?;
+    }
+    std::fs::create_dir_all(kept).map_err(|e| err(kept, e))?;
+    let mut no_counters = Vec::new();
+    for sw in &state.switches {
+        let out = sw.log.with_extension("out");
+        if std::fs::metadata(&out).map_or(true, |m| m.len() == 0) {
+            no_counters.push(sw.name.clone());
+        }
+        for src in [&out, &sw.log, &sw.config] {
+            let Some(file) = src.file_name() else {
+                continue;
+            };
+            let dst = kept.join(file);
+            if src.exists() && std::fs::rename(src, &dst).is_err() {
+                std::fs::copy(src, &dst).map_err(|e| err(src, e))?;
+            }
+        }
+    }
+    Ok(no_counters)
+}
+
+/// Stops the lab's switches and deletes its namespaces and state
+/// directory; with `keep`, first moves the final counters and logs to
+/// [`final_dir`].
+fn down_state(state: &LabState, keep: Option<PathBuf>) -> Result<DownReport, String> {
     let mut report = DownReport::default();
     let live: Vec<&SwitchState> = state.switches.iter().filter(|s| switch_alive(s)).collect();
     for sw in &live {
@@ -439,6 +483,10 @@ fn down_state(state: &LabState) -> Result<DownReport, String> {
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
+    if let Some(kept) = keep {
+        report.no_counters = keep_final(state, &kept)?;
+        report.kept = Some(kept);
+    }
     if let Err(e) = std::fs::remove_dir_all(&state.dir) {
         if e.kind() != std::io::ErrorKind::NotFound {
             return Err(format!("removing {}: {e}", state.dir.display()));
@@ -447,9 +495,72 @@ fn down_state(state: &LabState) -> Result<DownReport, String> {
     Ok(report)
 }
 
+/// What `railyard lab down ARG` removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DownTarget {
+    /// The lab of that name.
+    Lab(String),
+    /// ARG names no lab but a topology with exactly this one lab.
+    OnlyLabOf {
+        /// The topology (file stem).
+        topology: String,
+        /// Its lab.
+        lab: String,
+    },
+    /// ARG names a topology with several labs: the user must pick.
+    Ambiguous {
+        /// The topology (file stem).
+        topology: String,
+        /// Its labs, sorted.
+        labs: Vec<String>,
+    },
+    /// Neither a lab nor a topology with a lab: nothing to remove.
+    Nothing,
+}
+
+/// The topology name `arg` stands for: the file stem of a path
+/// (`scripts/topologies/rail-spine.topo` → `rail-spine`), else `arg`.
+pub fn topology_stem(arg: &str) -> String {
+    Path::new(arg)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| arg.to_string())
+}
+
+/// The labs under `root` built from topology `arg` (a name or a file).
+pub fn labs_of(root: &Path, arg: &str) -> Vec<String> {
+    let stem = topology_stem(arg);
+    list(root)
+        .into_iter()
+        .filter(|s| s.topology_name == stem)
+        .map(|s| s.name)
+        .collect()
+}
+
+/// Decides what `down ARG` removes: the lab named ARG if there is one,
+/// else the only lab of the topology ARG names (`down rail-spine` after
+/// `up rail-spine`); several labs of that topology are for the user to
+/// choose between.
+pub fn down_target(root: &Path, arg: &str) -> DownTarget {
+    if root.join(arg).join("state.json").exists() {
+        return DownTarget::Lab(arg.to_string());
+    }
+    let topology = topology_stem(arg);
+    let mut labs = labs_of(root, arg);
+    match labs.len() {
+        0 => DownTarget::Nothing,
+        1 => DownTarget::OnlyLabOf {
+            topology,
+            lab: labs.remove(0),
+        },
+        _ => DownTarget::Ambiguous { topology, labs },
+    }
+}
+
 /// Tears lab `name` down: stops its switches by PID (SIGTERM, SIGKILL after
-/// 5 s), deletes its namespaces and its state directory. A lab that does
-/// not exist (any more) is not an error: `Ok(None)`.
+/// 5 s), keeps their final counters, logs and configurations in
+/// [`final_dir`], deletes its namespaces and its state directory. A lab
+/// that does not exist (any more) is not an error: `Ok(None)`.
 ///
 /// # Errors
 /// Namespaces that could not be deleted (the state is kept for a retry).
@@ -458,5 +569,5 @@ pub fn down(root: &Path, name: &str) -> Result<Option<DownReport>, String> {
         return Ok(None);
     }
     let state = load_state(root, name)?;
-    down_state(&state).map(Some)
+    down_state(&state, Some(final_dir(root, name))).map(Some)
 }

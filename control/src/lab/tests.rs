@@ -254,3 +254,168 @@ fn the_dlb_variant_renders_and_templates_report_bad_placeholders() {
     let d = super::render::render_switch(&t, "rail1", open, "open.conf").expect_err("unclosed");
     assert!(d[0].message.contains("without `{{/interface}}`"));
 }
+
+/// Writes a state file for a lab `name` of topology `topo` under `root`, as
+/// `up` records it (no namespaces or processes behind it).
+fn fake_lab(root: &Path, name: &str, topo: &str) {
+    use super::run::LabState;
+    let topology = parse_str(
+        "switch s1 role rail\n",
+        &Path::new("/x").join(format!("{topo}.topo")),
+    )
+    .expect("parses");
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let state = LabState {
+        name: name.into(),
+        topology_name: topology.name.clone(),
+        topology,
+        dir: dir.clone(),
+        namespaces: Vec::new(),
+        switches: Vec::new(),
+        hosts: Vec::new(),
+    };
+    std::fs::write(
+        dir.join("state.json"),
+        serde_json::to_string(&state).expect("json"),
+    )
+    .expect("write state");
+}
+
+#[test]
+fn down_takes_a_lab_name_or_a_topology_with_one_lab() {
+    use super::run::{down_target, DownTarget};
+    let root = tempfile::tempdir().expect("tempdir");
+    let root = root.path();
+    assert_eq!(down_target(root, "rail-spine"), DownTarget::Nothing);
+    fake_lab(root, "rail-spine-3f2a", "rail-spine");
+    fake_lab(root, "single-0001", "single");
+    fake_lab(root, "single-0002", "single");
+    // A lab name is that lab.
+    assert_eq!(
+        down_target(root, "single-0002"),
+        DownTarget::Lab("single-0002".into())
+    );
+    // A topology (by name or by file) with one lab is that lab.
+    let only = DownTarget::OnlyLabOf {
+        topology: "rail-spine".into(),
+        lab: "rail-spine-3f2a".into(),
+    };
+    assert_eq!(down_target(root, "rail-spine"), only);
+    assert_eq!(
+        down_target(root, "scripts/topologies/rail-spine.topo"),
+        only
+    );
+    // With several, the user chooses.
+    assert_eq!(
+        down_target(root, "single"),
+        DownTarget::Ambiguous {
+            topology: "single".into(),
+            labs: vec!["single-0001".into(), "single-0002".into()],
+        }
+    );
+    // Anything else is nothing to do.
+    assert_eq!(down_target(root, "spine"), DownTarget::Nothing);
+    assert_eq!(down_target(root, "rail-spine-0000"), DownTarget::Nothing);
+}
+
+#[test]
+fn a_topology_elsewhere_uses_the_built_in_roles_and_a_local_template_wins() {
+    use super::render::{role_sources, TemplateSource};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(topologies().join("rail-spine.topo")).expect("read");
+    let path = dir.path().join("mine.topo");
+    let t = parse_str(&text, &path).expect("parses");
+    // No templates/ beside it: the shipped roles, built in, give the same
+    // configurations as the shipped topology.
+    assert_eq!(
+        role_sources(&t),
+        vec![
+            ("rail".to_string(), Ok(TemplateSource::Builtin("rail"))),
+            ("spine".to_string(), Ok(TemplateSource::Builtin("spine"))),
+        ]
+    );
+    let mine = render_all(&t).expect("renders from the built-in templates");
+    let shipped_configs = render_all(&shipped("rail-spine")).expect("renders");
+    for (a, b) in mine.iter().zip(&shipped_configs) {
+        assert_eq!(a.config, b.config, "{}", a.switch);
+        let role = &t
+            .switches
+            .iter()
+            .find(|s| s.name == a.switch)
+            .expect("switch")
+            .role;
+        assert_eq!(
+            a.template.to_string(),
+            format!("built-in templates/{role}.conf")
+        );
+    }
+    assert!(matches!(
+        shipped_configs[0].template,
+        TemplateSource::File(ref p) if p.ends_with("templates/rail.conf")
+    ));
+
+    // A template beside the topology overrides the built-in role.
+    std::fs::create_dir(dir.path().join("templates")).expect("mkdir");
+    let local = dir.path().join("templates/rail.conf");
+    let own = std::fs::read_to_string(topologies().join("templates/rail.conf"))
+        .expect("read")
+        .replace("lldp timer 5", "lldp timer 7");
+    std::fs::write(&local, own).expect("write");
+    assert_eq!(role_sources(&t)[0].1, Ok(TemplateSource::File(local)));
+    let rendered = render_all(&t).expect("renders");
+    assert!(rendered[0].config.contains("lldp timer 7"));
+    assert!(
+        rendered[2].config.contains("lldp timer 5"),
+        "spine still built in"
+    );
+
+    // A role that is neither: the error names the file looked for and the
+    // built-in roles.
+    let mut odd = t.clone();
+    odd.switches[3].role = "leaf".into();
+    let e = render_all(&odd).expect_err("no such role");
+    assert!(
+        e.contains("switch spine2 has role `leaf`")
+            && e.contains("templates/leaf.conf does not exist")
+            && e.contains("built-in roles: rail, rail-dlb, spine"),
+        "{e}"
+    );
+    assert!(role_sources(&odd)[2].1.is_err());
+}
+
+#[test]
+fn lab_lists_and_ports_sort_naturally() {
+    let root = tempfile::tempdir().expect("tempdir");
+    for name in ["lab-10", "lab-9", "lab-1"] {
+        fake_lab(root.path(), name, "single");
+    }
+    let names: Vec<String> = super::run::list(root.path())
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["lab-1", "lab-9", "lab-10"]);
+    match super::run::down_target(root.path(), "single") {
+        super::run::DownTarget::Ambiguous { labs, .. } => {
+            assert_eq!(labs, ["lab-1", "lab-9", "lab-10"])
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Ports, uplinks and interface sections in NX-OS order, however the
+    // links are written.
+    let t = parse_str(
+        "switch r role rail\nswitch s role spine\n\
+         link r:e1/32 s:e1/1 subnet 10.255.0.0/31\n\
+         link r:e1/4 s:e1/2 subnet 10.255.0.2/31\n\
+         link r:e1/10 s:e1/3 subnet 10.255.0.4/31\n",
+        Path::new("order.topo"),
+    )
+    .expect("parses");
+    let tpl = "! {{uplinks}}\n{{#interface}}\n{{name}}\n{{/interface}}\n";
+    let out = super::render::render_switch(&t, "r", tpl, "t.conf").expect("renders");
+    assert_eq!(
+        out,
+        "! Ethernet1/4, Ethernet1/10, Ethernet1/32\nEthernet1/4\nEthernet1/10\nEthernet1/32\n"
+    );
+}

@@ -88,7 +88,8 @@ impl std::str::FromStr for Ipv4Net {
 pub struct SwitchDef {
     /// Name: the switch's hostname and namespace suffix.
     pub name: String,
-    /// Role: picks the template `templates/ROLE.conf`.
+    /// Role: picks the template `templates/ROLE.conf` (beside the topology,
+    /// else the built-in one of a shipped role).
     pub role: String,
     /// Line of the `switch` statement.
     pub line: usize,
@@ -141,7 +142,7 @@ pub struct LinkDef {
 pub struct Topology {
     /// The topology's name: the file name without `.topo`.
     pub name: String,
-    /// Where it was read from (templates are looked up beside it).
+    /// Where it was read from (templates are looked up beside it first).
     pub path: PathBuf,
     /// Switches in file order.
     pub switches: Vec<SwitchDef>,
