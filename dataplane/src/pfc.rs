@@ -5,7 +5,7 @@
 //! # Priorities, groups and queues
 //!
 //! A priority is lossless on a port when bit n of
-//! [`PfcModel::enabled_priorities`] is set. Priority n is served by
+//! [`PfcModel::enabled_priorities`](crate::model::PfcModel::enabled_priorities) is set. Priority n is served by
 //! qos-group n and egress queue n (the book's configuration maps CoS 3 to
 //! qos-group 3), so a PFC frame pausing priority n pauses queue n, and
 //! lossless traffic of qos-group n is accounted in ingress priority group n.
@@ -21,18 +21,18 @@
 //! When the ingress queuing policy gives no `pause` line for a lossless
 //! group, [`PgThresholds::default_for`] computes (REFERENCE §7):
 //!
-//! * headroom = 2 × (MTU + [`FRAME_OVERHEAD_BYTES`]) (a frame in flight at
+//! * headroom = 2 × (MTU + [`FRAME_OVERHEAD_BYTES`](crate::model::pfc::FRAME_OVERHEAD_BYTES)) (a frame in flight at
 //!   each end) + 2 × cable delay × rate (the round trip of the cable,
-//!   [`DEFAULT_CABLE_METRES`] at [`CABLE_NS_PER_METRE`]) +
-//!   [`PEER_RESPONSE_BITS`] at the port's rate (the peer's reaction time);
+//!   [`DEFAULT_CABLE_METRES`](crate::model::pfc::DEFAULT_CABLE_METRES) at [`CABLE_NS_PER_METRE`](crate::model::pfc::CABLE_NS_PER_METRE)) +
+//!   [`PEER_RESPONSE_BITS`](crate::model::pfc::PEER_RESPONSE_BITS) at the port's rate (the peer's reaction time);
 //!   at 100 Gb/s, MTU 9216 and 100 m that is 18 508 + 12 500 + 480 bytes;
-//! * xOFF = port buffer / [`XOFF_BUFFER_DIVISOR`] (1 MiB of the default
+//! * xOFF = port buffer / [`XOFF_BUFFER_DIVISOR`](crate::model::pfc::XOFF_BUFFER_DIVISOR) (1 MiB of the default
 //!   8 MiB buffer);
 //! * xON = xOFF / 2.
 //!
 //! # Watchdog
 //!
-//! With [`PfcModel::watchdog`] set, an egress queue that holds packets and
+//! With [`PfcModel::watchdog`](crate::model::PfcModel::watchdog) set, an egress queue that holds packets and
 //! stays paused by its peer for `interval × shutdown_multiplier` is declared
 //! stormed: its packets are flushed, new packets for it are dropped
 //! (`pfc_watchdog`), pause frames no longer pause it, and the port stops

@@ -5,7 +5,7 @@
 //! * **ECMP** (always available): a flow hash over the fields `ip
 //!   load-sharing` selects ([`hash`]), seeded per switch (`universal-id`) and
 //!   rotated (`rotate`) so switches in series do not polarise, indexes a
-//!   resilient bucket table ([`group`]): removing a member moves only its
+//!   resilient bucket table ([`crate::nexthop`]): removing a member moves only its
 //!   flows, adding one moves only what it takes over.
 //! * **Flowlet DLB** (`hardware profile dlb`, `mode flowlet`), for groups whose
 //!   members are all `dlb-interface`s: a packet arriving after an idle gap

@@ -1,0 +1,147 @@
+//! Pcap replay and capture: a port whose wire is a pair of files.
+//!
+//! A [`PcapSource`] replays a classic pcap file (microsecond or nanosecond
+//! resolution, either byte order, `LINKTYPE_ETHERNET` only) in virtual time:
+//! `rx_burst(now)` delivers only the frames whose trace time is at or before
+//! `now`, so a runtime driven by a [`VirtualClock`](crate::clock::VirtualClock)
+//! advanced to [`next_rx_time`](PcapSource::next_rx_time) replays a trace
+//! deterministically, however fast the machine is. The file is read lazily
+//! with one record of look-ahead; memory use does not grow with its size.
+//!
+//! Trace time is the capture timestamp relative to an origin: the file's
+//! first record ([`PcapSource::open`], plus an offset), or an absolute epoch
+//! shared by several files ([`PcapSource::open_aligned`], with the epoch
+//! usually the smallest [`PcapSource::first_timestamp`] among them) so that
+//! frames captured on different interfaces keep their relative order.
+//!
+//! A [`PcapSink`] writes every transmitted frame with its departure time plus
+//! the same absolute epoch, as a nanosecond-resolution Ethernet pcap, so its
+//! timestamps line up with the input traces. The file is created on the
+//! first transmit: an interface that never sends leaves no file behind (and
+//! an older file at that path, from an earlier run, is left untouched).
+//!
+//! [`PcapPort`] joins an optional source and an optional sink into a [`Port`].
+
+mod reader;
+mod sink;
+mod source;
+
+use std::io::{self, ErrorKind};
+use std::path::Path;
+
+use crate::clock::Nanos;
+use crate::packet::{free_burst, Burst, Pool};
+use crate::port::{IoCounters, Port};
+
+pub use sink::PcapSink;
+pub use source::PcapSource;
+
+/// Length of the pcap global header.
+pub(super) const FILE_HEADER_LEN: usize = 24;
+/// Length of a pcap record header.
+pub(super) const RECORD_HEADER_LEN: usize = 16;
+/// Largest record a sane capture holds whatever its snaplen says (libpcap's
+/// own limit); a longer one means the file is corrupt.
+pub(super) const MAX_RECORD: u32 = 262_144;
+/// Snaplen written into sink files: larger than any frame railyard sends.
+pub(super) const SINK_SNAPLEN: u32 = 65_535;
+/// Read buffer size: enough for a burst of jumbo frames per refill.
+pub(super) const READ_BUF: usize = 256 * 1024;
+pub(super) const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// Adds the file name to an error so a failure says which trace it was.
+pub(super) fn with_path(path: &Path, e: impl std::fmt::Display, kind: ErrorKind) -> io::Error {
+    io::Error::new(kind, format!("{}: {e}", path.display()))
+}
+
+/// An interface backed by files: frames arrive from a trace and leave into a
+/// capture, either side optional.
+#[derive(Debug)]
+pub struct PcapPort {
+    source: Option<PcapSource>,
+    sink: Option<PcapSink>,
+}
+
+impl PcapPort {
+    /// Joins a replay source and a capture sink into one port.
+    pub fn new(source: Option<PcapSource>, sink: Option<PcapSink>) -> Self {
+        PcapPort { source, sink }
+    }
+
+    /// The replay side, for its own counters.
+    pub fn source(&self) -> Option<&PcapSource> {
+        self.source.as_ref()
+    }
+
+    /// The capture side, for its own counters.
+    pub fn sink(&self) -> Option<&PcapSink> {
+        self.sink.as_ref()
+    }
+}
+
+impl Port for PcapPort {
+    fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
+        match self.source.as_mut() {
+            Some(s) => s.rx_burst(pool, burst, now),
+            None => 0,
+        }
+    }
+
+    /// Without a sink, frames are discarded as sent (a port with nowhere to
+    /// write is a wire with nothing attached).
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+        if let Some(s) = self.source.as_mut() {
+            s.on_tx(burst, now);
+        }
+        match self.sink.as_mut() {
+            Some(s) => s.tx_burst(burst),
+            None => {
+                let n = burst.len();
+                free_burst(burst);
+                n
+            }
+        }
+    }
+
+    fn io_counters(&self) -> IoCounters {
+        let mut c = IoCounters::default();
+        if let Some(s) = &self.source {
+            c.rx_frames = s.rx_frames();
+            c.rx_dropped = s.rx_dropped();
+        }
+        if let Some(s) = &self.sink {
+            c.tx_frames = s.tx_frames();
+            c.tx_errors = s.tx_errors();
+        }
+        c
+    }
+
+    fn describe(&self) -> String {
+        let mut d = String::from("pcap");
+        if let Some(s) = &self.source {
+            d.push_str(&format!(" in={}", s.path().display()));
+        }
+        if let Some(s) = &self.sink {
+            d.push_str(&format!(" out={}", s.path().display()));
+        }
+        d
+    }
+
+    fn exhausted(&self) -> bool {
+        !matches!(&self.source, Some(s) if !s.exhausted())
+    }
+
+    fn next_rx_time(&self) -> Option<Nanos> {
+        self.source.as_ref().and_then(PcapSource::next_rx_time)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.sink.as_mut() {
+            Some(s) => s.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
