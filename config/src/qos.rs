@@ -354,7 +354,8 @@ pub const DEFAULT_DROP_PROBABILITY: u8 = 10;
 /// Weighted random early detection (and ECN marking) on a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Wred {
-    /// Average depth where marking (or dropping) starts.
+    /// Average depth where marking (or dropping) starts; in the same unit
+    /// as `max` (the parser rejects thresholds that mix packets and bytes).
     pub min: Threshold,
     /// Average depth where the probability reaches `drop_probability`; above it every packet is marked.
     pub max: Threshold,
@@ -940,6 +941,19 @@ mod tests {
         assert_eq!(w.min, Threshold::Bytes(150 * 1024));
         assert!(w.ecn && w.preset == Some(WredPreset::MeshOptimized));
         assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
+        // The documented values, the only place railyard defines them.
+        let b = WredPreset::BurstOptimized.wred(false);
+        assert_eq!(
+            (b.min, b.max),
+            (
+                Threshold::Bytes(950 * KBYTE),
+                Threshold::Bytes(3000 * KBYTE)
+            )
+        );
+        assert_eq!(w.max, Threshold::Bytes(1536 * KBYTE));
+        for (w, ecn) in [(b, false), (w, true)] {
+            assert_eq!((w.drop_probability, w.weight, w.ecn), (7, 0, ecn));
+        }
         assert!(!Threshold::Bytes(1).same_unit(Threshold::Packets(1)));
     }
 

@@ -220,7 +220,12 @@ fn acl_rule(r: &cfg::AclRule) -> AclRuleModel {
 }
 
 /// One egress queue's settings, in the dataplane's terms.
-fn queue(q: &cfg::QueueConfig, name: &str, warnings: &mut Vec<String>) -> QueueModel {
+///
+/// `q` is already resolved by the config crate (the default output policy
+/// filled in, WRED presets expanded to their thresholds), so this only
+/// changes representation; what the configuration leaves unset keeps
+/// [`QueueModel::default`].
+fn queue(q: &cfg::QueueConfig) -> QueueModel {
     let mut m = QueueModel {
         priority_level: q.priority_level,
         ..QueueModel::default()
@@ -245,38 +250,18 @@ fn queue(q: &cfg::QueueConfig, name: &str, warnings: &mut Vec<String>) -> QueueM
             cfg::QueueLimit::Dynamic(a) => dp::QueueLimit::Dynamic(a),
         };
     }
-    if let Some(w) = &q.wred {
-        m.wred = Some(match w.preset {
-            Some(cfg::WredPreset::BurstOptimized) => {
-                WredModel::preset(dp::WredPreset::BurstOptimized, w.ecn)
-            }
-            Some(cfg::WredPreset::MeshOptimized) => {
-                WredModel::preset(dp::WredPreset::MeshOptimized, w.ecn)
-            }
-            None => {
-                let unit = match (w.min, w.max) {
-                    (cfg::Threshold::Packets(_), cfg::Threshold::Packets(_)) => {
-                        ThresholdUnit::Packets
-                    }
-                    (cfg::Threshold::Bytes(_), cfg::Threshold::Bytes(_)) => ThresholdUnit::Bytes,
-                    _ => {
-                        warnings.push(format!(
-                            "{name}: WRED thresholds mix packets and bytes; both are taken as bytes"
-                        ));
-                        ThresholdUnit::Bytes
-                    }
-                };
-                WredModel {
-                    min: w.min.value(),
-                    max: w.max.value(),
-                    unit,
-                    drop_probability_percent: w.drop_probability,
-                    weight: w.weight,
-                    ecn: w.ecn,
-                }
-            }
-        });
-    }
+    m.wred = q.wred.map(|w| WredModel {
+        min: w.min.value(),
+        max: w.max.value(),
+        // The parser rejects thresholds in two units, so `min` names both.
+        unit: match w.min {
+            cfg::Threshold::Packets(_) => ThresholdUnit::Packets,
+            cfg::Threshold::Bytes(_) => ThresholdUnit::Bytes,
+        },
+        drop_probability_percent: w.drop_probability,
+        weight: w.weight,
+        ecn: w.ecn,
+    });
     m
 }
 
@@ -317,9 +302,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
         m.dscp_to_qos_group = eq.classifier.dscp_table;
         m.cos_to_qos_group = eq.classifier.cos_table;
         m.acl_rules = eq.classifier.acl_rules.iter().map(acl_rule).collect();
-        for (q, qc) in eq.egress.iter().enumerate() {
-            m.queues[q] = queue(qc, &format!("{} queue {q}", ifc.name), &mut warnings);
-        }
+        m.queues = std::array::from_fn(|q| queue(&eq.egress[q]));
         if let Some(b) = cfg.buffer_bytes {
             m.buffer_bytes = b;
         }
@@ -487,7 +470,14 @@ interface Ethernet1/2
         assert_eq!(e1.queues[7].shape_max_bps, Some(10_000_000_000));
         assert_eq!(
             e1.queues[2].wred,
-            Some(WredModel::preset(dp::WredPreset::BurstOptimized, true))
+            Some(WredModel {
+                min: 950 * 1024,
+                max: 3000 * 1024,
+                unit: ThresholdUnit::Bytes,
+                drop_probability_percent: 7,
+                weight: 0,
+                ecn: true,
+            })
         );
         assert_eq!(
             e1.queues[0].bandwidth_remaining_percent,
