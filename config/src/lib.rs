@@ -72,7 +72,7 @@ pub mod extensions {}
 
 use std::path::Path;
 
-pub use diag::{Diagnostic, Severity, ValueError};
+pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
     QueueConfig, RuleTerm, WatchdogConfig,

@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use crate::diag::ValueError;
+use crate::diag::{Source, ValueError};
 use crate::qos::{
     AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode,
     PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
@@ -70,6 +70,10 @@ pub struct Config {
     /// is initialised with when an interface is bound to `dpdk` (empty:
     /// railyard's defaults). Only a build with the `dpdk` feature uses them.
     pub dpdk_eal_args: Vec<String>,
+    /// The file this was parsed from, for diagnostics of later stages
+    /// (provenance: ignored by equality, not serialized).
+    #[serde(skip)]
+    pub source: Source,
 }
 
 impl Config {
@@ -826,6 +830,9 @@ pub struct StaticRoute {
     pub target: RouteTarget,
     /// Line the route was configured on (0 if built in code).
     pub line: usize,
+    /// Column of the target token on that line (0 if built in code), for
+    /// diagnostics about the target.
+    pub col: usize,
 }
 
 /// Equality of configuration, ignoring `line` (provenance).
@@ -1039,6 +1046,7 @@ mod tests {
             prefix: "0.0.0.0/0".parse().unwrap(),
             target: RouteTarget::Null0,
             line,
+            col: line + 10,
         };
         assert_eq!(r(1), r(2));
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use railyard_config as cfg;
-use railyard_config::{Bind, Config, InterfaceName, IpPrefix, RouteTarget};
+use railyard_config::{Bind, Config, Diagnostic, InterfaceName, IpPrefix, RouteTarget, Severity};
 use railyard_dataplane::model::{
     self as dp, AclEntryModel, AclRuleModel, InterfaceModel, NextHopModel, QueueModel, RouteModel,
     RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
@@ -265,11 +265,30 @@ fn queue(q: &cfg::QueueConfig) -> QueueModel {
     m
 }
 
+/// The error for a route through an interface the configuration lacks: the
+/// parser only warns (the file is well formed), but there is no port to
+/// send through. Rendered like a parse error, at the route's target.
+fn unconfigured(cfg: &Config, r: &cfg::StaticRoute, name: &InterfaceName) -> Diagnostic {
+    cfg.source.diagnostic(
+        Severity::Error,
+        r.line,
+        r.col,
+        format!(
+            "route {} goes through {name}, which is not configured",
+            r.prefix
+        ),
+        Some(format!(
+            "add an `interface {name}` section, or route through a configured interface"
+        )),
+    )
+}
+
 /// Compiles a parsed configuration.
 ///
 /// # Errors
-/// Messages for routes that name an interface the configuration lacks.
-pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
+/// A diagnostic (quoting the file the configuration was parsed from) for
+/// each route that names an interface the configuration lacks.
+pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let hostname = cfg
         .hostname
         .clone()
@@ -332,10 +351,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
             RouteTarget::Interface(name) => match index(name) {
                 Some(i) => NextHopModel::Interface(i),
                 None => {
-                    errors.push(format!(
-                        "line {}: route via {name}, which is not configured",
-                        r.line
-                    ));
+                    errors.push(unconfigured(cfg, r, name));
                     continue;
                 }
             },
@@ -344,10 +360,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
                     Some(name) => match index(name) {
                         Some(i) => Some(i),
                         None => {
-                            errors.push(format!(
-                                "line {}: route via {name}, which is not configured",
-                                r.line
-                            ));
+                            errors.push(unconfigured(cfg, r, name));
                             continue;
                         }
                     },

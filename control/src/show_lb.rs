@@ -37,7 +37,7 @@ impl LoadBalancing {
     /// # Errors
     /// The compiler's messages, one per line.
     pub fn new(config: &Config) -> Result<Self, String> {
-        let compiled = compile::compile(config).map_err(|e| e.join("\n"))?;
+        let compiled = compile::compile(config).map_err(|d| crate::format_diagnostics(&d))?;
         let (fib, _) = Fib::build(&compiled.model);
         Ok(LoadBalancing {
             model: compiled.model,

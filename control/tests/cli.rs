@@ -275,6 +275,34 @@ fn show_class_map_and_policy_maps_from_a_file() {
 }
 
 #[test]
+fn a_route_through_an_unconfigured_interface_is_reported_like_a_parse_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("lab.conf");
+    std::fs::write(
+        &conf,
+        "interface Ethernet1/1\n  no switchport\nip route 10.3.0.0/16 e1/8\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let want = format!(
+        "{}:3:22: error: route 10.3.0.0/16 goes through Ethernet1/8, which is not configured\n   \
+         3 | ip route 10.3.0.0/16 e1/8\n     |                      ^^^^\n   \
+         = hint: add an `interface Ethernet1/8` section",
+        conf.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    let e = &v["compile_errors"][0];
+    assert_eq!((e["line"].as_u64(), e["col"].as_u64()), (Some(3), Some(22)));
+    assert_eq!(e["severity"], "error");
+}
+
+#[test]
 fn check_json_dumps_diagnostics_and_the_resolved_model() {
     let dir = tempfile::tempdir().unwrap();
     let conf = book_file(dir.path());

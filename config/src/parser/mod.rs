@@ -676,5 +676,8 @@ pub(crate) fn parse(
     for line in crate::lexer::lex(&lines) {
         builder.process(&line);
     }
-    builder.finish()
+    builder.finish().map(|mut parsed| {
+        parsed.config.source = crate::diag::Source::new(file, text);
+        parsed
+    })
 }

@@ -10,7 +10,7 @@ use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
 };
-use crate::validate::{key, Pos};
+use crate::validate::key;
 
 /// Usage of `ip route`, shown in hints.
 const IP_ROUTE: &str =
@@ -407,13 +407,11 @@ fn add_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail
         b.warn(col, message, Some("the repeated line is ignored".into()));
         return Ok(());
     }
-    b.map
-        .routes
-        .insert((prefix, target.clone()), Pos::new(b.line, col));
     b.config.routes.push(StaticRoute {
         prefix,
         target,
         line: b.line,
+        col,
     });
     Ok(())
 }

@@ -50,8 +50,6 @@ pub(crate) struct SourceMap {
     pub mtu: HashMap<usize, Pos>,
     /// `bind` kind tokens.
     pub bind: HashMap<usize, Pos>,
-    /// Route target tokens.
-    pub routes: HashMap<(IpPrefix, RouteTarget), Pos>,
     /// Positions of QoS and global items, by keys built in [`key`].
     pub at: HashMap<String, Pos>,
 }
@@ -280,12 +278,7 @@ impl Checker<'_> {
     /// Next hops should be reachable, and named interfaces configured.
     fn routes(&mut self) {
         for r in &self.config.routes {
-            let pos = self
-                .map
-                .routes
-                .get(&(r.prefix, r.target.clone()))
-                .copied()
-                .unwrap_or(Pos::new(r.line, 0));
+            let pos = Pos::new(r.line, r.col);
             match &r.target {
                 RouteTarget::NextHop {
                     addr,
