@@ -58,6 +58,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bits;
 mod diag;
 mod effective;
 mod lexer;

@@ -69,12 +69,13 @@ impl MatchMode {
 /// One `match` line of a class-map.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum Match {
-    /// `match dscp LIST`: bit `n` set for DSCP `n` (0-63).
-    Dscp(u64),
-    /// `match cos LIST`: bit `n` set for 802.1p priority `n` (0-7).
-    Cos(u8),
-    /// `match precedence LIST`: bit `n` set for IP precedence `n` (the top three DSCP bits).
-    Precedence(u8),
+    /// `match dscp LIST`: bit `n` set for DSCP `n` (0-63); serialized as the list of values.
+    Dscp(#[serde(serialize_with = "crate::bits::set64")] u64),
+    /// `match cos LIST`: bit `n` set for 802.1p priority `n` (0-7); serialized as the list.
+    Cos(#[serde(serialize_with = "crate::bits::set8")] u8),
+    /// `match precedence LIST`: bit `n` set for IP precedence `n` (the top three DSCP bits);
+    /// serialized as the list.
+    Precedence(#[serde(serialize_with = "crate::bits::set8")] u8),
     /// `match access-group name ACL`: packets the access list permits.
     AccessGroup(String),
 }
@@ -940,7 +941,6 @@ mod tests {
         let w = WredPreset::MeshOptimized.wred(true);
         assert_eq!(w.min, Threshold::Bytes(150 * 1024));
         assert!(w.ecn && w.preset == Some(WredPreset::MeshOptimized));
-        assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
         // The documented values, the only place railyard defines them.
         let b = WredPreset::BurstOptimized.wred(false);
         assert_eq!(
@@ -954,6 +954,7 @@ mod tests {
         for (w, ecn) in [(b, false), (w, true)] {
             assert_eq!((w.drop_probability, w.weight, w.ecn), (7, 0, ecn));
         }
+        assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
         assert!(!Threshold::Bytes(1).same_unit(Threshold::Packets(1)));
     }
 

@@ -314,6 +314,18 @@ fn check_json_dumps_diagnostics_and_the_resolved_model() {
     assert_eq!(eq["classifier"]["dscp_table"][24], 3);
     assert_eq!(eq["classifier"]["dscp_table"][48], 7);
     assert_eq!(eq["egress"][7]["priority_level"], 1);
+    // Sets of DSCP (and CoS, precedence, groups) read as their values, not bitmasks.
+    let matches: Vec<&serde_json::Value> = v["config"]["class_maps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["matches"].as_array().unwrap())
+        .collect();
+    assert!(
+        matches.contains(&&serde_json::json!({"Dscp": [24]})),
+        "{matches:?}"
+    );
+    assert!(eq["lossless"].is_array(), "{}", eq["lossless"]);
 
     std::fs::write(&conf, BOOK.replace("set qos-group 3", "set qos-group 9")).unwrap();
     let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
