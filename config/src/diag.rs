@@ -227,6 +227,22 @@ impl PartialEq for Source {
 
 impl Eq for Source {}
 
+/// A 1-based line and column in the file being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pos {
+    /// 1-based line (0: unknown).
+    pub line: usize,
+    /// 1-based column (0: the whole line).
+    pub col: usize,
+}
+
+impl Pos {
+    /// A position.
+    pub fn new(line: usize, col: usize) -> Self {
+        Pos { line, col }
+    }
+}
+
 /// The text of a file being parsed, for building diagnostics that quote it.
 pub(crate) struct Sources<'a> {
     /// The file name as given to the parser.
@@ -240,7 +256,7 @@ impl Sources<'_> {
     pub fn diag(
         &self,
         severity: Severity,
-        pos: crate::validate::Pos,
+        pos: Pos,
         message: String,
         hint: Option<String>,
     ) -> Diagnostic {

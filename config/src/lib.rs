@@ -63,9 +63,12 @@ mod diag;
 mod effective;
 mod lexer;
 mod model;
+mod name;
 mod parser;
+mod prefix;
 mod print;
 mod qos;
+mod spelling;
 mod validate;
 
 #[doc = include_str!("../EXTENSIONS.md")]

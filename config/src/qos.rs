@@ -27,7 +27,8 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::model::{InterfaceName, IpPrefix};
+use crate::name::InterfaceName;
+use crate::prefix::IpPrefix;
 
 /// Bytes in one `kbytes` unit.
 pub const KBYTE: u64 = 1024;
@@ -297,6 +298,14 @@ impl Threshold {
     pub fn value(self) -> u64 {
         match self {
             Threshold::Bytes(n) | Threshold::Packets(n) => n,
+        }
+    }
+
+    /// The threshold as a human reads it: `153600 bytes`, `100 packets`.
+    pub(crate) fn show(self) -> String {
+        match self {
+            Threshold::Bytes(n) => format!("{n} bytes"),
+            Threshold::Packets(n) => format!("{n} packets"),
         }
     }
 

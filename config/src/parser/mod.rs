@@ -31,9 +31,8 @@ mod table;
 mod top;
 mod value;
 
-pub(crate) use qos::{protocol_name, show_threshold};
+pub(crate) use qos::protocol_name;
 use table::{Action, Lookup, Spec};
-pub(crate) use value::closest as value_closest;
 
 use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};

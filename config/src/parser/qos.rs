@@ -1464,8 +1464,8 @@ fn random_detect(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
                     min_tok.col,
                     format!(
                         "WRED minimum threshold {} is above the maximum {}",
-                        show_threshold(min),
-                        show_threshold(max)
+                        min.show(),
+                        max.show()
                     ),
                     Some("the minimum threshold must not exceed the maximum".into()),
                 ));
@@ -1478,14 +1478,6 @@ fn random_detect(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         c.wred = Some(wred);
         Ok(())
     })
-}
-
-/// A threshold as a human reads it: `153600 bytes`, `100 packets`.
-pub(crate) fn show_threshold(t: Threshold) -> String {
-    match t {
-        Threshold::Bytes(n) => format!("{n} bytes"),
-        Threshold::Packets(n) => format!("{n} packets"),
-    }
 }
 
 /// `no random-detect ...`.

@@ -14,24 +14,9 @@ mod qos;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub(crate) use crate::diag::Pos;
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::model::{Bind, Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
-
-/// A 1-based line and column in the file being parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pos {
-    /// 1-based line (0: unknown).
-    pub line: usize,
-    /// 1-based column (0: the whole line).
-    pub col: usize,
-}
-
-impl Pos {
-    /// A position.
-    pub fn new(line: usize, col: usize) -> Self {
-        Pos { line, col }
-    }
-}
 
 /// Where the parser saw each item, so validation can point at the right token.
 ///

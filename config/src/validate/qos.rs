@@ -16,8 +16,8 @@ use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::model::Config;
-use crate::parser::value_closest;
 use crate::qos::{Bandwidth, Direction, Lldp, Match, MatchMode, Threshold, CLASS_DEFAULT};
+use crate::spelling::closest as value_closest;
 
 use super::{key, Pos, SourceMap};
 
@@ -535,7 +535,7 @@ fn total(p: &crate::qos::QueuingPolicy, remaining: bool) -> u32 {
 
 /// A threshold with its unit.
 fn show(t: Threshold) -> String {
-    crate::parser::show_threshold(t)
+    t.show()
 }
 
 /// Check the QoS part of a model, appending to `out`.
