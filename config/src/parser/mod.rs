@@ -593,12 +593,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Record where an item was written (the latest mention wins).
-    fn mark(&mut self, key: String, col: usize) {
+    fn mark(&mut self, key: validate::At, col: usize) {
         self.map.at.insert(key, Pos::new(self.line, col));
     }
 
     /// Record where an item was first written.
-    fn mark_first(&mut self, key: String, col: usize) {
+    fn mark_first(&mut self, key: validate::At, col: usize) {
         let pos = Pos::new(self.line, col);
         self.map.at.entry(key).or_insert(pos);
     }

@@ -25,7 +25,7 @@ pub(in crate::parser) fn access_list(b: &mut Builder<'_>, a: &mut Args<'_>) -> R
     let index = match b.config.access_lists.iter().position(|l| l.name == name) {
         Some(i) => i,
         None => {
-            b.mark_first(format!("acl/{name}"), tok.col);
+            b.mark_first(At::Acl(name.clone()), tok.col);
             b.config.access_lists.push(AccessList {
                 name,
                 entries: Vec::new(),
@@ -163,7 +163,7 @@ pub(super) fn add_entry(
         Entry::Modelled(e) => e,
         Entry::Unmodelled(option, col) => {
             let name = b.config.access_lists[index].name.clone();
-            b.mark_first(key::acl_skipped(&name), at);
+            b.mark_first(At::AclSkipped(name.clone()), at);
             b.skip("ip access-list option", option, col, true);
             return Ok(());
         }

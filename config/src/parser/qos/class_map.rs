@@ -94,7 +94,11 @@ pub(super) fn class_map_header(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<
     if let Some(index) = b.config.class_maps.iter().position(|c| c.name == name) {
         let have = b.config.class_maps[index].match_mode;
         if let Some((want, mtok)) = mode.filter(|(m, _)| *m != have) {
-            let first = b.map.at.get(&key::class_map(&name)).map_or(0, |p| p.line);
+            let first = b
+                .map
+                .at
+                .get(&At::ClassMap(name.clone()))
+                .map_or(0, |p| p.line);
             return Err(Fail::new(
                 mtok.col,
                 format!(
@@ -109,7 +113,7 @@ pub(super) fn class_map_header(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<
         }
         return Ok(index);
     }
-    b.mark_first(key::class_map(&name), tok.col);
+    b.mark_first(At::ClassMap(name.clone()), tok.col);
     b.config.class_maps.push(ClassMap {
         name,
         kind: ClassMapKind::Qos,
@@ -371,7 +375,13 @@ pub(super) fn match_access_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Resul
     let acl = value::name(tok, "access list")?;
     let index = cm(b);
     if let Some(name) = b.config.class_maps.get(index).map(|c| c.name.clone()) {
-        b.mark(key::acl_ref(&name, &acl), tok.col);
+        b.mark(
+            At::AclRef {
+                class_map: name.clone(),
+                acl: acl.clone(),
+            },
+            tok.col,
+        );
     }
     add_match(b, Match::AccessGroup(acl));
     Ok(())

@@ -15,7 +15,7 @@ use crate::qos::{
     QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_DROP_PROBABILITY,
 };
-use crate::validate::key;
+use crate::validate::{At, NqItem, PolicySlot, PolicyType, QueuingItem};
 
 /// Usage of `class-map`.
 pub(super) const CLASS_MAP_USAGE: &str = "class-map [type qos] [match-any | match-all] NAME";
@@ -102,7 +102,12 @@ pub(super) fn policy_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fa
             return Err(f);
         }
     };
-    b.mark_first(key::policy(kind, &name), tok.col);
+    let policy_type = match section {
+        Section::QueuingPolicy => PolicyType::Queuing,
+        Section::NqPolicy => PolicyType::NetworkQos,
+        _ => PolicyType::Qos,
+    };
+    b.mark_first(At::Policy(policy_type, name.clone()), tok.col);
     let c = &mut b.config;
     let index = match section {
         Section::QosPolicy => find_or_push(

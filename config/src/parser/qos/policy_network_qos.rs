@@ -97,7 +97,7 @@ pub(super) fn no_nq_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), F
 }
 
 /// Run `f` on the network-qos class being configured, recording the command's position.
-pub(super) fn with_nq(b: &mut Builder<'_>, what: &str, col: usize, f: impl FnOnce(&mut NqClass)) {
+pub(super) fn with_nq(b: &mut Builder<'_>, item: NqItem, col: usize, f: impl FnOnce(&mut NqClass)) {
     let Some((p, c)) = b.section(Section::NqClass) else {
         return;
     };
@@ -106,7 +106,14 @@ pub(super) fn with_nq(b: &mut Builder<'_>, what: &str, col: usize, f: impl FnOnc
     let class = &mut policy.classes[c];
     let group = class.qos_group;
     f(class);
-    b.mark(key::nq(&name, group, what), col);
+    b.mark(
+        At::Nq {
+            policy: name,
+            group,
+            item,
+        },
+        col,
+    );
 }
 
 /// `mtu N` under a network-qos class.
@@ -114,14 +121,14 @@ pub(super) fn nq_mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> 
     let tok = a.expect("MTU")?;
     a.finish()?;
     let mtu = value::ranged(tok, "MTU", u64::from(MIN_MTU), u64::from(MAX_MTU))? as u16;
-    with_nq(b, "mtu", tok.col, |c| c.mtu = Some(mtu));
+    with_nq(b, NqItem::Mtu, tok.col, |c| c.mtu = Some(mtu));
     Ok(())
 }
 
 /// `no mtu [N]` under a network-qos class.
 pub(super) fn no_nq_mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_nq(b, "mtu", 0, |c| c.mtu = None);
+    with_nq(b, NqItem::Mtu, 0, |c| c.mtu = None);
     Ok(())
 }
 
@@ -130,13 +137,13 @@ pub(super) fn pause_pfc_cos(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
     let col = a.line.tokens[0].col;
     let set = value_list(a, "CoS", 7, &[])?;
     let list: Vec<u8> = (0..8).filter(|c| set & (1 << c) != 0).collect();
-    with_nq(b, "pause", col, |c| c.pause_pfc_cos = list);
+    with_nq(b, NqItem::Pause, col, |c| c.pause_pfc_cos = list);
     Ok(())
 }
 
 /// `no pause pfc-cos [LIST]`.
 pub(super) fn no_pause_pfc_cos(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_nq(b, "pause", 0, |c| c.pause_pfc_cos.clear());
+    with_nq(b, NqItem::Pause, 0, |c| c.pause_pfc_cos.clear());
     Ok(())
 }

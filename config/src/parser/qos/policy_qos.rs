@@ -43,7 +43,13 @@ pub(super) fn qos_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fai
     };
     let (tok, class) = tok;
     let pname = b.config.qos_policies[p].name.clone();
-    b.mark(key::qos_class(&pname, &class), tok.col);
+    b.mark(
+        At::QosClass {
+            policy: pname.clone(),
+            class: class.clone(),
+        },
+        tok.col,
+    );
     let classes = &mut b.config.qos_policies[p].classes;
     let c = find_or_push(
         classes,

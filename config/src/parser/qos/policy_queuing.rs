@@ -139,7 +139,7 @@ pub(super) fn no_queuing_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<
 /// Run `f` on the queuing class being configured, recording the command's position.
 pub(super) fn with_queue(
     b: &mut Builder<'_>,
-    what: &str,
+    item: QueuingItem,
     col: usize,
     f: impl FnOnce(&mut QueuingClass, Direction) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
@@ -152,7 +152,14 @@ pub(super) fn with_queue(
     let class = &mut policy.classes[c];
     let queue = class.queue;
     f(class, direction)?;
-    b.mark(key::queuing(&name, queue, what), col);
+    b.mark(
+        At::Queuing {
+            policy: name,
+            queue,
+            item,
+        },
+        col,
+    );
     Ok(())
 }
 
@@ -168,7 +175,7 @@ pub(super) fn priority(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail
         }
     };
     a.finish()?;
-    with_queue(b, "priority", col, |c, _| {
+    with_queue(b, QueuingItem::Priority, col, |c, _| {
         if c.bandwidth.is_some() {
             return Err(Fail::new(
                 col,
@@ -184,7 +191,7 @@ pub(super) fn priority(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail
 /// `no priority [level N]`.
 pub(super) fn no_priority(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "priority", 0, |c, _| {
+    with_queue(b, QueuingItem::Priority, 0, |c, _| {
         c.priority_level = None;
         Ok(())
     })
@@ -214,7 +221,7 @@ pub(super) fn bandwidth(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fai
         }
     };
     a.finish()?;
-    with_queue(b, "bandwidth", col, |c, _| {
+    with_queue(b, QueuingItem::Bandwidth, col, |c, _| {
         if c.priority_level.is_some() {
             return Err(Fail::new(
                 col,
@@ -230,7 +237,7 @@ pub(super) fn bandwidth(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fai
 /// `no bandwidth ...`.
 pub(super) fn no_bandwidth(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "bandwidth", 0, |c, _| {
+    with_queue(b, QueuingItem::Bandwidth, 0, |c, _| {
         c.bandwidth = None;
         Ok(())
     })
@@ -318,7 +325,7 @@ pub(super) fn random_detect(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
         }
     };
     a.finish()?;
-    with_queue(b, "random-detect", col, |c, _| {
+    with_queue(b, QueuingItem::RandomDetect, col, |c, _| {
         c.wred = Some(wred);
         Ok(())
     })
@@ -327,7 +334,7 @@ pub(super) fn random_detect(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
 /// `no random-detect ...`.
 pub(super) fn no_random_detect(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "random-detect", 0, |c, _| {
+    with_queue(b, QueuingItem::RandomDetect, 0, |c, _| {
         c.wred = None;
         Ok(())
     })
@@ -356,7 +363,7 @@ pub(super) fn queue_limit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), F
         }
     };
     a.finish()?;
-    with_queue(b, "queue-limit", col, |c, _| {
+    with_queue(b, QueuingItem::QueueLimit, col, |c, _| {
         c.queue_limit = Some(limit);
         Ok(())
     })
@@ -365,7 +372,7 @@ pub(super) fn queue_limit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), F
 /// `no queue-limit ...`.
 pub(super) fn no_queue_limit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "queue-limit", 0, |c, _| {
+    with_queue(b, QueuingItem::QueueLimit, 0, |c, _| {
         c.queue_limit = None;
         Ok(())
     })
@@ -399,7 +406,7 @@ pub(super) fn shape(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             Some("a queue shaped to 0 never transmits; remove the class instead".into()),
         ));
     }
-    with_queue(b, "shape", col, |c, _| {
+    with_queue(b, QueuingItem::Shape, col, |c, _| {
         c.shape = Some(Shape { min_bps, max_bps });
         Ok(())
     })
@@ -408,7 +415,7 @@ pub(super) fn shape(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `no shape ...`.
 pub(super) fn no_shape(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "shape", 0, |c, _| {
+    with_queue(b, QueuingItem::Shape, 0, |c, _| {
         c.shape = None;
         Ok(())
     })
@@ -456,7 +463,7 @@ pub(super) fn pause(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             Some("XON must be below XOFF, or the queue pauses and resumes at once".into()),
         ));
     }
-    with_queue(b, "pause", col, |c, direction| {
+    with_queue(b, QueuingItem::Pause, col, |c, direction| {
         if direction == Direction::Egress {
             return Err(Fail::new(
                 col,
@@ -476,7 +483,7 @@ pub(super) fn pause(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `no pause ...`.
 pub(super) fn no_pause(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    with_queue(b, "pause", 0, |c, _| {
+    with_queue(b, QueuingItem::Pause, 0, |c, _| {
         c.pause = None;
         Ok(())
     })

@@ -2,31 +2,6 @@
 
 use super::*;
 
-/// Which policy a `service-policy` line names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PolicySlot {
-    /// `type network-qos`.
-    NetworkQos,
-    /// `type queuing output`.
-    QueuingOutput,
-    /// `type queuing input`.
-    QueuingInput,
-    /// `type qos input`.
-    QosInput,
-}
-
-impl PolicySlot {
-    /// The key suffix used for positions.
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            PolicySlot::NetworkQos => "network-qos",
-            PolicySlot::QueuingOutput => "queuing-output",
-            PolicySlot::QueuingInput => "queuing-input",
-            PolicySlot::QosInput => "qos-input",
-        }
-    }
-}
-
 /// Read `[type KIND] [input|output]` and the policy name (optional when `name_optional`).
 pub(super) fn service_policy_args<'t>(
     a: &mut Args<'t>,
@@ -92,7 +67,7 @@ pub(in crate::parser) fn iface_service_policy(
     let Some(tok) = name else { return Ok(()) };
     let name = value::name(tok, "policy-map")?;
     for index in b.members() {
-        b.mark(key::iface_policy(index, slot.key()), tok.col);
+        b.mark(At::IfacePolicy(index, slot), tok.col);
         *iface_slot(&mut b.config.interfaces[index], slot) = Some(name.clone());
     }
     Ok(())

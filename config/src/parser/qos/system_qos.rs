@@ -46,7 +46,7 @@ pub(super) fn system_service_policy(b: &mut Builder<'_>, a: &mut Args<'_>) -> Re
     let (slot, name) = service_policy_args(a, false)?;
     let Some(tok) = name else { return Ok(()) };
     let name = value::name(tok, "policy-map")?;
-    b.mark(key::system_policy(slot.key()), tok.col);
+    b.mark(At::SystemPolicy(slot), tok.col);
     *system_slot(&mut b.config.system_qos, slot) = Some(name);
     Ok(())
 }
