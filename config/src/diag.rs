@@ -11,6 +11,7 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 
 /// How bad a [`Diagnostic`] is: errors reject the file, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -160,6 +161,88 @@ impl fmt::Display for ValueError {
 
 impl std::error::Error for ValueError {}
 
+/// The file a [`Config`](crate::Config) was parsed from: its name and text,
+/// kept with the model so that later stages (compiling it for the
+/// dataplane) report problems the way the parser does, quoting the line.
+///
+/// It is provenance, not configuration: every `Source` equals every other,
+/// so two models that say the same thing are equal wherever they came from,
+/// and it is not serialized.
+#[derive(Clone, Default)]
+pub struct Source(Option<Arc<(String, String)>>);
+
+impl Source {
+    /// The source of a model parsed from `text`, named `file` in diagnostics.
+    pub fn new(file: &str, text: &str) -> Self {
+        Source(Some(Arc::new((file.to_owned(), text.to_owned()))))
+    }
+
+    /// The file name, or `configuration` for a model built in code.
+    pub fn file(&self) -> &str {
+        self.0.as_ref().map_or("configuration", |s| s.0.as_str())
+    }
+
+    /// A diagnostic at 1-based `line` and `col` (0: the whole line), quoting
+    /// the line when the text is known.
+    pub fn diagnostic(
+        &self,
+        severity: Severity,
+        line: usize,
+        col: usize,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) -> Diagnostic {
+        let source_line = self
+            .0
+            .as_ref()
+            .and_then(|s| {
+                let text = s.1.strip_prefix('\u{feff}').unwrap_or(&s.1);
+                text.lines().nth(line.checked_sub(1)?)
+            })
+            .map_or_else(String::new, |l| l.trim_end_matches('\r').to_owned());
+        Diagnostic {
+            severity,
+            file: self.file().to_owned(),
+            line,
+            col,
+            source_line,
+            message: message.into(),
+            hint,
+        }
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Source({:?})", self.file())
+    }
+}
+
+/// Provenance does not take part in equality (see [`Source`]).
+impl PartialEq for Source {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Source {}
+
+/// A 1-based line and column in the file being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pos {
+    /// 1-based line (0: unknown).
+    pub line: usize,
+    /// 1-based column (0: the whole line).
+    pub col: usize,
+}
+
+impl Pos {
+    /// A position.
+    pub fn new(line: usize, col: usize) -> Self {
+        Pos { line, col }
+    }
+}
+
 /// The text of a file being parsed, for building diagnostics that quote it.
 pub(crate) struct Sources<'a> {
     /// The file name as given to the parser.
@@ -173,7 +256,7 @@ impl Sources<'_> {
     pub fn diag(
         &self,
         severity: Severity,
-        pos: crate::validate::Pos,
+        pos: Pos,
         message: String,
         hint: Option<String>,
     ) -> Diagnostic {
@@ -240,6 +323,20 @@ mod tests {
         let d = Diagnostic::whole_file(Severity::Warning, "x.conf", "skipped 3 commands");
         assert_eq!(d.to_string(), "x.conf: warning: skipped 3 commands");
         assert!(!d.is_error());
+    }
+
+    #[test]
+    fn a_source_quotes_its_line_and_is_equal_to_any_other() {
+        let s = Source::new("lab.conf", "hostname a\r\nip route 10.0.0.0/8 e1/9\n");
+        let d = s.diagnostic(Severity::Error, 2, 21, "no e1/9", Some("add it".into()));
+        assert_eq!(
+            d.to_string(),
+            "lab.conf:2:21: error: no e1/9\n   2 | ip route 10.0.0.0/8 e1/9\n     \
+             |                     ^^^^\n   = hint: add it"
+        );
+        assert_eq!(s, Source::default());
+        let none = Source::default().diagnostic(Severity::Error, 3, 0, "x", None);
+        assert_eq!(none.to_string(), "configuration:3: error: x\n   3 | ");
     }
 
     #[test]

@@ -110,10 +110,11 @@ pub struct IngressPgConfig {
 /// One condition of an [`AclRule`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum RuleTerm {
-    /// The packet is IP and its DSCP is in the set (bit n = DSCP n).
-    Dscp(u64),
-    /// Its 802.1p priority (0 when untagged) is in the set (bit n = priority n).
-    Cos(u8),
+    /// The packet is IP and its DSCP is in the set (bit n = DSCP n; serialized as the list).
+    Dscp(#[serde(serialize_with = "crate::bits::set64")] u64),
+    /// Its 802.1p priority (0 when untagged) is in the set (bit n = priority n;
+    /// serialized as the list).
+    Cos(#[serde(serialize_with = "crate::bits::set8")] u8),
     /// The access list permits it (first matching entry decides; no match denies).
     Access(AccessList),
 }
@@ -247,11 +248,17 @@ pub struct EffectiveQos {
     pub egress: [QueueConfig; QOS_GROUPS],
     /// Ingress priority-group settings; index = qos-group.
     pub ingress: [IngressPgConfig; QOS_GROUPS],
-    /// qos-groups with `pause pfc-cos` in the network-qos policy (bit n = group n).
+    /// qos-groups with `pause pfc-cos` in the network-qos policy (bit n = group n;
+    /// serialized as the list).
+    #[serde(serialize_with = "crate::bits::set8")]
     pub lossless: u8,
-    /// Per qos-group, the 802.1p priorities PFC pauses it on (bit n = priority n).
+    /// Per qos-group, the 802.1p priorities PFC pauses it on (bit n = priority n;
+    /// serialized as lists).
+    #[serde(serialize_with = "crate::bits::sets8")]
     pub pfc_cos_of_group: [u8; QOS_GROUPS],
-    /// Every priority PFC is enabled for (the union of [`Self::pfc_cos_of_group`]).
+    /// Every priority PFC is enabled for (the union of [`Self::pfc_cos_of_group`];
+    /// serialized as the list).
+    #[serde(serialize_with = "crate::bits::set8")]
     pub pfc_cos: u8,
     /// Per qos-group MTU from the network-qos policy ([`DEFAULT_MTU`] unless set).
     pub mtu_of_group: [u16; QOS_GROUPS],

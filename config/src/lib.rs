@@ -58,13 +58,17 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bits;
 mod diag;
 mod effective;
 mod lexer;
 mod model;
+mod name;
 mod parser;
+mod prefix;
 mod print;
 mod qos;
+mod spelling;
 mod validate;
 
 #[doc = include_str!("../../docs/src/configuration.md")]
@@ -72,7 +76,7 @@ pub mod extensions {}
 
 use std::path::Path;
 
-pub use diag::{Diagnostic, Severity, ValueError};
+pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
     QueueConfig, RuleTerm, WatchdogConfig,

@@ -11,11 +11,13 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
-use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use crate::diag::ValueError;
+use crate::diag::Source;
+pub use crate::name::InterfaceName;
+pub(crate) use crate::name::{parse_interface_spec, IfSpec};
+pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
 use crate::qos::{
     AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode,
     PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
@@ -70,6 +72,10 @@ pub struct Config {
     /// is initialised with when an interface is bound to `dpdk` (empty:
     /// railyard's defaults). Only a build with the `dpdk` feature uses them.
     pub dpdk_eal_args: Vec<String>,
+    /// The file this was parsed from, for diagnostics of later stages
+    /// (provenance: ignored by equality, not serialized).
+    #[serde(skip)]
+    pub source: Source,
 }
 
 impl Config {
@@ -113,215 +119,6 @@ impl Config {
     pub fn routes_for(&self, prefix: &IpPrefix) -> impl Iterator<Item = &StaticRoute> + '_ {
         let prefix = *prefix;
         self.routes.iter().filter(move |r| r.prefix == prefix)
-    }
-}
-
-/// Name of a front-panel Ethernet port: `Ethernet<module>/<port>[/<breakout>]`.
-///
-/// Ordered by module, then port, then breakout lane (an unbroken port sorts
-/// before its lanes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct InterfaceName {
-    /// Line-card (module) number, from 1.
-    pub module: u8,
-    /// Port number on the module, from 1.
-    pub port: u8,
-    /// Breakout lane (`Ethernet1/1/2`), from 1.
-    pub sub: Option<u8>,
-}
-
-impl InterfaceName {
-    /// Name an unbroken port, `Ethernet<module>/<port>`.
-    pub const fn new(module: u8, port: u8) -> Self {
-        InterfaceName {
-            module,
-            port,
-            sub: None,
-        }
-    }
-
-    /// Name a breakout lane, `Ethernet<module>/<port>/<sub>`.
-    pub const fn breakout(module: u8, port: u8, sub: u8) -> Self {
-        InterfaceName {
-            module,
-            port,
-            sub: Some(sub),
-        }
-    }
-}
-
-impl fmt::Display for InterfaceName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Ethernet{}/{}", self.module, self.port)?;
-        if let Some(sub) = self.sub {
-            write!(f, "/{sub}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Serialized as its canonical name, e.g. `"Ethernet1/1"`.
-impl Serialize for InterfaceName {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl FromStr for InterfaceName {
-    type Err = ValueError;
-
-    /// Accepts `Ethernet1/1`, any case and any abbreviation of `ethernet`
-    /// (`eth1/1`, `e1/1`), blanks between type and number, and a breakout
-    /// lane (`Ethernet1/1/1`). Ranges and other interface types are errors.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        match parse_interface_spec(&compact)? {
-            IfSpec::Ethernet(names) if names.len() == 1 => Ok(names[0]),
-            IfSpec::Ethernet(_) => Err(ValueError::new(
-                format!("`{s}` names a range of interfaces"),
-                Some("name a single interface, e.g. Ethernet1/1".into()),
-            )),
-            IfSpec::Other(kind) => Err(ValueError::new(
-                format!("`{s}` is a {kind} interface"),
-                Some("only Ethernet interfaces are modelled".into()),
-            )),
-        }
-    }
-}
-
-/// What an `interface` argument (one comma-separated item) designates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum IfSpec {
-    /// One or more Ethernet ports (a range expands to all of them).
-    Ethernet(Vec<InterfaceName>),
-    /// A recognised but unmodelled interface type (`loopback`, `mgmt`, ...).
-    Other(&'static str),
-}
-
-/// Interface types NX-OS has that railyard recognises but does not model,
-/// with the canonical spelling used in warnings.
-const OTHER_INTERFACE_TYPES: &[(&str, &str)] = &[
-    ("loopback", "loopback"),
-    ("mgmt", "mgmt"),
-    ("vlan", "Vlan"),
-    ("port-channel", "port-channel"),
-    ("nve", "nve"),
-    ("tunnel", "tunnel"),
-    ("null", "Null"),
-];
-
-/// Hint shown for malformed Ethernet names.
-const ETHERNET_FORM: &str =
-    "Ethernet interfaces are named Ethernet<module>/<port>[/<lane>], numbers 1-255, e.g. Ethernet1/1";
-
-/// Parse one interface item without blanks: `Ethernet1/1`, `e1/1-4`, `Ethernet1/1/1`, `loopback0`.
-pub(crate) fn parse_interface_spec(item: &str) -> Result<IfSpec, ValueError> {
-    let type_len = item
-        .find(|c: char| !(c.is_ascii_alphabetic() || c == '-'))
-        .unwrap_or(item.len());
-    let (kind, rest) = item.split_at(type_len);
-    if kind.is_empty() {
-        return Err(ValueError::new(
-            format!("missing interface type in `{item}`"),
-            Some(ETHERNET_FORM.into()),
-        ));
-    }
-    let lower = kind.to_ascii_lowercase();
-    if "ethernet".starts_with(&lower) {
-        return parse_ethernet(item, rest);
-    }
-    let other = OTHER_INTERFACE_TYPES
-        .iter()
-        .find(|(full, _)| lower.len() >= 2 && full.starts_with(&lower))
-        .map(|(_, canonical)| *canonical);
-    match other {
-        Some(canonical) if !rest.is_empty() => Ok(IfSpec::Other(canonical)),
-        Some(canonical) => Err(ValueError::new(
-            format!("missing {canonical} interface number"),
-            Some(format!("e.g. {canonical}0")),
-        )),
-        None => Err(ValueError::new(
-            format!("unknown interface type `{kind}`"),
-            Some(ETHERNET_FORM.into()),
-        )),
-    }
-}
-
-/// Parse the numeric part of an Ethernet item: `1/1`, `1/1-4`, `1/1/2`, `1/1.100`.
-fn parse_ethernet(item: &str, rest: &str) -> Result<IfSpec, ValueError> {
-    if rest.is_empty() {
-        return Err(ValueError::new(
-            format!("missing module/port in `{item}`"),
-            Some(ETHERNET_FORM.into()),
-        ));
-    }
-    let (base, subinterface) = match rest.split_once('.') {
-        Some((base, sub)) => (base, Some(sub)),
-        None => (rest, None),
-    };
-    let (first, last) = match base.split_once('-') {
-        Some((first, last)) => (first, Some(last)),
-        None => (base, None),
-    };
-    let bad = || {
-        ValueError::new(
-            format!("invalid interface `{item}`"),
-            Some(ETHERNET_FORM.into()),
-        )
-    };
-    let numbers = first
-        .split('/')
-        .map(|n| number_1_255(n, item))
-        .collect::<Result<Vec<u8>, ValueError>>()?;
-    let start = match numbers[..] {
-        [module, port] => InterfaceName::new(module, port),
-        [module, port, sub] => InterfaceName::breakout(module, port, sub),
-        _ => return Err(bad()),
-    };
-    if let Some(sub) = subinterface {
-        if last.is_some() || sub.is_empty() || !sub.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        return Ok(IfSpec::Other("Ethernet subinterface"));
-    }
-    let Some(last) = last else {
-        return Ok(IfSpec::Ethernet(vec![start]));
-    };
-    let end = number_1_255(last, item)?;
-    let first_n = start.sub.unwrap_or(start.port);
-    if end < first_n {
-        return Err(ValueError::new(
-            format!("range `{item}` ends ({end}) before it starts ({first_n})"),
-            Some("write the lower number first, e.g. Ethernet1/1-4".into()),
-        ));
-    }
-    let names = (first_n..=end)
-        .map(|n| match start.sub {
-            Some(_) => InterfaceName::breakout(start.module, start.port, n),
-            None => InterfaceName::new(start.module, n),
-        })
-        .collect();
-    Ok(IfSpec::Ethernet(names))
-}
-
-/// Parse one component of an interface number.
-fn number_1_255(text: &str, item: &str) -> Result<u8, ValueError> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ValueError::new(
-            format!("invalid interface `{item}`"),
-            Some(ETHERNET_FORM.into()),
-        ));
-    }
-    match text.parse::<u8>() {
-        Ok(0) => Err(ValueError::new(
-            format!("invalid interface `{item}`: numbers start at 1"),
-            Some(ETHERNET_FORM.into()),
-        )),
-        Ok(n) => Ok(n),
-        Err(_) => Err(ValueError::new(
-            format!("invalid interface `{item}`: {text} is out of range"),
-            Some(ETHERNET_FORM.into()),
-        )),
     }
 }
 
@@ -517,273 +314,6 @@ impl fmt::Display for Bind {
     }
 }
 
-/// Mask of `len` leading one bits in 32 bits (`len` saturates at 32).
-fn mask_v4(len: u8) -> u32 {
-    u32::MAX
-        .checked_shl(32 - u32::from(len.min(32)))
-        .unwrap_or(0)
-}
-
-/// Mask of `len` leading one bits in 128 bits (`len` saturates at 128).
-fn mask_v6(len: u8) -> u128 {
-    u128::MAX
-        .checked_shl(128 - u32::from(len.min(128)))
-        .unwrap_or(0)
-}
-
-/// An IPv4 address with a prefix length: an interface address or a route's destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ipv4Prefix {
-    /// The address as written (host bits may be set for interface addresses).
-    pub addr: Ipv4Addr,
-    /// Prefix length, 0-32.
-    pub len: u8,
-}
-
-impl Ipv4Prefix {
-    /// Build a prefix; `None` if `len` exceeds 32.
-    pub fn new(addr: Ipv4Addr, len: u8) -> Option<Self> {
-        (len <= 32).then_some(Ipv4Prefix { addr, len })
-    }
-
-    /// The netmask, e.g. 255.255.255.0 for /24.
-    pub fn netmask(&self) -> Ipv4Addr {
-        Ipv4Addr::from(mask_v4(self.len))
-    }
-
-    /// The prefix with host bits cleared.
-    pub fn network(&self) -> Ipv4Prefix {
-        Ipv4Prefix {
-            addr: Ipv4Addr::from(u32::from(self.addr) & mask_v4(self.len)),
-            len: self.len,
-        }
-    }
-
-    /// The directed-broadcast address of the subnet.
-    pub fn broadcast(&self) -> Ipv4Addr {
-        Ipv4Addr::from(u32::from(self.addr) | !mask_v4(self.len))
-    }
-
-    /// Whether `addr` lies in this prefix's subnet.
-    pub fn contains(&self, addr: Ipv4Addr) -> bool {
-        let m = mask_v4(self.len);
-        u32::from(addr) & m == u32::from(self.addr) & m
-    }
-
-    /// Whether the two subnets share any address.
-    pub fn overlaps(&self, other: &Ipv4Prefix) -> bool {
-        self.contains(other.addr) || other.contains(self.addr)
-    }
-}
-
-/// Serialized as text, e.g. `"10.0.0.1/24"`.
-impl Serialize for Ipv4Prefix {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl fmt::Display for Ipv4Prefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.len)
-    }
-}
-
-impl FromStr for Ipv4Prefix {
-    type Err = ValueError;
-
-    /// Parse `A.B.C.D/LEN`; host bits may be set.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (addr, len) = split_prefix(s, "IPv4", "10.0.0.1/24")?;
-        let addr = addr.parse::<Ipv4Addr>().map_err(|_| {
-            ValueError::new(
-                format!("invalid IPv4 address `{addr}`"),
-                Some("expected a dotted quad such as 10.0.0.1".into()),
-            )
-        })?;
-        let len = parse_len(len, 32, "IPv4")?;
-        Ok(Ipv4Prefix { addr, len })
-    }
-}
-
-/// An IPv6 address with a prefix length: an interface address or a route's destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ipv6Prefix {
-    /// The address as written (host bits may be set for interface addresses).
-    pub addr: Ipv6Addr,
-    /// Prefix length, 0-128.
-    pub len: u8,
-}
-
-impl Ipv6Prefix {
-    /// Build a prefix; `None` if `len` exceeds 128.
-    pub fn new(addr: Ipv6Addr, len: u8) -> Option<Self> {
-        (len <= 128).then_some(Ipv6Prefix { addr, len })
-    }
-
-    /// The prefix with host bits cleared.
-    pub fn network(&self) -> Ipv6Prefix {
-        Ipv6Prefix {
-            addr: Ipv6Addr::from(u128::from(self.addr) & mask_v6(self.len)),
-            len: self.len,
-        }
-    }
-
-    /// Whether `addr` lies in this prefix.
-    pub fn contains(&self, addr: Ipv6Addr) -> bool {
-        let m = mask_v6(self.len);
-        u128::from(addr) & m == u128::from(self.addr) & m
-    }
-
-    /// Whether the two prefixes share any address.
-    pub fn overlaps(&self, other: &Ipv6Prefix) -> bool {
-        self.contains(other.addr) || other.contains(self.addr)
-    }
-}
-
-/// Serialized as text, e.g. `"10.0.0.1/24"`.
-impl Serialize for Ipv6Prefix {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl fmt::Display for Ipv6Prefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.len)
-    }
-}
-
-impl FromStr for Ipv6Prefix {
-    type Err = ValueError;
-
-    /// Parse `X::Y/LEN`; host bits may be set.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (addr, len) = split_prefix(s, "IPv6", "2001:db8::1/64")?;
-        let addr = addr.parse::<Ipv6Addr>().map_err(|_| {
-            ValueError::new(
-                format!("invalid IPv6 address `{addr}`"),
-                Some("expected an address such as 2001:db8::1".into()),
-            )
-        })?;
-        let len = parse_len(len, 128, "IPv6")?;
-        Ok(Ipv6Prefix { addr, len })
-    }
-}
-
-/// Split `ADDR/LEN`, explaining a missing length.
-fn split_prefix<'s>(
-    s: &'s str,
-    family: &str,
-    example: &str,
-) -> Result<(&'s str, &'s str), ValueError> {
-    s.split_once('/').ok_or_else(|| {
-        ValueError::new(
-            format!("`{s}` has no prefix length"),
-            Some(format!(
-                "write an {family} prefix as ADDRESS/LEN, e.g. {example}"
-            )),
-        )
-    })
-}
-
-/// Parse a prefix length no greater than `max`.
-fn parse_len(text: &str, max: u8, family: &str) -> Result<u8, ValueError> {
-    let hint = Some(format!("prefix length must be 0-{max}"));
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ValueError::new(
-            format!("invalid {family} prefix length `{text}`"),
-            hint,
-        ));
-    }
-    match text.parse::<u32>() {
-        Ok(n) if n <= u32::from(max) => Ok(n as u8),
-        Ok(n) => Err(ValueError::new(
-            format!("invalid {family} prefix length {n}"),
-            hint,
-        )),
-        Err(_) => Err(ValueError::new(
-            format!("invalid {family} prefix length {text}"),
-            hint,
-        )),
-    }
-}
-
-/// A route destination of either family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum IpPrefix {
-    /// An IPv4 destination.
-    V4(Ipv4Prefix),
-    /// An IPv6 destination.
-    V6(Ipv6Prefix),
-}
-
-impl IpPrefix {
-    /// The prefix with host bits cleared.
-    pub fn network(&self) -> IpPrefix {
-        match self {
-            IpPrefix::V4(p) => IpPrefix::V4(p.network()),
-            IpPrefix::V6(p) => IpPrefix::V6(p.network()),
-        }
-    }
-
-    /// Whether `addr` lies in this prefix (always `false` across families).
-    pub fn contains(&self, addr: IpAddr) -> bool {
-        match (self, addr) {
-            (IpPrefix::V4(p), IpAddr::V4(a)) => p.contains(a),
-            (IpPrefix::V6(p), IpAddr::V6(a)) => p.contains(a),
-            _ => false,
-        }
-    }
-
-    /// The prefix length.
-    pub fn prefix_len(&self) -> u8 {
-        match self {
-            IpPrefix::V4(p) => p.len,
-            IpPrefix::V6(p) => p.len,
-        }
-    }
-
-    /// Whether this is a default route (length 0).
-    pub fn is_default(&self) -> bool {
-        self.prefix_len() == 0
-    }
-
-    /// Whether this is an IPv4 prefix.
-    pub fn is_ipv4(&self) -> bool {
-        matches!(self, IpPrefix::V4(_))
-    }
-}
-
-/// Serialized as text, e.g. `"10.0.0.1/24"`.
-impl Serialize for IpPrefix {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl fmt::Display for IpPrefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IpPrefix::V4(p) => p.fmt(f),
-            IpPrefix::V6(p) => p.fmt(f),
-        }
-    }
-}
-
-impl FromStr for IpPrefix {
-    type Err = ValueError;
-
-    /// Parse either family; a colon selects IPv6.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.contains(':') {
-            s.parse().map(IpPrefix::V6)
-        } else {
-            s.parse().map(IpPrefix::V4)
-        }
-    }
-}
-
 /// Where a static route sends matching packets.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum RouteTarget {
@@ -826,6 +356,9 @@ pub struct StaticRoute {
     pub target: RouteTarget,
     /// Line the route was configured on (0 if built in code).
     pub line: usize,
+    /// Column of the target token on that line (0 if built in code), for
+    /// diagnostics about the target.
+    pub col: usize,
 }
 
 /// Equality of configuration, ignoring `line` (provenance).
@@ -840,6 +373,7 @@ impl Eq for StaticRoute {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::ValueError;
 
     fn name(s: &str) -> Result<InterfaceName, ValueError> {
         s.parse()
@@ -1039,6 +573,7 @@ mod tests {
             prefix: "0.0.0.0/0".parse().unwrap(),
             target: RouteTarget::Null0,
             line,
+            col: line + 10,
         };
         assert_eq!(r(1), r(2));
     }

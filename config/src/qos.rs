@@ -27,7 +27,8 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::model::{InterfaceName, IpPrefix};
+use crate::name::InterfaceName;
+use crate::prefix::IpPrefix;
 
 /// Bytes in one `kbytes` unit.
 pub const KBYTE: u64 = 1024;
@@ -69,12 +70,13 @@ impl MatchMode {
 /// One `match` line of a class-map.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum Match {
-    /// `match dscp LIST`: bit `n` set for DSCP `n` (0-63).
-    Dscp(u64),
-    /// `match cos LIST`: bit `n` set for 802.1p priority `n` (0-7).
-    Cos(u8),
-    /// `match precedence LIST`: bit `n` set for IP precedence `n` (the top three DSCP bits).
-    Precedence(u8),
+    /// `match dscp LIST`: bit `n` set for DSCP `n` (0-63); serialized as the list of values.
+    Dscp(#[serde(serialize_with = "crate::bits::set64")] u64),
+    /// `match cos LIST`: bit `n` set for 802.1p priority `n` (0-7); serialized as the list.
+    Cos(#[serde(serialize_with = "crate::bits::set8")] u8),
+    /// `match precedence LIST`: bit `n` set for IP precedence `n` (the top three DSCP bits);
+    /// serialized as the list.
+    Precedence(#[serde(serialize_with = "crate::bits::set8")] u8),
     /// `match access-group name ACL`: packets the access list permits.
     AccessGroup(String),
 }
@@ -299,6 +301,14 @@ impl Threshold {
         }
     }
 
+    /// The threshold as a human reads it: `153600 bytes`, `100 packets`.
+    pub(crate) fn show(self) -> String {
+        match self {
+            Threshold::Bytes(n) => format!("{n} bytes"),
+            Threshold::Packets(n) => format!("{n} packets"),
+        }
+    }
+
     /// Whether both are counted in the same unit.
     pub fn same_unit(self, other: Threshold) -> bool {
         matches!(
@@ -354,7 +364,8 @@ pub const DEFAULT_DROP_PROBABILITY: u8 = 10;
 /// Weighted random early detection (and ECN marking) on a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Wred {
-    /// Average depth where marking (or dropping) starts.
+    /// Average depth where marking (or dropping) starts; in the same unit
+    /// as `max` (the parser rejects thresholds that mix packets and bytes).
     pub min: Threshold,
     /// Average depth where the probability reaches `drop_probability`; above it every packet is marked.
     pub max: Threshold,
@@ -939,6 +950,19 @@ mod tests {
         let w = WredPreset::MeshOptimized.wred(true);
         assert_eq!(w.min, Threshold::Bytes(150 * 1024));
         assert!(w.ecn && w.preset == Some(WredPreset::MeshOptimized));
+        // The documented values, the only place railyard defines them.
+        let b = WredPreset::BurstOptimized.wred(false);
+        assert_eq!(
+            (b.min, b.max),
+            (
+                Threshold::Bytes(950 * KBYTE),
+                Threshold::Bytes(3000 * KBYTE)
+            )
+        );
+        assert_eq!(w.max, Threshold::Bytes(1536 * KBYTE));
+        for (w, ecn) in [(b, false), (w, true)] {
+            assert_eq!((w.drop_probability, w.weight, w.ecn), (7, 0, ecn));
+        }
         assert!(Threshold::Bytes(1).same_unit(Threshold::Bytes(9)));
         assert!(!Threshold::Bytes(1).same_unit(Threshold::Packets(1)));
     }

@@ -211,6 +211,7 @@ fn route(rng: &mut Rng, names: &[InterfaceName], existing: &[StaticRoute]) -> Op
         prefix,
         target,
         line: 0,
+        col: 0,
     };
     (!existing.contains(&r)).then_some(r)
 }

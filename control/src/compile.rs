@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use railyard_config as cfg;
-use railyard_config::{Bind, Config, InterfaceName, IpPrefix, RouteTarget};
+use railyard_config::{Bind, Config, Diagnostic, InterfaceName, IpPrefix, RouteTarget, Severity};
 use railyard_dataplane::model::{
     self as dp, AclEntryModel, AclRuleModel, InterfaceModel, NextHopModel, QueueModel, RouteModel,
     RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
@@ -220,7 +220,12 @@ fn acl_rule(r: &cfg::AclRule) -> AclRuleModel {
 }
 
 /// One egress queue's settings, in the dataplane's terms.
-fn queue(q: &cfg::QueueConfig, name: &str, warnings: &mut Vec<String>) -> QueueModel {
+///
+/// `q` is already resolved by the config crate (the default output policy
+/// filled in, WRED presets expanded to their thresholds), so this only
+/// changes representation; what the configuration leaves unset keeps
+/// [`QueueModel::default`].
+fn queue(q: &cfg::QueueConfig) -> QueueModel {
     let mut m = QueueModel {
         priority_level: q.priority_level,
         ..QueueModel::default()
@@ -245,46 +250,45 @@ fn queue(q: &cfg::QueueConfig, name: &str, warnings: &mut Vec<String>) -> QueueM
             cfg::QueueLimit::Dynamic(a) => dp::QueueLimit::Dynamic(a),
         };
     }
-    if let Some(w) = &q.wred {
-        m.wred = Some(match w.preset {
-            Some(cfg::WredPreset::BurstOptimized) => {
-                WredModel::preset(dp::WredPreset::BurstOptimized, w.ecn)
-            }
-            Some(cfg::WredPreset::MeshOptimized) => {
-                WredModel::preset(dp::WredPreset::MeshOptimized, w.ecn)
-            }
-            None => {
-                let unit = match (w.min, w.max) {
-                    (cfg::Threshold::Packets(_), cfg::Threshold::Packets(_)) => {
-                        ThresholdUnit::Packets
-                    }
-                    (cfg::Threshold::Bytes(_), cfg::Threshold::Bytes(_)) => ThresholdUnit::Bytes,
-                    _ => {
-                        warnings.push(format!(
-                            "{name}: WRED thresholds mix packets and bytes; both are taken as bytes"
-                        ));
-                        ThresholdUnit::Bytes
-                    }
-                };
-                WredModel {
-                    min: w.min.value(),
-                    max: w.max.value(),
-                    unit,
-                    drop_probability_percent: w.drop_probability,
-                    weight: w.weight,
-                    ecn: w.ecn,
-                }
-            }
-        });
-    }
+    m.wred = q.wred.map(|w| WredModel {
+        min: w.min.value(),
+        max: w.max.value(),
+        // The parser rejects thresholds in two units, so `min` names both.
+        unit: match w.min {
+            cfg::Threshold::Packets(_) => ThresholdUnit::Packets,
+            cfg::Threshold::Bytes(_) => ThresholdUnit::Bytes,
+        },
+        drop_probability_percent: w.drop_probability,
+        weight: w.weight,
+        ecn: w.ecn,
+    });
     m
+}
+
+/// The error for a route through an interface the configuration lacks: the
+/// parser only warns (the file is well formed), but there is no port to
+/// send through. Rendered like a parse error, at the route's target.
+fn unconfigured(cfg: &Config, r: &cfg::StaticRoute, name: &InterfaceName) -> Diagnostic {
+    cfg.source.diagnostic(
+        Severity::Error,
+        r.line,
+        r.col,
+        format!(
+            "route {} goes through {name}, which is not configured",
+            r.prefix
+        ),
+        Some(format!(
+            "add an `interface {name}` section, or route through a configured interface"
+        )),
+    )
 }
 
 /// Compiles a parsed configuration.
 ///
 /// # Errors
-/// Messages for routes that name an interface the configuration lacks.
-pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
+/// A diagnostic (quoting the file the configuration was parsed from) for
+/// each route that names an interface the configuration lacks.
+pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let hostname = cfg
         .hostname
         .clone()
@@ -317,9 +321,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
         m.dscp_to_qos_group = eq.classifier.dscp_table;
         m.cos_to_qos_group = eq.classifier.cos_table;
         m.acl_rules = eq.classifier.acl_rules.iter().map(acl_rule).collect();
-        for (q, qc) in eq.egress.iter().enumerate() {
-            m.queues[q] = queue(qc, &format!("{} queue {q}", ifc.name), &mut warnings);
-        }
+        m.queues = std::array::from_fn(|q| queue(&eq.egress[q]));
         if let Some(b) = cfg.buffer_bytes {
             m.buffer_bytes = b;
         }
@@ -349,10 +351,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
             RouteTarget::Interface(name) => match index(name) {
                 Some(i) => NextHopModel::Interface(i),
                 None => {
-                    errors.push(format!(
-                        "line {}: route via {name}, which is not configured",
-                        r.line
-                    ));
+                    errors.push(unconfigured(cfg, r, name));
                     continue;
                 }
             },
@@ -361,10 +360,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<String>> {
                     Some(name) => match index(name) {
                         Some(i) => Some(i),
                         None => {
-                            errors.push(format!(
-                                "line {}: route via {name}, which is not configured",
-                                r.line
-                            ));
+                            errors.push(unconfigured(cfg, r, name));
                             continue;
                         }
                     },
@@ -487,7 +483,14 @@ interface Ethernet1/2
         assert_eq!(e1.queues[7].shape_max_bps, Some(10_000_000_000));
         assert_eq!(
             e1.queues[2].wred,
-            Some(WredModel::preset(dp::WredPreset::BurstOptimized, true))
+            Some(WredModel {
+                min: 950 * 1024,
+                max: 3000 * 1024,
+                unit: ThresholdUnit::Bytes,
+                drop_probability_percent: 7,
+                weight: 0,
+                ecn: true,
+            })
         );
         assert_eq!(
             e1.queues[0].bandwidth_remaining_percent,

@@ -47,7 +47,7 @@ pub fn demo_switch() -> Result<Compiled, String> {
             .collect::<Vec<_>>()
             .join("\n")
     })?;
-    compile(&parsed.config).map_err(|e| e.join("\n"))
+    compile(&parsed.config).map_err(|d| crate::format_diagnostics(&d))
 }
 
 /// The synthetic trace, per host port (index = host number − 1); each entry

@@ -40,7 +40,7 @@ pub struct Loaded {
 pub fn load_config(path: &std::path::Path, strict: bool) -> Result<Loaded, String> {
     let parsed = railyard_config::parse_file(path, &railyard_config::ParseOptions { strict })
         .map_err(|d| format_diagnostics(&d))?;
-    let compiled = compile::compile(&parsed.config).map_err(|e| e.join("\n"))?;
+    let compiled = compile::compile(&parsed.config).map_err(|d| format_diagnostics(&d))?;
     let mut warnings: Vec<String> = parsed.warnings.iter().map(|d| d.to_string()).collect();
     warnings.extend(compiled.warnings.iter().map(|w| format!("warning: {w}")));
     Ok(Loaded {
@@ -86,7 +86,7 @@ pub fn check_json(path: &std::path::Path, strict: bool) -> (bool, String) {
             serde_json::json!({
                 "valid": compile_errors.is_empty(),
                 "diagnostics": parsed.warnings.iter().map(diag_json).collect::<Vec<_>>(),
-                "compile_errors": compile_errors,
+                "compile_errors": compile_errors.iter().map(diag_json).collect::<Vec<_>>(),
                 "config": parsed.config,
                 "effective_qos": effective,
             })

@@ -556,8 +556,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     let eq = config.effective_qos(&ifname);
                     let stats =
                         live(&source)?.and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
-                    let compiled =
-                        railyard_control::compile::compile(&config).map_err(|e| e.join("\n"))?;
+                    let compiled = railyard_control::compile::compile(&config)
+                        .map_err(|d| railyard_control::format_diagnostics(&d))?;
                     let pfc = compiled
                         .model
                         .interfaces

@@ -35,9 +35,9 @@ impl LoadBalancing {
     /// Compiles `config` and builds its FIB.
     ///
     /// # Errors
-    /// The compiler's messages, one per line.
+    /// The compiler's diagnostics, rendered for a terminal.
     pub fn new(config: &Config) -> Result<Self, String> {
-        let compiled = compile::compile(config).map_err(|e| e.join("\n"))?;
+        let compiled = compile::compile(config).map_err(|d| crate::format_diagnostics(&d))?;
         let (fib, _) = Fib::build(&compiled.model);
         Ok(LoadBalancing {
             model: compiled.model,

@@ -275,6 +275,34 @@ fn show_class_map_and_policy_maps_from_a_file() {
 }
 
 #[test]
+fn a_route_through_an_unconfigured_interface_is_reported_like_a_parse_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("lab.conf");
+    std::fs::write(
+        &conf,
+        "interface Ethernet1/1\n  no switchport\nip route 10.3.0.0/16 e1/8\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let want = format!(
+        "{}:3:22: error: route 10.3.0.0/16 goes through Ethernet1/8, which is not configured\n   \
+         3 | ip route 10.3.0.0/16 e1/8\n     |                      ^^^^\n   \
+         = hint: add an `interface Ethernet1/8` section",
+        conf.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    let e = &v["compile_errors"][0];
+    assert_eq!((e["line"].as_u64(), e["col"].as_u64()), (Some(3), Some(22)));
+    assert_eq!(e["severity"], "error");
+}
+
+#[test]
 fn check_json_dumps_diagnostics_and_the_resolved_model() {
     let dir = tempfile::tempdir().unwrap();
     let conf = book_file(dir.path());
@@ -286,6 +314,18 @@ fn check_json_dumps_diagnostics_and_the_resolved_model() {
     assert_eq!(eq["classifier"]["dscp_table"][24], 3);
     assert_eq!(eq["classifier"]["dscp_table"][48], 7);
     assert_eq!(eq["egress"][7]["priority_level"], 1);
+    // Sets of DSCP (and CoS, precedence, groups) read as their values, not bitmasks.
+    let matches: Vec<&serde_json::Value> = v["config"]["class_maps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["matches"].as_array().unwrap())
+        .collect();
+    assert!(
+        matches.contains(&&serde_json::json!({"Dscp": [24]})),
+        "{matches:?}"
+    );
+    assert!(eq["lossless"].is_array(), "{}", eq["lossless"]);
 
     std::fs::write(&conf, BOOK.replace("set qos-group 3", "set qos-group 9")).unwrap();
     let out = railyard(&["check", "--json", conf.to_str().unwrap()]);

@@ -895,7 +895,12 @@ mod tests {
     #[test]
     fn default_policy_serves_q7_first_and_q1_to_q6_only_with_leftovers() {
         let pool = Pool::new(256);
-        let m = port(None, |_, _| {});
+        // NX-OS's default-8q-out-policy, as the control plane compiles it.
+        let m = port(None, |i, q| match i {
+            7 => q.priority_level = Some(1),
+            0 => q.bandwidth_remaining_percent = Some(100),
+            _ => q.bandwidth_remaining_percent = Some(0),
+        });
         let mut q = EgressQueues::new(&m, 5);
         let mut c = Counters::default();
         for round in 0..4u8 {

@@ -33,7 +33,16 @@ fn model() -> SwitchModel {
             m.speed_mbps = Some(SPEED_MBPS);
             m.dscp_to_qos_group[24] = 3;
             m.dscp_to_qos_group[48] = 7;
-            m.queues = QueueModel::nxos_default_policy();
+            // NX-OS's default-8q-out-policy, written out.
+            m.queues = std::array::from_fn(|q| QueueModel {
+                priority_level: (q == 7).then_some(1),
+                bandwidth_remaining_percent: match q {
+                    7 => None,
+                    0 => Some(100),
+                    _ => Some(0),
+                },
+                ..QueueModel::default()
+            });
             m.queues[3].bandwidth_remaining_percent = Some(50);
             m.queues[3].wred = Some(WredModel {
                 min: WRED_MIN,

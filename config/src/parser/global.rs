@@ -12,7 +12,7 @@ use crate::qos::{
     DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_CUSTOM_TLV_INFO, MAX_FLOWLET_TABLE_SIZE,
     MIN_FLOWLET_TABLE_SIZE,
 };
-use crate::validate::key;
+use crate::validate::{At, GlobalItem};
 
 /// Usage of `ip load-sharing`.
 pub(super) const LOAD_SHARING: &str = "ip load-sharing address source|destination|source-destination [port source|destination|source-destination] [concatenation] [rocev2-dest-qp] [rotate 0-63] [universal-id N]";
@@ -90,7 +90,7 @@ fn on_off(a: &mut Args<'_>) -> Result<bool, Fail> {
 pub(super) fn watchdog_interval(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let col = a.line.tokens[0].col;
     let on = on_off(a)?;
-    b.mark(key::global("watchdog"), col);
+    b.mark(At::Global(GlobalItem::Watchdog), col);
     b.config.pfc_watchdog_interval = Some(on);
     Ok(())
 }
@@ -306,7 +306,7 @@ fn dre_thresholds(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     for (i, l) in levels.iter().enumerate() {
         out[i] = l.ok_or_else(|| a.missing(&format!("`{} P`", LEVELS[i])))?;
     }
-    b.mark(key::global("dlb/dre"), col);
+    b.mark(At::Global(GlobalItem::DlbDre), col);
     dlb(b).dre_thresholds = Some(out);
     Ok(())
 }
@@ -484,6 +484,7 @@ fn lldp_seconds(
     b: &mut Builder<'_>,
     a: &mut Args<'_>,
     what: &str,
+    item: GlobalItem,
     lo: u64,
     hi: u64,
     set: fn(&mut crate::qos::Lldp, u16),
@@ -492,25 +493,43 @@ fn lldp_seconds(
     let t = a.expect(&format!("{what} in seconds"))?;
     a.finish()?;
     let n = value::ranged(t, what, lo, hi)? as u16;
-    b.mark_first(key::global("lldp"), col);
-    b.mark(key::global(&format!("lldp/{what}")), t.col);
+    b.mark_first(At::Global(GlobalItem::Lldp), col);
+    b.mark(At::Global(item), t.col);
     set(&mut b.config.lldp, n);
     Ok(())
 }
 
 /// `lldp timer S` (5-254).
 pub(super) fn lldp_timer(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    lldp_seconds(b, a, "lldp timer", 5, 254, |l, n| l.timer_s = n)
+    lldp_seconds(b, a, "lldp timer", GlobalItem::LldpTimer, 5, 254, |l, n| {
+        l.timer_s = n
+    })
 }
 
 /// `lldp holdtime S` (10-255).
 pub(super) fn lldp_holdtime(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    lldp_seconds(b, a, "lldp holdtime", 10, 255, |l, n| l.holdtime_s = n)
+    lldp_seconds(
+        b,
+        a,
+        "lldp holdtime",
+        GlobalItem::LldpHoldtime,
+        10,
+        255,
+        |l, n| l.holdtime_s = n,
+    )
 }
 
 /// `lldp reinit S` (1-10).
 pub(super) fn lldp_reinit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    lldp_seconds(b, a, "lldp reinit", 1, 10, |l, n| l.reinit_s = n)
+    lldp_seconds(
+        b,
+        a,
+        "lldp reinit",
+        GlobalItem::LldpReinit,
+        1,
+        10,
+        |l, n| l.reinit_s = n,
+    )
 }
 
 /// `no lldp timer|holdtime|reinit [S]`.
@@ -531,7 +550,7 @@ fn tlv_select(b: &mut Builder<'_>, a: &mut Args<'_>, on: bool) -> Result<(), Fai
     let t = a.expect("TLV name")?;
     a.finish()?;
     let k = keyword(t, &LldpTlvSelect::KEYWORDS, "LLDP TLV")?;
-    b.mark_first(key::global("lldp"), col);
+    b.mark_first(At::Global(GlobalItem::Lldp), col);
     if let Some(flag) = b.config.lldp.tlv_select.flag_mut(k) {
         *flag = on;
     }
@@ -588,7 +607,7 @@ pub(super) fn lldp_tlv_custom(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(
         None => Vec::new(),
     };
     a.finish()?;
-    b.mark_first(key::global("lldp"), col);
+    b.mark_first(At::Global(GlobalItem::Lldp), col);
     let tlv = CustomTlv { oui, subtype, info };
     let tlvs = &mut b.config.lldp.custom_tlvs;
     match tlvs
@@ -644,7 +663,7 @@ pub(super) fn dpdk_eal_args(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
     while let Some(t) = a.next_token() {
         args.push(t.text.to_string());
     }
-    b.mark(key::global("dpdk eal-args"), col);
+    b.mark(At::Global(GlobalItem::DpdkEalArgs), col);
     b.config.dpdk_eal_args = args;
     Ok(())
 }

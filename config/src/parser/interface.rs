@@ -13,7 +13,7 @@ use super::value::keyword;
 use super::{qos, value, Args, Builder, Fail};
 use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
 use crate::qos::{DcbxVersion, PfcMode};
-use crate::validate::key;
+use crate::validate::{At, GlobalItem};
 
 /// Speeds (Mb/s) `speed` accepts.
 const SPEEDS: &[u32] = &[
@@ -690,7 +690,7 @@ fn pfc_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
     let col = a.line.tokens[0].col;
     for index in b.members() {
-        b.mark(key::iface(index, "pfc"), col);
+        b.mark(At::IfacePfc(index), col);
         let i = &mut b.config.interfaces[index];
         i.pfc_mode = mode;
         i.pfc_send_tlv = send_tlv;
@@ -742,7 +742,7 @@ fn lldp_transmit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 fn no_lldp_transmit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
     let col = a.line.tokens[0].col;
-    b.mark_first(key::global("lldp"), col);
+    b.mark_first(At::Global(GlobalItem::Lldp), col);
     set(b, |i| i.lldp_transmit = false);
     Ok(())
 }
@@ -758,7 +758,7 @@ fn lldp_receive(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 fn no_lldp_receive(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
     let col = a.line.tokens[0].col;
-    b.mark_first(key::global("lldp"), col);
+    b.mark_first(At::Global(GlobalItem::Lldp), col);
     set(b, |i| i.lldp_receive = false);
     Ok(())
 }
@@ -771,7 +771,7 @@ fn lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> 
     let version = DcbxVersion::from_keyword(k).unwrap_or_default();
     if version != DcbxVersion::Auto {
         let col = a.line.tokens[0].col;
-        b.mark_first(key::global("lldp"), col);
+        b.mark_first(At::Global(GlobalItem::Lldp), col);
     }
     set(b, |i| i.dcbx_version = version);
     Ok(())

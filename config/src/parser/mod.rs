@@ -31,9 +31,8 @@ mod table;
 mod top;
 mod value;
 
-pub(crate) use qos::{protocol_name, show_threshold};
+pub(crate) use qos::protocol_name;
 use table::{Action, Lookup, Spec};
-pub(crate) use value::closest as value_closest;
 
 use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};
@@ -594,12 +593,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Record where an item was written (the latest mention wins).
-    fn mark(&mut self, key: String, col: usize) {
+    fn mark(&mut self, key: validate::At, col: usize) {
         self.map.at.insert(key, Pos::new(self.line, col));
     }
 
     /// Record where an item was first written.
-    fn mark_first(&mut self, key: String, col: usize) {
+    fn mark_first(&mut self, key: validate::At, col: usize) {
         let pos = Pos::new(self.line, col);
         self.map.at.entry(key).or_insert(pos);
     }
@@ -676,5 +675,8 @@ pub(crate) fn parse(
     for line in crate::lexer::lex(&lines) {
         builder.process(&line);
     }
-    builder.finish()
+    builder.finish().map(|mut parsed| {
+        parsed.config.source = crate::diag::Source::new(file, text);
+        parsed
+    })
 }

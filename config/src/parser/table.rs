@@ -8,6 +8,7 @@
 
 use super::{Args, Builder, Fail};
 use crate::lexer::Token;
+use crate::spelling::edit_distance;
 
 /// A modelled command: consumes its arguments and updates the model.
 pub(crate) type Handler = fn(&mut Builder<'_>, &mut Args<'_>) -> Result<(), Fail>;
@@ -253,21 +254,6 @@ pub(crate) fn modelled_commands(table: &'static [Spec]) -> String {
         .collect();
     names.dedup();
     names.join(", ")
-}
-
-/// Levenshtein distance between two short strings.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

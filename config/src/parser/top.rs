@@ -10,7 +10,7 @@ use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
 };
-use crate::validate::{key, Pos};
+use crate::validate::At;
 
 /// Usage of `ip route`, shown in hints.
 const IP_ROUTE: &str =
@@ -335,7 +335,7 @@ fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let mut members = Vec::new();
     for (name, col) in names {
         let index = b.interface_index(name);
-        b.mark_first(key::iface(index, "name"), col);
+        b.mark_first(At::IfaceName(index), col);
         if !members.contains(&index) {
             members.push(index);
         }
@@ -407,13 +407,11 @@ fn add_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail
         b.warn(col, message, Some("the repeated line is ignored".into()));
         return Ok(());
     }
-    b.map
-        .routes
-        .insert((prefix, target.clone()), Pos::new(b.line, col));
     b.config.routes.push(StaticRoute {
         prefix,
         target,
         line: b.line,
+        col,
     });
     Ok(())
 }

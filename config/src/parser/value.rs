@@ -6,25 +6,8 @@ use crate::diag::ValueError;
 use crate::lexer::Token;
 use crate::qos::{Threshold, KBYTE, MBYTE};
 
-use super::table::edit_distance;
 use super::Fail;
-
-/// The candidate closest in spelling to `word`, if close enough to suggest.
-pub(crate) fn closest<'c>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
-    let lower = word.to_ascii_lowercase();
-    let mut best: Option<(usize, &'c str)> = None;
-    for c in candidates {
-        let d = edit_distance(&lower, &c.to_ascii_lowercase());
-        let close = d <= 2.max(c.len() / 4) && d < c.len().max(1);
-        if close && !matches!(best, Some((bd, _)) if bd <= d) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
+use crate::spelling::closest;
 
 /// "did you mean `x`?" for the closest candidate, else `otherwise`.
 pub(crate) fn did_you_mean<'c>(

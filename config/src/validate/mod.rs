@@ -14,24 +14,9 @@ mod qos;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub(crate) use crate::diag::Pos;
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::model::{Bind, Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
-
-/// A 1-based line and column in the file being parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pos {
-    /// 1-based line (0: unknown).
-    pub line: usize,
-    /// 1-based column (0: the whole line).
-    pub col: usize,
-}
-
-impl Pos {
-    /// A position.
-    pub fn new(line: usize, col: usize) -> Self {
-        Pos { line, col }
-    }
-}
 
 /// Where the parser saw each item, so validation can point at the right token.
 ///
@@ -50,59 +35,134 @@ pub(crate) struct SourceMap {
     pub mtu: HashMap<usize, Pos>,
     /// `bind` kind tokens.
     pub bind: HashMap<usize, Pos>,
-    /// Route target tokens.
-    pub routes: HashMap<(IpPrefix, RouteTarget), Pos>,
-    /// Positions of QoS and global items, by keys built in [`key`].
-    pub at: HashMap<String, Pos>,
+    /// Positions of QoS and global items.
+    pub at: HashMap<At, Pos>,
 }
 
-/// Keys of [`SourceMap::at`]: one function per kind of item, so the parser and
-/// the checks agree on them.
-pub(crate) mod key {
+/// The items whose positions [`SourceMap::at`] records: what validation
+/// may point at that the model does not carry a position for. Typed, so
+/// the parser and the checks cannot disagree on a spelling.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum At {
     /// A class-map's name in its header.
-    pub fn class_map(name: &str) -> String {
-        format!("cm/{name}")
-    }
-    /// The ACL name of a class-map's `match access-group name`.
-    pub fn acl_ref(class_map: &str, acl: &str) -> String {
-        format!("cm/{class_map}/acl/{acl}")
-    }
+    ClassMap(String),
+    /// The access list a class-map's `match access-group name` names.
+    AclRef {
+        /// The class-map.
+        class_map: String,
+        /// The access list.
+        acl: String,
+    },
+    /// An access list's name in its header.
+    Acl(String),
     /// The first entry of an access list that was skipped as unmodelled.
-    pub fn acl_skipped(acl: &str) -> String {
-        format!("acl/{acl}/skipped")
-    }
-    /// A policy-map's name in its header (`kind`: qos, queuing, network-qos).
-    pub fn policy(kind: &str, name: &str) -> String {
-        format!("pm/{kind}/{name}")
-    }
+    AclSkipped(String),
+    /// A policy-map's name in its header.
+    Policy(PolicyType, String),
     /// A class name under a qos policy.
-    pub fn qos_class(policy: &str, class: &str) -> String {
-        format!("pm/qos/{policy}/{class}")
-    }
-    /// A command (`what`) under a queuing policy's class for `queue`.
-    pub fn queuing(policy: &str, queue: u8, what: &str) -> String {
-        format!("pm/queuing/{policy}/{queue}/{what}")
-    }
-    /// A command (`what`) under a network-qos class.
-    pub fn nq(policy: &str, group: u8, what: &str) -> String {
-        format!("pm/network-qos/{policy}/{group}/{what}")
-    }
-    /// The policy name of an interface's `service-policy` of `kind`.
-    pub fn iface_policy(index: usize, kind: &str) -> String {
-        format!("if/{index}/sp/{kind}")
-    }
-    /// An interface command (`what`).
-    pub fn iface(index: usize, what: &str) -> String {
-        format!("if/{index}/{what}")
-    }
-    /// The policy name of a `system qos` `service-policy` of `kind`.
-    pub fn system_policy(kind: &str) -> String {
-        format!("sys/sp/{kind}")
-    }
-    /// A global command (`what`), e.g. `lldp` or `dlb/dre`.
-    pub fn global(what: &str) -> String {
-        format!("global/{what}")
-    }
+    QosClass {
+        /// The policy.
+        policy: String,
+        /// The class.
+        class: String,
+    },
+    /// A command under a queuing policy's class.
+    Queuing {
+        /// The policy.
+        policy: String,
+        /// The class's queue.
+        queue: u8,
+        /// Which command.
+        item: QueuingItem,
+    },
+    /// A command under a network-qos class.
+    Nq {
+        /// The policy.
+        policy: String,
+        /// The class's qos-group.
+        group: u8,
+        /// Which command.
+        item: NqItem,
+    },
+    /// The policy name of an interface's `service-policy` (interface index, slot).
+    IfacePolicy(usize, PolicySlot),
+    /// The interface's name where it was first configured (interface index).
+    IfaceName(usize),
+    /// The interface's `priority-flow-control` line (interface index).
+    IfacePfc(usize),
+    /// The policy name of a `service-policy` under `system qos`.
+    SystemPolicy(PolicySlot),
+    /// A global command.
+    Global(GlobalItem),
+}
+
+/// The `type` of a `policy-map`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum PolicyType {
+    /// `type qos`.
+    Qos,
+    /// `type queuing`.
+    Queuing,
+    /// `type network-qos`.
+    NetworkQos,
+}
+
+/// Which policy a `service-policy` line names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum PolicySlot {
+    /// `type network-qos`.
+    NetworkQos,
+    /// `type queuing output`.
+    QueuingOutput,
+    /// `type queuing input`.
+    QueuingInput,
+    /// `type qos input`.
+    QosInput,
+}
+
+/// Commands of a queuing class whose position is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum QueuingItem {
+    /// `bandwidth …`.
+    Bandwidth,
+    /// `pause …`.
+    Pause,
+    /// `priority …`.
+    Priority,
+    /// `queue-limit …`.
+    QueueLimit,
+    /// `random-detect …`.
+    RandomDetect,
+    /// `shape …`.
+    Shape,
+}
+
+/// Commands of a network-qos class whose position is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum NqItem {
+    /// `mtu N`.
+    Mtu,
+    /// `pause pfc-cos …`.
+    Pause,
+}
+
+/// Global commands whose position is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum GlobalItem {
+    /// The first LLDP command (global or under an interface).
+    Lldp,
+    /// `lldp timer`.
+    LldpTimer,
+    /// `lldp holdtime`.
+    LldpHoldtime,
+    /// `lldp reinit`.
+    LldpReinit,
+    /// `priority-flow-control watch-dog …`.
+    Watchdog,
+    /// `dre-thresholds` under `hardware profile dlb`.
+    DlbDre,
+    /// `dpdk eal-args`.
+    DpdkEalArgs,
 }
 
 /// Everything validation needs to report.
@@ -280,12 +340,7 @@ impl Checker<'_> {
     /// Next hops should be reachable, and named interfaces configured.
     fn routes(&mut self) {
         for r in &self.config.routes {
-            let pos = self
-                .map
-                .routes
-                .get(&(r.prefix, r.target.clone()))
-                .copied()
-                .unwrap_or(Pos::new(r.line, 0));
+            let pos = Pos::new(r.line, r.col);
             match &r.target {
                 RouteTarget::NextHop {
                     addr,
@@ -373,7 +428,7 @@ impl Checker<'_> {
         let pos = self
             .map
             .at
-            .get(&key::global("dpdk eal-args"))
+            .get(&At::Global(GlobalItem::DpdkEalArgs))
             .copied()
             .unwrap_or_default();
         let has = |flag: &str| args.iter().any(|a| a == flag);
@@ -414,7 +469,7 @@ impl Checker<'_> {
             if first_lane != Some(i) || self.config.interface_by_name(&whole).is_none() {
                 continue;
             }
-            let pos = self.or_header(self.map.at.get(&key::iface(i, "name")), i);
+            let pos = self.or_header(self.map.at.get(&At::IfaceName(i)), i);
             self.report(
                 Severity::Error,
                 pos,

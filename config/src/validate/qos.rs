@@ -16,10 +16,10 @@ use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::model::Config;
-use crate::parser::value_closest;
 use crate::qos::{Bandwidth, Direction, Lldp, Match, MatchMode, Threshold, CLASS_DEFAULT};
+use crate::spelling::closest as value_closest;
 
-use super::{key, Pos, SourceMap};
+use super::{At, GlobalItem, NqItem, PolicySlot, Pos, QueuingItem, SourceMap};
 
 /// The kinds of policy a `service-policy` line can name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,13 +31,13 @@ enum Kind {
 }
 
 impl Kind {
-    /// The suffix of position keys.
-    fn key(self) -> &'static str {
+    /// The `service-policy` slot it fills.
+    fn slot(self) -> PolicySlot {
         match self {
-            Kind::Qos => "qos-input",
-            Kind::QueuingOutput => "queuing-output",
-            Kind::QueuingInput => "queuing-input",
-            Kind::NetworkQos => "network-qos",
+            Kind::Qos => PolicySlot::QosInput,
+            Kind::QueuingOutput => PolicySlot::QueuingOutput,
+            Kind::QueuingInput => PolicySlot::QueuingInput,
+            Kind::NetworkQos => PolicySlot::NetworkQos,
         }
     }
 
@@ -61,7 +61,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     /// Where `key` was written (line 0 when unknown).
-    fn at(&self, key: &str) -> Pos {
+    fn at(&self, key: &At) -> Pos {
         self.map.at.get(key).copied().unwrap_or_default()
     }
 
@@ -155,7 +155,7 @@ impl Checker<'_> {
         ];
         for (name, kind) in system {
             if let Some(n) = name {
-                let pos = self.at(&key::system_policy(kind.key()));
+                let pos = self.at(&At::SystemPolicy(kind.slot()));
                 self.reference(n, kind, pos);
             }
         }
@@ -167,7 +167,7 @@ impl Checker<'_> {
             ];
             for (name, kind) in own {
                 if let Some(n) = name {
-                    let pos = self.at(&key::iface_policy(i, kind.key()));
+                    let pos = self.at(&At::IfacePolicy(i, kind.slot()));
                     self.reference(n, kind, pos);
                 }
             }
@@ -184,7 +184,7 @@ impl Checker<'_> {
             .collect();
         for cm in &c.class_maps {
             if cm.matches.is_empty() && used.contains(cm.name.as_str()) {
-                let pos = self.at(&key::class_map(&cm.name));
+                let pos = self.at(&At::ClassMap(cm.name.clone()));
                 self.report(
                     Severity::Warning,
                     pos,
@@ -197,7 +197,10 @@ impl Checker<'_> {
             }
             for m in &cm.matches {
                 let Match::AccessGroup(acl) = m else { continue };
-                let pos = self.at(&key::acl_ref(&cm.name, acl));
+                let pos = self.at(&At::AclRef {
+                    class_map: cm.name.clone(),
+                    acl: acl.clone(),
+                });
                 if c.access_list(acl).is_none() {
                     let names = c.access_lists.iter().map(|a| a.name.as_str());
                     let hint = match value_closest(acl, names) {
@@ -210,7 +213,7 @@ impl Checker<'_> {
                         format!("no ip access-list named `{acl}`"),
                         Some(hint),
                     );
-                } else if let Some(skipped) = self.map.at.get(&key::acl_skipped(acl)) {
+                } else if let Some(skipped) = self.map.at.get(&At::AclSkipped(acl.clone())) {
                     let line = skipped.line;
                     self.report(
                         Severity::Error,
@@ -237,7 +240,10 @@ impl Checker<'_> {
                 if class.class == CLASS_DEFAULT {
                     continue;
                 }
-                let pos = self.at(&key::qos_class(&p.name, &class.class));
+                let pos = self.at(&At::QosClass {
+                    policy: p.name.clone(),
+                    class: class.class.clone(),
+                });
                 let Some(cm) = c.class_map(&class.class) else {
                     let names = c.class_maps.iter().map(|m| m.name.as_str());
                     let hint = match value_closest(&class.class, names) {
@@ -300,7 +306,11 @@ impl Checker<'_> {
             for class in &p.classes {
                 let q = class.queue;
                 let name = p.direction.class_name(q);
-                let bw_pos = self.at(&key::queuing(&p.name, q, "bandwidth"));
+                let bw_pos = self.at(&At::Queuing {
+                    policy: p.name.clone(),
+                    queue: q,
+                    item: QueuingItem::Bandwidth,
+                });
                 match class.bandwidth {
                     Some(Bandwidth::Percent(v)) => {
                         percent += u32::from(v);
@@ -340,7 +350,11 @@ impl Checker<'_> {
                     && class.priority_level.is_some()
                     && class.shape.is_none()
                 {
-                    let pos = self.at(&key::queuing(&p.name, q, "priority"));
+                    let pos = self.at(&At::Queuing {
+                        policy: p.name.clone(),
+                        queue: q,
+                        item: QueuingItem::Priority,
+                    });
                     self.report(
                         Severity::Warning,
                         pos,
@@ -355,7 +369,11 @@ impl Checker<'_> {
                     (class.wred, class.queue_limit.and_then(|l| l.threshold()))
                 {
                     if w.ecn && w.max.same_unit(limit) && w.max.value() > limit.value() {
-                        let pos = self.at(&key::queuing(&p.name, q, "random-detect"));
+                        let pos = self.at(&At::Queuing {
+                            policy: p.name.clone(),
+                            queue: q,
+                            item: QueuingItem::RandomDetect,
+                        });
                         self.report(
                             Severity::Warning,
                             pos,
@@ -382,7 +400,11 @@ impl Checker<'_> {
                     let slot = &mut owner[usize::from(cos & 7)];
                     match *slot {
                         Some(g) if g != class.qos_group => {
-                            let pos = self.at(&key::nq(&p.name, class.qos_group, "pause"));
+                            let pos = self.at(&At::Nq {
+                                policy: p.name.clone(),
+                                group: class.qos_group,
+                                item: NqItem::Pause,
+                            });
                             self.report(
                                 Severity::Error,
                                 pos,
@@ -413,7 +435,7 @@ impl Checker<'_> {
                     .map(|g: u8| g.to_string())
                     .collect();
                 let plural = if groups.len() == 1 { "" } else { "s" };
-                let pos = self.at(&key::iface(i, "pfc"));
+                let pos = self.at(&At::IfacePfc(i));
                 self.report(
                     Severity::Warning,
                     pos,
@@ -447,7 +469,13 @@ impl Checker<'_> {
                     .policies
                     .queuing_input
                     .as_deref()
-                    .map(|p| self.at(&key::queuing(p, g as u8, "pause")))
+                    .map(|p| {
+                        self.at(&At::Queuing {
+                            policy: p.to_string(),
+                            queue: g as u8,
+                            item: QueuingItem::Pause,
+                        })
+                    })
                     .unwrap_or_default();
                 self.report(
                     Severity::Warning,
@@ -474,7 +502,7 @@ impl Checker<'_> {
             !i.lldp_transmit || !i.lldp_receive || i.dcbx_version != crate::qos::DcbxVersion::Auto
         });
         if (globals_set || iface_set) && !l.enabled {
-            let pos = self.at(&key::global("lldp"));
+            let pos = self.at(&At::Global(GlobalItem::Lldp));
             self.report(
                 Severity::Warning,
                 pos,
@@ -486,8 +514,8 @@ impl Checker<'_> {
             let pos = self
                 .map
                 .at
-                .get(&key::global("lldp/lldp holdtime"))
-                .or_else(|| self.map.at.get(&key::global("lldp/lldp timer")))
+                .get(&At::Global(GlobalItem::LldpHoldtime))
+                .or_else(|| self.map.at.get(&At::Global(GlobalItem::LldpTimer)))
                 .copied()
                 .unwrap_or_default();
             self.report(
@@ -510,7 +538,7 @@ impl Checker<'_> {
         if t.windows(2).all(|w| w[0] < w[1]) {
             return;
         }
-        let pos = self.at(&key::global("dlb/dre"));
+        let pos = self.at(&At::Global(GlobalItem::DlbDre));
         self.report(
             Severity::Warning,
             pos,
@@ -535,7 +563,7 @@ fn total(p: &crate::qos::QueuingPolicy, remaining: bool) -> u32 {
 
 /// A threshold with its unit.
 fn show(t: Threshold) -> String {
-    crate::parser::show_threshold(t)
+    t.show()
 }
 
 /// Check the QoS part of a model, appending to `out`.

@@ -321,8 +321,7 @@ pub fn render_all(t: &Topology) -> Result<Vec<Rendered>, String> {
         let label = format!("{} (generated for {} from {source})", s.name, s.name);
         let parsed = railyard_config::parse_str(&config, &label, &Default::default())
             .map_err(|d| crate::format_diagnostics(&d))?;
-        crate::compile::compile(&parsed.config)
-            .map_err(|e| format!("{label}: {}", e.join("\n")))?;
+        crate::compile::compile(&parsed.config).map_err(|d| crate::format_diagnostics(&d))?;
         out.push(Rendered {
             switch: s.name.clone(),
             template: source,

@@ -18,10 +18,8 @@
 //!
 //!   With no rules and no CoS table this is one table lookup; unclassified
 //!   traffic lands in qos-group 0 (the tables default to 0).
-//! * **Egress**: qos-group N is served by queue N ([`InterfaceModel::queues`]),
-//!   whose default is NX-OS's `default-8q-out-policy` ([`QueueModel::nxos_default`]):
-//!   q7 `priority level 1`, q1–q6 `bandwidth remaining percent 0`, q0
-//!   (`q-default`) `bandwidth remaining percent 100`. The queues share
+//! * **Egress**: qos-group N is served by queue N ([`InterfaceModel::queues`]).
+//!   The queues share
 //!   [`InterfaceModel::buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`]).
 //!
 //! The semantics of every QoS field (limits, WRED, scheduling, shaping) are
@@ -97,7 +95,7 @@ impl InterfaceModel {
             dscp_to_qos_group: [0; 64],
             cos_to_qos_group: None,
             acl_rules: Vec::new(),
-            queues: QueueModel::nxos_default_policy(),
+            queues: [QueueModel::default(); 8],
             buffer_bytes: DEFAULT_BUFFER_BYTES,
             pfc: PfcModel::default(),
         }
@@ -141,15 +139,6 @@ pub enum ThresholdUnit {
     Packets,
 }
 
-/// The platform's named WRED threshold sets (`random-detect threshold NAME`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WredPreset {
-    /// `burst-optimized`: 950 KB–3000 KB, 7 %, weight 0.
-    BurstOptimized,
-    /// `mesh-optimized`: 150 KB–1536 KB, 7 %, weight 0.
-    MeshOptimized,
-}
-
 /// Weighted random early detection, with or without ECN marking, on one queue.
 ///
 /// The mark (or drop) probability is 0 below `min`, rises linearly to
@@ -170,28 +159,6 @@ pub struct WredModel {
     pub weight: u8,
     /// Mark ECN-capable packets CE instead of dropping them.
     pub ecn: bool,
-}
-
-impl WredModel {
-    /// The settings railyard uses for a named preset.
-    ///
-    /// NX-OS does not publish its platform values; these follow published
-    /// AI-fabric templates (Cisco's 950 KB–3000 KB at 7 %, NVIDIA's RoCE
-    /// default 150 KB–1.5 MB), with weight 0 and KB = 1024 bytes.
-    pub fn preset(preset: WredPreset, ecn: bool) -> WredModel {
-        let (min, max) = match preset {
-            WredPreset::BurstOptimized => (950 * KBYTE, 3000 * KBYTE),
-            WredPreset::MeshOptimized => (150 * KBYTE, 1536 * KBYTE),
-        };
-        WredModel {
-            min,
-            max,
-            unit: ThresholdUnit::Bytes,
-            drop_probability_percent: 7,
-            weight: 0,
-            ecn,
-        }
-    }
 }
 
 /// How one egress queue is scheduled, limited and marked (one `class type
@@ -230,33 +197,6 @@ impl Default for QueueModel {
             limit: QueueLimit::Dynamic(DEFAULT_DYNAMIC_LIMIT),
             wred: None,
         }
-    }
-}
-
-impl QueueModel {
-    /// Queue `queue` of NX-OS's default 8-queue output policy: q7 `priority
-    /// level 1`, q0 `bandwidth remaining percent 100`, the others
-    /// `bandwidth remaining percent 0`.
-    pub fn nxos_default(queue: usize) -> QueueModel {
-        match queue {
-            7 => QueueModel {
-                priority_level: Some(1),
-                ..QueueModel::default()
-            },
-            0 => QueueModel {
-                bandwidth_remaining_percent: Some(100),
-                ..QueueModel::default()
-            },
-            _ => QueueModel {
-                bandwidth_remaining_percent: Some(0),
-                ..QueueModel::default()
-            },
-        }
-    }
-
-    /// All eight queues of the default output policy.
-    pub fn nxos_default_policy() -> [QueueModel; 8] {
-        std::array::from_fn(QueueModel::nxos_default)
     }
 }
 

@@ -232,21 +232,6 @@ mod tests {
     }
 
     #[test]
-    fn presets_have_the_documented_values() {
-        use crate::model::{WredPreset, KBYTE};
-        let b = WredModel::preset(WredPreset::BurstOptimized, true);
-        assert_eq!((b.min, b.max), (950 * KBYTE, 3000 * KBYTE));
-        let m = WredModel::preset(WredPreset::MeshOptimized, false);
-        assert_eq!((m.min, m.max), (150 * KBYTE, 1536 * KBYTE));
-        for (w, ecn) in [(b, true), (m, false)] {
-            assert_eq!(
-                (w.unit, w.drop_probability_percent, w.weight, w.ecn),
-                (ThresholdUnit::Bytes, 7, 0, ecn)
-            );
-        }
-    }
-
-    #[test]
     fn a_large_weight_delays_marking_after_a_step() {
         let mut rng = SplitMix64::new(5);
         let mut w = Wred::new(cfg(1000, 2000, 100, 4, true));

@@ -1,0 +1,443 @@
+//! `ip access-list` sections: numbered and unnumbered `permit` / `deny` entries, their addresses, ports and DSCP.
+
+use super::*;
+
+/// Commands under `ip access-list` (numbered lines are handled by [`numbered_entry`]).
+pub(in crate::parser) static ACCESS_LIST: &[Spec] = &[
+    Spec::run(&["permit"], ACL_ENTRY, permit),
+    Spec::run(&["deny"], ACL_ENTRY, deny),
+    Spec::run(&["no", "permit"], ACL_ENTRY, no_permit),
+    Spec::run(&["no", "deny"], ACL_ENTRY, no_deny),
+    Spec::accept(&["remark"]),
+    Spec::accept(&["statistics"]),
+    Spec::skip(&["fragments"]),
+];
+
+/// `ip access-list NAME`.
+pub(in crate::parser) fn access_list(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (tok, name) = match named_header(a, "access list") {
+        Ok(x) => x,
+        Err(f) => {
+            b.enter(FrameKind::Broken(Section::AccessList));
+            return Err(f);
+        }
+    };
+    let index = match b.config.access_lists.iter().position(|l| l.name == name) {
+        Some(i) => i,
+        None => {
+            b.mark_first(At::Acl(name.clone()), tok.col);
+            b.config.access_lists.push(AccessList {
+                name,
+                entries: Vec::new(),
+            });
+            b.config.access_lists.len() - 1
+        }
+    };
+    b.enter(FrameKind::Section(Section::AccessList, index, 0));
+    Ok(())
+}
+
+/// `no ip access-list NAME`.
+pub(in crate::parser) fn no_access_list(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("access list name")?;
+    a.finish()?;
+    let before = b.config.access_lists.len();
+    b.config.access_lists.retain(|l| l.name != tok.text);
+    if b.config.access_lists.len() == before {
+        b.warn(
+            tok.col,
+            format!("no access list `{}` to remove", tok.text),
+            None,
+        );
+    }
+    Ok(())
+}
+
+/// Whether a line under `ip access-list` starts with a sequence number (or is `no SEQ`).
+pub(in crate::parser) fn is_numbered_entry(line: &Line<'_>) -> bool {
+    let digits = |t: &Token<'_>| !t.text.is_empty() && t.text.bytes().all(|c| c.is_ascii_digit());
+    match &line.tokens[..] {
+        [first, ..] if digits(first) => true,
+        [no, second, ..] => no.text.eq_ignore_ascii_case("no") && digits(second),
+        _ => false,
+    }
+}
+
+/// `SEQ permit|deny ...` or `no SEQ` under `ip access-list`.
+pub(in crate::parser) fn numbered_entry(
+    b: &mut Builder<'_>,
+    index: usize,
+    line: &Line<'_>,
+) -> Result<(), Fail> {
+    let negated = line.tokens[0].text.eq_ignore_ascii_case("no");
+    let seq_tok = line.tokens[usize::from(negated)];
+    let seq = value::ranged(seq_tok, "sequence number", 1, u64::from(u32::MAX))? as u32;
+    if negated {
+        Args::new(line, 2, "no SEQ").finish()?;
+        let list = &mut b.config.access_lists[index];
+        let before = list.entries.len();
+        list.entries.retain(|e| e.seq != seq);
+        if list.entries.len() == before {
+            let message = format!("no entry {seq} in access list `{}` to remove", list.name);
+            b.warn(seq_tok.col, message, None);
+        }
+        return Ok(());
+    }
+    let Some(verb) = line.tokens.get(1) else {
+        return Err(Args::new(line, 1, ACL_ENTRY).missing("permit or deny"));
+    };
+    let permit = match keyword(*verb, &["permit", "deny", "remark"], "access list action")? {
+        "remark" => return Ok(()),
+        v => v == "permit",
+    };
+    let mut a = Args::new(line, 2, ACL_ENTRY);
+    add_entry(b, index, &mut a, permit, Some((seq, seq_tok.col)))
+}
+
+/// `permit ...` (numbered 10 past the last entry).
+pub(super) fn permit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    add_entry(b, index, a, true, None)
+}
+
+/// `deny ...` (numbered 10 past the last entry).
+pub(super) fn deny(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    add_entry(b, index, a, false, None)
+}
+
+/// `no permit ...`: remove entries with the same conditions.
+pub(super) fn no_permit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    remove_entry(b, a, true)
+}
+
+/// `no deny ...`: remove entries with the same conditions.
+pub(super) fn no_deny(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    remove_entry(b, a, false)
+}
+
+/// Remove the entries whose conditions equal the line's.
+pub(super) fn remove_entry(
+    b: &mut Builder<'_>,
+    a: &mut Args<'_>,
+    permit: bool,
+) -> Result<(), Fail> {
+    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    let start = a.peek().map_or(0, |t| t.col);
+    let Entry::Modelled(want) = entry_conditions(a, permit, 0)? else {
+        return Ok(());
+    };
+    let list = &mut b.config.access_lists[index];
+    let same = |e: &AclEntry| {
+        AclEntry {
+            seq: 0,
+            ..e.clone()
+        } == want
+    };
+    let before = list.entries.len();
+    list.entries.retain(|e| !same(e));
+    if list.entries.len() == before {
+        b.warn(start, "no such entry to remove".to_string(), None);
+    }
+    Ok(())
+}
+
+/// The result of reading an entry's conditions.
+pub(super) enum Entry {
+    /// Every condition is modelled.
+    Modelled(AclEntry),
+    /// It uses an option railyard does not model: (option, its column).
+    Unmodelled(String, usize),
+}
+
+/// Read and add one entry.
+pub(super) fn add_entry(
+    b: &mut Builder<'_>,
+    index: usize,
+    a: &mut Args<'_>,
+    permit: bool,
+    seq: Option<(u32, usize)>,
+) -> Result<(), Fail> {
+    let at = seq.map_or_else(|| a.line.tokens[0].col, |(_, c)| c);
+    let entry = match entry_conditions(a, permit, 0)? {
+        Entry::Modelled(e) => e,
+        Entry::Unmodelled(option, col) => {
+            let name = b.config.access_lists[index].name.clone();
+            b.mark_first(At::AclSkipped(name.clone()), at);
+            b.skip("ip access-list option", option, col, true);
+            return Ok(());
+        }
+    };
+    let list = &mut b.config.access_lists[index];
+    let seq = match seq {
+        Some((s, _)) => s,
+        None => {
+            let last = list.entries.last().map_or(0, |e| e.seq);
+            last.checked_add(10).ok_or_else(|| {
+                Fail::new(
+                    at,
+                    "no sequence number is left after the last entry",
+                    Some("number the entry explicitly".into()),
+                )
+            })?
+        }
+    };
+    let entry = AclEntry { seq, ..entry };
+    match list.entries.iter().position(|e| e.seq >= seq) {
+        Some(i) if list.entries[i].seq == seq => {
+            if list.entries[i] != entry {
+                let name = list.name.clone();
+                return Err(Fail::new(
+                    at,
+                    format!("access list `{name}` already has a different entry {seq}"),
+                    Some(format!(
+                        "remove it first with `no {seq}`, or use another sequence number"
+                    )),
+                ));
+            }
+        }
+        Some(i) => list.entries.insert(i, entry),
+        None => list.entries.push(entry),
+    }
+    Ok(())
+}
+
+/// IP protocols by name.
+pub(super) const PROTOCOLS: &[(&str, u8)] = &[
+    ("icmp", 1),
+    ("igmp", 2),
+    ("tcp", 6),
+    ("udp", 17),
+    ("gre", 47),
+    ("esp", 50),
+    ("ahp", 51),
+    ("eigrp", 88),
+    ("ospf", 89),
+    ("pim", 103),
+    ("sctp", 132),
+];
+
+/// The name NX-OS prints for a protocol number, if it has one.
+pub(crate) fn protocol_name(n: u8) -> Option<&'static str> {
+    PROTOCOLS
+        .iter()
+        .find(|(_, v)| *v == n)
+        .map(|(name, _)| *name)
+}
+
+/// Well-known ports by name.
+pub(super) const PORTS: &[(&str, u16)] = &[
+    ("echo", 7),
+    ("ftp-data", 20),
+    ("ftp", 21),
+    ("ssh", 22),
+    ("telnet", 23),
+    ("smtp", 25),
+    ("tacacs", 49),
+    ("domain", 53),
+    ("bootps", 67),
+    ("bootpc", 68),
+    ("tftp", 69),
+    ("www", 80),
+    ("pop3", 110),
+    ("ntp", 123),
+    ("snmp", 161),
+    ("snmptrap", 162),
+    ("bgp", 179),
+    ("isakmp", 500),
+    ("syslog", 514),
+];
+
+/// Read `PROTOCOL SRC [PORTS] DST [PORTS] [dscp N] [log]`.
+pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Result<Entry, Fail> {
+    let ptok = a.expect("protocol")?;
+    let protocol = if ptok.text.eq_ignore_ascii_case("ip") {
+        None
+    } else if let Some((_, n)) = PROTOCOLS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(ptok.text))
+    {
+        Some(*n)
+    } else if ptok.text.bytes().all(|c| c.is_ascii_digit()) {
+        Some(value::ranged(ptok, "protocol number", 0, 255)? as u8)
+    } else {
+        let names = std::iter::once("ip").chain(PROTOCOLS.iter().map(|(n, _)| *n));
+        return Err(Fail::new(
+            ptok.col,
+            format!("unknown protocol `{}`", ptok.text),
+            Some(did_you_mean(ptok.text, names, || {
+                "protocols are ip, tcp, udp, icmp, another name such as gre, or a number 0-255"
+                    .into()
+            })),
+        ));
+    };
+    let ports_ok = matches!(protocol, Some(6 | 17 | 132));
+    let src = address(a, "source")?;
+    let src_port = port_match(a, ports_ok)?;
+    let dst = address(a, "destination")?;
+    let dst_port = port_match(a, ports_ok)?;
+    let mut dscp = None;
+    while let Some(tok) = a.next_token() {
+        let lower = tok.text.to_ascii_lowercase();
+        match lower.as_str() {
+            "dscp" => {
+                let v = a.expect("DSCP value")?;
+                let d = DSCP_NAMES
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(v.text))
+                    .map(|(_, d)| u64::from(*d));
+                let d = match d {
+                    Some(d) => d,
+                    None => value::ranged(v, "DSCP", 0, 63)?,
+                };
+                dscp = Some(d as u8);
+            }
+            "log" => {}
+            _ if matches!(src, Addr::Unmodelled(_)) || matches!(dst, Addr::Unmodelled(_)) => break,
+            _ => {
+                a.skip_rest();
+                return Ok(Entry::Unmodelled(lower, tok.col));
+            }
+        }
+    }
+    let addr = |x: Addr| match x {
+        Addr::Any => Ok(None),
+        Addr::Prefix(p) => Ok(Some(IpPrefix::V4(p))),
+        Addr::Unmodelled(col) => Err(col),
+    };
+    let (src, dst) = match (addr(src), addr(dst)) {
+        (Ok(s), Ok(d)) => (s, d),
+        (Err(col), _) | (_, Err(col)) => {
+            a.skip_rest();
+            return Ok(Entry::Unmodelled("wildcard mask".into(), col));
+        }
+    };
+    Ok(Entry::Modelled(AclEntry {
+        seq,
+        permit,
+        protocol,
+        src,
+        dst,
+        src_port,
+        dst_port,
+        dscp,
+    }))
+}
+
+/// A source or destination of an access-list entry.
+pub(super) enum Addr {
+    Any,
+    Prefix(Ipv4Prefix),
+    /// A non-contiguous wildcard mask, at this column.
+    Unmodelled(usize),
+}
+
+/// Read `any`, `host A.B.C.D`, `A.B.C.D/LEN` or `A.B.C.D WILDCARD`.
+pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
+    let tok = a.expect(&format!("{what} address"))?;
+    if tok.text.eq_ignore_ascii_case("any") {
+        return Ok(Addr::Any);
+    }
+    if tok.text.eq_ignore_ascii_case("host") {
+        let h = a.expect("host address")?;
+        let addr = h.text.parse::<Ipv4Addr>().map_err(|_| {
+            Fail::new(
+                h.col,
+                format!("invalid IPv4 address `{}`", h.text),
+                Some("expected a dotted quad such as 10.0.0.1".into()),
+            )
+        })?;
+        return Ok(Addr::Prefix(Ipv4Prefix { addr, len: 32 }));
+    }
+    if !tok.text.contains('/') {
+        if let Ok(addr) = tok.text.parse::<Ipv4Addr>() {
+            let Some(wtok) = a.peek().filter(|w| w.text.parse::<Ipv4Addr>().is_ok()) else {
+                return Err(Fail::new(
+                    tok.col,
+                    format!("`{}` has no prefix length", tok.text),
+                    Some(format!("write {0}/LEN, host {0}, or any", tok.text)),
+                ));
+            };
+            a.next_token();
+            let wild = u32::from(
+                wtok.text
+                    .parse::<Ipv4Addr>()
+                    .unwrap_or(Ipv4Addr::UNSPECIFIED),
+            );
+            let mask = !wild;
+            let len = mask.leading_ones();
+            if mask.checked_shl(len).unwrap_or(0) != 0 {
+                return Ok(Addr::Unmodelled(wtok.col));
+            }
+            let p = Ipv4Prefix {
+                addr,
+                len: len as u8,
+            };
+            return Ok(Addr::Prefix(p.network()));
+        }
+    }
+    let p = tok
+        .text
+        .parse::<Ipv4Prefix>()
+        .map_err(|e| Fail::value(tok, e))?;
+    if p.network() != p {
+        return Err(Fail::new(
+            tok.col,
+            format!("host bits set in prefix {p}"),
+            Some(format!("the network address is {}", p.network())),
+        ));
+    }
+    Ok(Addr::Prefix(p))
+}
+
+/// Read an optional port condition (`eq|neq|lt|gt N`, `range A B`).
+pub(super) fn port_match(a: &mut Args<'_>, ports_ok: bool) -> Result<Option<PortMatch>, Fail> {
+    let Some(tok) = a.peek() else { return Ok(None) };
+    let op = tok.text.to_ascii_lowercase();
+    if !matches!(op.as_str(), "eq" | "neq" | "lt" | "gt" | "range") {
+        return Ok(None);
+    }
+    if !ports_ok {
+        return Err(Fail::new(
+            tok.col,
+            format!("`{}` needs a protocol with ports", tok.text),
+            Some("port conditions apply to tcp, udp and sctp entries".into()),
+        ));
+    }
+    a.next_token();
+    let port = |a: &mut Args<'_>| -> Result<u16, Fail> {
+        let p = a.expect("port")?;
+        if let Some((_, n)) = PORTS.iter().find(|(n, _)| n.eq_ignore_ascii_case(p.text)) {
+            return Ok(*n);
+        }
+        if !p.text.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(Fail::new(
+                p.col,
+                format!("unknown port `{}`", p.text),
+                Some(did_you_mean(p.text, PORTS.iter().map(|(n, _)| *n), || {
+                    "a port is a number 0-65535 or a name such as www or bgp".into()
+                })),
+            ));
+        }
+        Ok(value::ranged(p, "port", 0, 65535)? as u16)
+    };
+    Ok(Some(match op.as_str() {
+        "eq" => PortMatch::Eq(port(a)?),
+        "neq" => PortMatch::Neq(port(a)?),
+        "lt" => PortMatch::Lt(port(a)?),
+        "gt" => PortMatch::Gt(port(a)?),
+        _ => {
+            let lo_col = a.peek().map_or(0, |t| t.col);
+            let lo = port(a)?;
+            let hi = port(a)?;
+            if hi < lo {
+                return Err(Fail::new(
+                    lo_col,
+                    format!("port range {lo}-{hi} ends before it starts"),
+                    Some("write the lower port first".into()),
+                ));
+            }
+            PortMatch::Range(lo, hi)
+        }
+    }))
+}
