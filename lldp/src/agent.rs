@@ -31,8 +31,8 @@ use crate::snapshot::{
 };
 use crate::wire::dcbx::DcbxTlv;
 use crate::wire::lldpdu::{
-    Capabilities, ChassisId, ChassisIdSubtype, LldpduRepr, ManagementAddress, OrgTlv, PortId,
-    PortIdSubtype, CAP_BRIDGE, CAP_ROUTER, MAX_ID_LEN, MAX_ORG_INFO_LEN, MAX_VALUE_LEN,
+    CapabilitiesTlv, ChassisIdSubtype, ChassisIdTlv, LldpduRepr, ManagementAddressTlv, OrgTlv,
+    PortIdSubtype, PortIdTlv, CAP_BRIDGE, CAP_ROUTER, MAX_ID_LEN, MAX_ORG_INFO_LEN, MAX_VALUE_LEN,
 };
 use crate::wire::MacAddr;
 use crate::Nanos;
@@ -730,13 +730,13 @@ impl Agent {
                 Some(clip(self.cfg.system_description.as_bytes(), MAX_VALUE_LEN));
         }
         if sel.system_capabilities {
-            pdu.capabilities = Some(Capabilities {
+            pdu.capabilities = Some(CapabilitiesTlv {
                 supported: CAP_BRIDGE | CAP_ROUTER,
                 enabled: CAP_ROUTER,
             });
         }
         if let (true, Some(a)) = (sel.management_address, p.mgmt_ipv4) {
-            pdu.management_addresses.push(ManagementAddress {
+            pdu.management_addresses.push(ManagementAddressTlv {
                 address_subtype: 1,
                 address: a.octets().to_vec(),
                 interface_subtype: 2,
@@ -806,11 +806,11 @@ fn base_pdu(cfg: &AgentConfig, p: &PortConfig, ttl: u16) -> LldpduRepr {
         port_id = b"?".to_vec();
     }
     LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::MacAddress,
             id: cfg.chassis_mac.0.to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::InterfaceName,
             id: port_id,
         },
@@ -870,14 +870,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn chassis_text(c: &ChassisId) -> String {
+fn chassis_text(c: &ChassisIdTlv) -> String {
     match c.mac() {
         Some(m) => m.to_string(),
         None => text(&c.id),
     }
 }
 
-fn mgmt_text(m: &ManagementAddress) -> String {
+fn mgmt_text(m: &ManagementAddressTlv) -> String {
     match (m.address_subtype, m.address.as_slice()) {
         (1, a) if a.len() == 4 => {
             let o: [u8; 4] = a.try_into().unwrap_or([0; 4]);

@@ -4,7 +4,9 @@
 
 use super::*;
 use railyard_lldp::fixture;
-use railyard_lldp::wire::lldpdu::{ChassisId, ChassisIdSubtype, LldpduRepr, PortId, PortIdSubtype};
+use railyard_lldp::wire::lldpdu::{
+    ChassisIdSubtype, ChassisIdTlv, LldpduRepr, PortIdSubtype, PortIdTlv,
+};
 
 const S: Nanos = 1_000_000_000;
 
@@ -141,11 +143,11 @@ fn collect(a: &mut Agent, now: Nanos) -> Vec<(usize, Vec<u8>)> {
 /// A peer's LLDPDU frame without org TLVs.
 fn peer_frame(mac: [u8; 6], port: &str, ttl: u16) -> Vec<u8> {
     let pdu = LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::MacAddress,
             id: mac.to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::InterfaceName,
             id: port.as_bytes().to_vec(),
         },

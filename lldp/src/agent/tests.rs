@@ -28,11 +28,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// A peer's LLDPDU frame with the given org TLVs.
 fn peer_frame(mac: [u8; 6], port: &str, ttl: u16, orgs: Vec<OrgTlv>) -> Vec<u8> {
     let mut pdu = LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::MacAddress,
             id: mac.to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::InterfaceName,
             id: port.as_bytes().to_vec(),
         },
@@ -74,7 +74,7 @@ fn book_switch_advertises_the_reference_tlvs() {
     );
     assert_eq!(
         p.capabilities,
-        Some(Capabilities {
+        Some(CapabilitiesTlv {
             supported: 0x14,
             enabled: 0x10
         })
@@ -343,11 +343,11 @@ fn malformed_frames_are_counted_and_never_panic() {
 #[test]
 fn unknown_and_org_tlvs_are_kept_raw_and_counted() {
     let mut pdu = LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::Local,
             id: b"box".to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::Local,
             id: b"7".to_vec(),
         },

@@ -827,7 +827,9 @@ impl DcbxTlv {
 #[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod tests {
     use super::*;
-    use crate::wire::lldpdu::{ChassisId, ChassisIdSubtype, LldpduRepr, PortId, PortIdSubtype};
+    use crate::wire::lldpdu::{
+        ChassisIdSubtype, ChassisIdTlv, LldpduRepr, PortIdSubtype, PortIdTlv,
+    };
     use proptest::collection::vec;
     use proptest::prelude::*;
 
@@ -923,11 +925,11 @@ mod tests {
     /// Parses a single org TLV through the whole LLDPDU path.
     fn org_of(tlv: &[u8]) -> OrgTlv {
         let mut pdu = LldpduRepr::new(
-            ChassisId {
+            ChassisIdTlv {
                 subtype: ChassisIdSubtype::Local,
                 id: b"c".to_vec(),
             },
-            PortId {
+            PortIdTlv {
                 subtype: PortIdSubtype::Local,
                 id: b"p".to_vec(),
             },
@@ -946,11 +948,11 @@ mod tests {
     /// Emits a single org TLV through the whole LLDPDU path.
     fn bytes_of(org: OrgTlv) -> Vec<u8> {
         let mut r = LldpduRepr::new(
-            ChassisId {
+            ChassisIdTlv {
                 subtype: ChassisIdSubtype::Local,
                 id: b"c".to_vec(),
             },
-            PortId {
+            PortIdTlv {
                 subtype: PortIdSubtype::Local,
                 id: b"p".to_vec(),
             },
