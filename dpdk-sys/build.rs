@@ -82,11 +82,27 @@ mod link {
             .derive_default(true)
             .prepend_enum_name(false)
             .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
+            .parse_callbacks(Box::new(super::CommentsAsText))
             .generate()
             .unwrap_or_else(|e| panic!("bindgen over the DPDK headers failed (is libclang-dev installed?): {e}"));
         let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("bindings.rs");
         bindings
             .write_to_file(&out)
             .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    }
+}
+
+/// Keeps DPDK's C comments in the bindings' docs as plain text: read as
+/// Markdown, their indented lines are code blocks that rustdoc would compile
+/// and run as Rust doctests (and fail), e.g. under `cargo test --workspace
+/// --features railyard-dataplane/dpdk`.
+#[cfg(feature = "link")]
+#[derive(Debug)]
+struct CommentsAsText;
+
+#[cfg(feature = "link")]
+impl bindgen::callbacks::ParseCallbacks for CommentsAsText {
+    fn process_comment(&self, comment: &str) -> Option<String> {
+        Some(format!("```text\n{}\n```", comment.replace("```", "'''")))
     }
 }

@@ -492,7 +492,7 @@ pub fn dcbx_json(p: &PortSnapshot) -> serde_json::Value {
 #[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod tests {
     use super::*;
-    use crate::lldp::tests::{book_pair_snapshot, traffic_snapshot};
+    use crate::lldp::config_tests::{book_pair_snapshot, traffic_snapshot};
 
     fn render(f: impl Fn(&mut Vec<u8>) -> std::io::Result<()>) -> String {
         let mut v = Vec::new();

@@ -27,9 +27,9 @@ use serde_json::Value;
 mod common;
 use common::{in_netns, ok, run, wait_for, Daemon, Lab, Switch};
 
-use railyard_control::lldp::dcbx::LocalDcbx;
-use railyard_control::lldp::Agent;
-use railyard_dataplane::wire::lldp::OrgTlv;
+use railyard_lldp::dcbx::LocalDcbx;
+use railyard_lldp::wire::lldpdu::OrgTlv;
+use railyard_lldp::Agent;
 
 /// `lldp holdtime` in the test configurations: the TTL railyard advertises.
 const HOLDTIME: u64 = 10;

@@ -23,7 +23,7 @@
 //! the one with the lower MAC, and what it re-advertises is the winner's
 //! own set.
 
-use railyard_dataplane::wire::dcbx::{
+use crate::wire::dcbx::{
     AppEntry, AppRepr, AppSelector, CeeApp, CeeAppEntry, CeeControl, CeeFeatureHeader, CeePfc,
     CeePg, CeeRepr, DcbxTlv, EtsRepr, PfcRepr, Tsa, CEE_PGID_STRICT, OUI_CEE,
 };
@@ -212,7 +212,7 @@ pub(crate) struct Decoded {
 
 /// Decodes the DCBX TLVs among a neighbour's org TLVs; malformed ones are
 /// counted and skipped.
-pub(crate) fn decode(orgs: &[railyard_dataplane::wire::lldp::OrgTlv]) -> Decoded {
+pub(crate) fn decode(orgs: &[crate::wire::lldpdu::OrgTlv]) -> Decoded {
     let mut d = Decoded::default();
     for org in orgs {
         let tlv = match DcbxTlv::parse(org) {
@@ -298,7 +298,7 @@ fn from_cee(c: &CeeRepr) -> PeerDcbx {
 
 /// The IEEE TLVs advertising `l`: ETS Configuration, ETS Recommendation,
 /// PFC, APP (an entry list too long for one TLV is cut to what fits).
-pub(crate) fn ieee_tlvs(l: &LocalDcbx) -> Vec<railyard_dataplane::wire::lldp::OrgTlv> {
+pub(crate) fn ieee_tlvs(l: &LocalDcbx) -> Vec<crate::wire::lldpdu::OrgTlv> {
     let ets = l.ets.to_repr();
     let pfc = PfcRepr {
         willing: l.pfc.willing,
@@ -310,7 +310,7 @@ pub(crate) fn ieee_tlvs(l: &LocalDcbx) -> Vec<railyard_dataplane::wire::lldp::Or
         entries: l
             .app
             .iter()
-            .take(railyard_dataplane::wire::dcbx::MAX_APP_ENTRIES)
+            .take(crate::wire::dcbx::MAX_APP_ENTRIES)
             .map(|a| AppEntry {
                 priority: a.priority & 7,
                 selector: AppSelector::from(a.selector & 7),
@@ -332,10 +332,7 @@ pub(crate) fn ieee_tlvs(l: &LocalDcbx) -> Vec<railyard_dataplane::wire::lldp::Or
 /// The CEE TLV advertising `l` with the handshake numbers `seq`. PG: each
 /// priority's PGID is its TC, or 15 when the TC is strict; APP carries the
 /// UDP/TCP-port entries (CEE has no DSCP selector).
-pub(crate) fn cee_tlv(
-    l: &LocalDcbx,
-    seq: CeeSeq,
-) -> Option<railyard_dataplane::wire::lldp::OrgTlv> {
+pub(crate) fn cee_tlv(l: &LocalDcbx, seq: CeeSeq) -> Option<crate::wire::lldpdu::OrgTlv> {
     let header = |willing: bool| CeeFeatureHeader {
         oper_version: 0,
         max_version: 0,

@@ -6,6 +6,11 @@
 //! its own [`LldpduError`] so the agent can count them; it never panics on
 //! any input. `LldpduRepr::emit` checks that every field can be encoded and
 //! never panics either.
+//!
+//! The value of each TLV is a struct named after the TLV ([`ChassisIdTlv`],
+//! [`PortIdTlv`], [`CapabilitiesTlv`], [`ManagementAddressTlv`], [`OrgTlv`],
+//! [`UnknownTlv`]), so the neighbour's identifiers are never taken for a port
+//! number of the switch.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -459,14 +464,14 @@ impl From<LldpduError> for WireError {
 
 /// Chassis ID TLV: who the neighbour is, keyed with the port ID in the agent's table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ChassisId {
+pub struct ChassisIdTlv {
     /// What kind of identifier `id` is.
     pub subtype: ChassisIdSubtype,
     /// The identifier, 1–255 bytes.
     pub id: Vec<u8>,
 }
 
-impl ChassisId {
+impl ChassisIdTlv {
     /// The MAC address, when the subtype says MAC and six bytes follow.
     pub fn mac(&self) -> Option<MacAddr> {
         match (self.subtype, <[u8; 6]>::try_from(self.id.as_slice())) {
@@ -483,14 +488,14 @@ impl ChassisId {
 
 /// Port ID TLV: which port of the neighbour this LLDPDU came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PortId {
+pub struct PortIdTlv {
     /// What kind of identifier `id` is.
     pub subtype: PortIdSubtype,
     /// The identifier, 1–255 bytes.
     pub id: Vec<u8>,
 }
 
-impl PortId {
+impl PortIdTlv {
     /// The MAC address, when the subtype says MAC and six bytes follow.
     pub fn mac(&self) -> Option<MacAddr> {
         match (self.subtype, <[u8; 6]>::try_from(self.id.as_slice())) {
@@ -507,7 +512,7 @@ impl PortId {
 
 /// System capabilities TLV: what the neighbour can be and what it is acting as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Capabilities {
+pub struct CapabilitiesTlv {
     /// Capabilities the system has ([`CAP_BRIDGE`], [`CAP_ROUTER`], ...).
     pub supported: u16,
     /// Capabilities currently enabled.
@@ -516,7 +521,7 @@ pub struct Capabilities {
 
 /// Management address TLV: where the neighbour can be managed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ManagementAddress {
+pub struct ManagementAddressTlv {
     /// IANA address family of `address` (1 IPv4, 2 IPv6, 6 802 MAC).
     pub address_subtype: u8,
     /// The address, 1–31 bytes.
@@ -529,13 +534,13 @@ pub struct ManagementAddress {
     pub oid: Vec<u8>,
 }
 
-impl ManagementAddress {
+impl ManagementAddressTlv {
     fn value_len(&self) -> usize {
         // string length, subtype, address, if subtype, if number, oid length, oid
         1 + 1 + self.address.len() + 1 + 4 + 1 + self.oid.len()
     }
 
-    fn parse(value: &[u8]) -> Option<ManagementAddress> {
+    fn parse(value: &[u8]) -> Option<ManagementAddressTlv> {
         let mut r = Reader::new(value);
         let addr_str_len = usize::from(r.u8()?);
         if !(2..=MAX_MGMT_ADDR_LEN + 1).contains(&addr_str_len) {
@@ -553,7 +558,7 @@ impl ManagementAddress {
         if !r.rest().is_empty() {
             return None;
         }
-        Some(ManagementAddress {
+        Some(ManagementAddressTlv {
             address_subtype,
             address,
             interface_subtype,
@@ -629,9 +634,9 @@ pub struct UnknownTlv {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LldpduRepr {
     /// Chassis ID (mandatory, first).
-    pub chassis_id: ChassisId,
+    pub chassis_id: ChassisIdTlv,
     /// Port ID (mandatory, second).
-    pub port_id: PortId,
+    pub port_id: PortIdTlv,
     /// Time to live in seconds (mandatory, third); 0 means shutdown.
     pub ttl: u16,
     /// Port description (4).
@@ -641,9 +646,9 @@ pub struct LldpduRepr {
     /// System description (6).
     pub system_description: Option<Vec<u8>>,
     /// System capabilities (7).
-    pub capabilities: Option<Capabilities>,
+    pub capabilities: Option<CapabilitiesTlv>,
     /// Management addresses (8), in received order.
-    pub management_addresses: Vec<ManagementAddress>,
+    pub management_addresses: Vec<ManagementAddressTlv>,
     /// Organisationally specific TLVs (127), in received order.
     pub org_specific: Vec<OrgTlv>,
     /// TLVs of unknown type, in received order.
@@ -673,7 +678,7 @@ const MANDATORY: [TlvType; 3] = [TlvType::ChassisId, TlvType::PortId, TlvType::T
 
 impl LldpduRepr {
     /// A minimal LLDPDU: the three mandatory TLVs and nothing else.
-    pub fn new(chassis_id: ChassisId, port_id: PortId, ttl: u16) -> LldpduRepr {
+    pub fn new(chassis_id: ChassisIdTlv, port_id: PortIdTlv, ttl: u16) -> LldpduRepr {
         LldpduRepr {
             chassis_id,
             port_id,
@@ -733,7 +738,7 @@ impl LldpduRepr {
                 }
                 TlvType::ChassisId => {
                     let (s, id) = parse_id(value, t)?;
-                    let c = ChassisId {
+                    let c = ChassisIdTlv {
                         subtype: s.into(),
                         id,
                     };
@@ -741,7 +746,7 @@ impl LldpduRepr {
                 }
                 TlvType::PortId => {
                     let (s, id) = parse_id(value, t)?;
-                    let p = PortId {
+                    let p = PortIdTlv {
                         subtype: s.into(),
                         id,
                     };
@@ -757,14 +762,14 @@ impl LldpduRepr {
                 TlvType::SystemCapabilities => {
                     let [s0, s1, e0, e1] =
                         <[u8; 4]>::try_from(value).map_err(|_| LldpduError::BadLength(t))?;
-                    let c = Capabilities {
+                    let c = CapabilitiesTlv {
                         supported: u16::from_be_bytes([s0, s1]),
                         enabled: u16::from_be_bytes([e0, e1]),
                     };
                     set_once(&mut capabilities, c, t)?;
                 }
                 TlvType::ManagementAddress => {
-                    let m = ManagementAddress::parse(value).ok_or(LldpduError::BadLength(t))?;
+                    let m = ManagementAddressTlv::parse(value).ok_or(LldpduError::BadLength(t))?;
                     management_addresses.push(m);
                 }
                 TlvType::OrganizationallySpecific => {
@@ -830,7 +835,7 @@ impl LldpduRepr {
         if !self
             .management_addresses
             .iter()
-            .all(ManagementAddress::is_valid)
+            .all(ManagementAddressTlv::is_valid)
         {
             return Err(LldpduError::BadLength(TlvType::ManagementAddress));
         }
@@ -1099,11 +1104,11 @@ mod repr_tests {
 
     fn full() -> LldpduRepr {
         LldpduRepr {
-            chassis_id: ChassisId {
+            chassis_id: ChassisIdTlv {
                 subtype: ChassisIdSubtype::MacAddress,
                 id: vec![0x02, 0, 0, 0, 0, 0x01],
             },
-            port_id: PortId {
+            port_id: PortIdTlv {
                 subtype: PortIdSubtype::InterfaceName,
                 id: b"Ethernet1/1".to_vec(),
             },
@@ -1111,11 +1116,11 @@ mod repr_tests {
             port_description: Some(b"up-1".to_vec()),
             system_name: Some(b"leaf1".to_vec()),
             system_description: Some(b"railyard".to_vec()),
-            capabilities: Some(Capabilities {
+            capabilities: Some(CapabilitiesTlv {
                 supported: CAP_BRIDGE | CAP_ROUTER,
                 enabled: CAP_BRIDGE,
             }),
-            management_addresses: vec![ManagementAddress {
+            management_addresses: vec![ManagementAddressTlv {
                 address_subtype: 1,
                 address: vec![10, 0, 0, 1],
                 interface_subtype: 2,
@@ -1191,11 +1196,11 @@ mod repr_tests {
     #[test]
     fn shutdown_and_minimal() {
         let r = LldpduRepr::new(
-            ChassisId {
+            ChassisIdTlv {
                 subtype: ChassisIdSubtype::Local,
                 id: b"x".to_vec(),
             },
-            PortId {
+            PortIdTlv {
                 subtype: PortIdSubtype::Unknown(0),
                 id: vec![0; 255],
             },
@@ -1432,8 +1437,8 @@ mod repr_tests {
             interface_subtype in any::<u8>(),
             interface_number in any::<u32>(),
             oid in arb_bytes(MAX_MGMT_OID_LEN),
-        ) -> ManagementAddress {
-            ManagementAddress { address_subtype, address, interface_subtype, interface_number, oid }
+        ) -> ManagementAddressTlv {
+            ManagementAddressTlv { address_subtype, address, interface_subtype, interface_number, oid }
         }
     }
 
@@ -1464,13 +1469,13 @@ mod repr_tests {
             unknown in vec(arb_unknown(), 0..3),
         ) -> LldpduRepr {
             LldpduRepr {
-                chassis_id: ChassisId { subtype: cs.into(), id: cid },
-                port_id: PortId { subtype: ps.into(), id: pid },
+                chassis_id: ChassisIdTlv { subtype: cs.into(), id: cid },
+                port_id: PortIdTlv { subtype: ps.into(), id: pid },
                 ttl,
                 port_description,
                 system_name,
                 system_description,
-                capabilities: capabilities.map(|(supported, enabled)| Capabilities { supported, enabled }),
+                capabilities: capabilities.map(|(supported, enabled)| CapabilitiesTlv { supported, enabled }),
                 management_addresses,
                 org_specific,
                 unknown,

@@ -20,26 +20,22 @@
 //! ETS is reported but railyard's egress queues keep their configured
 //! scheduling.
 
-pub mod dcbx;
-pub mod runner;
-pub mod snapshot;
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use railyard_dataplane::clock::Nanos;
-use railyard_dataplane::model::SwitchModel;
-use railyard_dataplane::wire::lldp::{
-    Capabilities, ChassisId, ChassisIdSubtype, LldpduRepr, ManagementAddress, OrgTlv, PortId,
-    PortIdSubtype, CAP_BRIDGE, CAP_ROUTER, MAX_ID_LEN, MAX_ORG_INFO_LEN, MAX_VALUE_LEN,
-};
-use railyard_dataplane::wire::MacAddr;
-
-use dcbx::{App, CeeSeq, DcbxDialect, DcbxMode, Ets, LocalDcbx, PeerDcbx, Pfc};
-pub use snapshot::{
+use crate::dcbx::{self, CeeSeq, DcbxDialect, DcbxMode, LocalDcbx, PeerDcbx};
+use crate::snapshot::{
     DcbxSnapshot, LldpCounters, LldpSnapshot, NeighborSnapshot, PortSnapshot, RawOrgTlv, RawTlv,
 };
+use crate::wire::dcbx::DcbxTlv;
+use crate::wire::lldpdu::{
+    CapabilitiesTlv, ChassisIdSubtype, ChassisIdTlv, LldpduRepr, ManagementAddressTlv, OrgTlv,
+    PortIdSubtype, PortIdTlv, CAP_BRIDGE, CAP_ROUTER, MAX_ID_LEN, MAX_ORG_INFO_LEN, MAX_VALUE_LEN,
+};
+use crate::wire::MacAddr;
+use crate::Nanos;
 
 /// LLDP's destination MAC (nearest bridge).
 pub const LLDP_MULTICAST: MacAddr = MacAddr([0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e]);
@@ -54,7 +50,46 @@ pub const MAX_NEIGHBORS_PER_PORT: usize = 8;
 /// Shortest Ethernet frame without FCS; LLDP frames are padded to it.
 pub const MIN_FRAME_LEN: usize = 60;
 
-const NS_PER_S: Nanos = 1_000_000_000;
+/// Nanoseconds in a second, for converting the configured timers.
+pub(crate) const NS_PER_S: Nanos = 1_000_000_000;
+
+/// The TLVs `lldp tlv-select` turns on and off (all on by default), as the
+/// agent sees them. `port_vlan` and `power_management` send nothing (the
+/// agent has no such TLVs) but, like every setting, a change fast-starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TlvSelect {
+    /// The DCBX TLVs (ETS, PFC, application priority).
+    pub dcbxp: bool,
+    /// The management address TLV.
+    pub management_address: bool,
+    /// The port description TLV.
+    pub port_description: bool,
+    /// The port VLAN TLV (not sent).
+    pub port_vlan: bool,
+    /// The power-management TLV (not sent).
+    pub power_management: bool,
+    /// The system capabilities TLV.
+    pub system_capabilities: bool,
+    /// The system description TLV.
+    pub system_description: bool,
+    /// The system name TLV.
+    pub system_name: bool,
+}
+
+impl Default for TlvSelect {
+    fn default() -> Self {
+        TlvSelect {
+            dcbxp: true,
+            management_address: true,
+            port_description: true,
+            port_vlan: true,
+            power_management: true,
+            system_capabilities: true,
+            system_description: true,
+            system_name: true,
+        }
+    }
+}
 
 /// Everything the agent needs to know about one port, as plain data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +118,8 @@ pub struct PortConfig {
     pub configured_pfc: u8,
 }
 
-/// Everything the agent needs, as plain data (built by [`agent_config`] or by hand in tests).
+/// Everything the agent needs, as plain data: the daemon builds it from its
+/// own configuration, tests by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentConfig {
     /// `feature lldp`: without it the agent neither sends nor learns.
@@ -101,176 +137,11 @@ pub struct AgentConfig {
     /// `lldp reinit`, seconds.
     pub reinit_s: u16,
     /// `lldp tlv-select`.
-    pub tlv_select: railyard_config::LldpTlvSelect,
+    pub tlv_select: TlvSelect,
     /// `lldp tlv custom …`: extra organisationally specific TLVs on every port.
     pub custom_tlvs: Vec<OrgTlv>,
     /// Ports in switch order (index = dataplane port number).
     pub ports: Vec<PortConfig>,
-}
-
-/// The system description railyard advertises.
-pub fn system_description() -> String {
-    format!("railyard {} software switch", env!("CARGO_PKG_VERSION"))
-}
-
-/// Splits `total` (100) over `weights` in proportion, largest remainder first,
-/// so the shares are integers that sum exactly to `total`; equal shares when
-/// every weight is 0. Entries whose `include` is false get 0.
-fn normalise(weights: [u32; 8], include: [bool; 8], total: u32) -> [u8; 8] {
-    let n = include.iter().filter(|&&i| i).count() as u32;
-    let mut out = [0u8; 8];
-    if n == 0 {
-        return out;
-    }
-    let w: [u32; 8] = std::array::from_fn(|i| {
-        if !include[i] {
-            0
-        } else if weights.iter().zip(include).all(|(&w, inc)| !inc || w == 0) {
-            1
-        } else {
-            weights[i]
-        }
-    });
-    let sum: u32 = w.iter().sum();
-    let mut rem = [0u32; 8];
-    let mut given = 0;
-    for i in 0..8 {
-        let scaled = w[i] * total;
-        out[i] = (scaled / sum) as u8;
-        rem[i] = scaled % sum;
-        given += u32::from(out[i]);
-    }
-    let mut order: Vec<usize> = (0..8).filter(|&i| include[i]).collect();
-    order.sort_by(|&a, &b| rem[b].cmp(&rem[a]).then(a.cmp(&b)));
-    for &i in order.iter().cycle().take((total - given) as usize) {
-        out[i] += 1;
-    }
-    out
-}
-
-/// The local DCBX of a port from its compiled model: priority p → TC p
-/// (qos-group n is priority n), strict TCs for queues with a priority level,
-/// ETS with the `bandwidth remaining percent` shares normalised to 100 over
-/// the others; PFC = the lossless priorities, capability 8, willing when the
-/// mode is `auto`; APP = RoCEv2 (UDP 4791) at the lowest lossless priority and
-/// every DSCP classified into a non-zero qos-group.
-pub fn local_dcbx(m: &railyard_dataplane::model::InterfaceModel, willing: bool) -> LocalDcbx {
-    let strict: [bool; 8] = std::array::from_fn(|q| m.queues[q].priority_level.is_some());
-    let weights: [u32; 8] = std::array::from_fn(|q| {
-        let qm = &m.queues[q];
-        u32::from(
-            qm.bandwidth_remaining_percent
-                .or(qm.bandwidth_percent)
-                .unwrap_or(0),
-        )
-    });
-    let tc_bandwidth = normalise(weights, strict.map(|s| !s), 100);
-    let tsa = strict.map(|s| if s { 0 } else { 2 });
-    let enable = m.pfc.enabled_priorities;
-    let mut app = Vec::new();
-    if enable != 0 {
-        app.push(App {
-            priority: enable.trailing_zeros() as u8,
-            selector: dcbx::SEL_UDP,
-            protocol: dcbx::ROCEV2_UDP_PORT,
-        });
-    }
-    for (dscp, &g) in m.dscp_to_qos_group.iter().enumerate() {
-        if g != 0 {
-            app.push(App {
-                priority: g & 7,
-                selector: dcbx::SEL_DSCP,
-                protocol: dscp as u16,
-            });
-        }
-    }
-    LocalDcbx {
-        ets: Ets {
-            willing,
-            prio_tc: [0, 1, 2, 3, 4, 5, 6, 7],
-            tc_bandwidth,
-            tsa,
-        },
-        pfc: Pfc {
-            willing,
-            mbc: false,
-            cap: 8,
-            enable,
-        },
-        app,
-    }
-}
-
-/// Builds the agent's configuration from the parsed configuration and the
-/// compiled model (ports in the model's order; per-interface LLDP settings
-/// are looked up by name, defaults when absent).
-pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> AgentConfig {
-    let ports = model
-        .interfaces
-        .iter()
-        .map(|m| {
-            let ifc = cfg.interfaces.iter().find(|c| c.name.to_string() == m.name);
-            let (transmit, receive, description, mode, pfc_mode, send_tlv) = match ifc {
-                Some(c) => (
-                    c.lldp_transmit,
-                    c.lldp_receive,
-                    c.description.clone(),
-                    match c.dcbx_version {
-                        railyard_config::DcbxVersion::Auto => DcbxMode::Auto,
-                        railyard_config::DcbxVersion::Ieee => DcbxMode::Ieee,
-                        railyard_config::DcbxVersion::Cee => DcbxMode::Cee,
-                    },
-                    c.pfc_mode,
-                    c.pfc_send_tlv,
-                ),
-                None => (
-                    true,
-                    true,
-                    None,
-                    DcbxMode::Auto,
-                    railyard_config::PfcMode::Auto,
-                    false,
-                ),
-            };
-            let configured_pfc = m.pfc.enabled_priorities;
-            let dcbx = (configured_pfc != 0 || send_tlv)
-                .then(|| local_dcbx(m, pfc_mode == railyard_config::PfcMode::Auto));
-            PortConfig {
-                name: m.name.clone(),
-                description,
-                mac: m.mac,
-                admin_up: m.admin_up,
-                transmit,
-                receive,
-                mtu: m.mtu,
-                mgmt_ipv4: m.ipv4.first().map(|(a, _)| *a),
-                dcbx_mode: mode,
-                dcbx,
-                configured_pfc,
-            }
-        })
-        .collect();
-    AgentConfig {
-        enabled: cfg.lldp.enabled,
-        chassis_mac: crate::compile::base_mac(&model.hostname),
-        system_name: model.hostname.clone(),
-        system_description: system_description(),
-        timer_s: cfg.lldp.timer_s,
-        holdtime_s: cfg.lldp.holdtime_s,
-        reinit_s: cfg.lldp.reinit_s,
-        tlv_select: cfg.lldp.tlv_select,
-        custom_tlvs: cfg
-            .lldp
-            .custom_tlvs
-            .iter()
-            .map(|t| OrgTlv {
-                oui: t.oui,
-                subtype: t.subtype,
-                info: t.info.clone(),
-            })
-            .collect(),
-        ports,
-    }
 }
 
 /// One neighbour in a port's table.
@@ -859,13 +730,13 @@ impl Agent {
                 Some(clip(self.cfg.system_description.as_bytes(), MAX_VALUE_LEN));
         }
         if sel.system_capabilities {
-            pdu.capabilities = Some(Capabilities {
+            pdu.capabilities = Some(CapabilitiesTlv {
                 supported: CAP_BRIDGE | CAP_ROUTER,
                 enabled: CAP_ROUTER,
             });
         }
         if let (true, Some(a)) = (sel.management_address, p.mgmt_ipv4) {
-            pdu.management_addresses.push(ManagementAddress {
+            pdu.management_addresses.push(ManagementAddressTlv {
                 address_subtype: 1,
                 address: a.octets().to_vec(),
                 interface_subtype: 2,
@@ -935,11 +806,11 @@ fn base_pdu(cfg: &AgentConfig, p: &PortConfig, ttl: u16) -> LldpduRepr {
         port_id = b"?".to_vec();
     }
     LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::MacAddress,
             id: cfg.chassis_mac.0.to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::InterfaceName,
             id: port_id,
         },
@@ -999,14 +870,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn chassis_text(c: &ChassisId) -> String {
+fn chassis_text(c: &ChassisIdTlv) -> String {
     match c.mac() {
         Some(m) => m.to_string(),
         None => text(&c.id),
     }
 }
 
-fn mgmt_text(m: &ManagementAddress) -> String {
+fn mgmt_text(m: &ManagementAddressTlv) -> String {
     match (m.address_subtype, m.address.as_slice()) {
         (1, a) if a.len() == 4 => {
             let o: [u8; 4] = a.try_into().unwrap_or([0; 4]);
@@ -1049,10 +920,7 @@ fn neighbor_snapshot(n: &Neighbor, now: Nanos) -> NeighborSnapshot {
         org_tlvs: p
             .org_specific
             .iter()
-            .filter(|o| {
-                railyard_dataplane::wire::dcbx::DcbxTlv::parse(o).is_none()
-                    && o.max_frame_size().is_none()
-            })
+            .filter(|o| DcbxTlv::parse(o).is_none() && o.max_frame_size().is_none())
             .map(|o| RawOrgTlv {
                 oui: format!("{:02x}-{:02x}-{:02x}", o.oui[0], o.oui[1], o.oui[2]),
                 subtype: o.subtype,

@@ -1,75 +1,15 @@
 //! Agent tests under virtual time: no sockets, frames passed by hand.
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 
-use super::dcbx::{DcbxDialect, Source};
 use super::*;
-use railyard_dataplane::wire::dcbx::{
+use crate::dcbx::{DcbxDialect, Source};
+use crate::wire::dcbx::{
     CeeControl, CeeFeatureHeader, CeePfc, CeeRepr, EtsRepr, PfcRepr, Tsa, OUI_CEE,
 };
 
+use crate::fixture::{leaf1, leaf1_pfc_on, leaf1_without_pfc, leaf2, leaf2_cee};
+
 const S: Nanos = NS_PER_S;
-
-/// The book's RoCEv2 switch (REFERENCE.md §5) with LLDP on and one port.
-fn book_text(host: &str, ip: &str, descr: &str, extra: &str) -> String {
-    format!(
-        "hostname {host}
-feature lldp
-{extra}
-class-map type qos match-any ROCEv2
-  match dscp 24
-class-map type qos match-any CNP
-  match dscp 48
-policy-map type qos QOS_CLASSIFICATION
-  class ROCEv2
-    set qos-group 3
-  class CNP
-    set qos-group 7
-  class class-default
-    set qos-group 0
-policy-map type queuing QOS_EGRESS_PORT
-  class type queuing c-out-8q-q6
-    bandwidth remaining percent 0
-  class type queuing c-out-8q-q3
-    bandwidth remaining percent 50
-    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
-  class type queuing c-out-8q-q7
-    priority level 1
-policy-map type network-qos qos_network
-  class type network-qos c-8q-nq3
-    mtu 9216
-    pause pfc-cos 3
-system qos
-  service-policy type network-qos qos_network
-  service-policy type queuing output QOS_EGRESS_PORT
-interface Ethernet1/1
-  no switchport
-  description {descr}
-  mtu 9216
-  ip address {ip}/31
-  priority-flow-control mode auto
-  service-policy type qos input QOS_CLASSIFICATION
-"
-    )
-}
-
-fn config_of(text: &str) -> AgentConfig {
-    let parsed = railyard_config::parse_str(text, "t.conf", &Default::default()).unwrap();
-    let c = crate::compile::compile(&parsed.config).unwrap();
-    agent_config(&parsed.config, &c.model)
-}
-
-fn leaf1() -> AgentConfig {
-    config_of(&book_text("leaf1", "10.0.0.1", "uplink to leaf2", ""))
-}
-
-fn leaf2() -> AgentConfig {
-    config_of(&book_text(
-        "leaf2",
-        "10.0.0.2",
-        "uplink to leaf1",
-        "lldp tlv custom oui 00:11:22 subtype 1 info 0102",
-    ))
-}
 
 fn collect(a: &mut Agent, now: Nanos) -> Vec<(usize, Vec<u8>)> {
     let mut v = Vec::new();
@@ -88,11 +28,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// A peer's LLDPDU frame with the given org TLVs.
 fn peer_frame(mac: [u8; 6], port: &str, ttl: u16, orgs: Vec<OrgTlv>) -> Vec<u8> {
     let mut pdu = LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::MacAddress,
             id: mac.to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::InterfaceName,
             id: port.as_bytes().to_vec(),
         },
@@ -117,7 +57,7 @@ fn book_switch_advertises_the_reference_tlvs() {
     assert_eq!(&f[6..12], &port_mac.0);
     assert_eq!(&f[12..14], &[0x88, 0xcc]);
     assert!(f.len() >= 60);
-    let base = crate::compile::base_mac("leaf1");
+    let base = a.config().chassis_mac;
     // Chassis ID (MAC), Port ID (interface name), TTL 120, byte-exact.
     let mut head = vec![0x02, 0x07, 0x04];
     head.extend_from_slice(&base.0);
@@ -134,7 +74,7 @@ fn book_switch_advertises_the_reference_tlvs() {
     );
     assert_eq!(
         p.capabilities,
-        Some(Capabilities {
+        Some(CapabilitiesTlv {
             supported: 0x14,
             enabled: 0x10
         })
@@ -182,23 +122,6 @@ fn book_switch_advertises_the_reference_tlvs() {
 }
 
 #[test]
-fn ets_shares_normalise_to_100_with_strict_excluded() {
-    let bw = normalise(
-        [100, 0, 0, 50, 0, 0, 0, 0],
-        [true, true, true, true, true, true, true, false],
-        100,
-    );
-    assert_eq!(bw, [67, 0, 0, 33, 0, 0, 0, 0]);
-    let equal = normalise(
-        [0; 8],
-        [true, true, true, false, false, false, false, false],
-        100,
-    );
-    assert_eq!(equal, [34, 33, 33, 0, 0, 0, 0, 0]);
-    assert_eq!(normalise([5; 8], [false; 8], 100), [0; 8]);
-}
-
-#[test]
 fn tlv_select_and_custom_tlvs_are_respected() {
     let mut cfg = leaf2();
     cfg.tlv_select.dcbxp = false;
@@ -212,7 +135,7 @@ fn tlv_select_and_custom_tlvs_are_respected() {
     assert!(p
         .org_specific
         .iter()
-        .all(|o| o.oui != OUI_CEE && railyard_dataplane::wire::dcbx::DcbxTlv::parse(o).is_none()));
+        .all(|o| o.oui != OUI_CEE && crate::wire::dcbx::DcbxTlv::parse(o).is_none()));
     assert!(contains(
         &f,
         &[0xfe, 0x06, 0x00, 0x11, 0x22, 0x01, 0x01, 0x02]
@@ -420,21 +343,20 @@ fn malformed_frames_are_counted_and_never_panic() {
 #[test]
 fn unknown_and_org_tlvs_are_kept_raw_and_counted() {
     let mut pdu = LldpduRepr::new(
-        ChassisId {
+        ChassisIdTlv {
             subtype: ChassisIdSubtype::Local,
             id: b"box".to_vec(),
         },
-        PortId {
+        PortIdTlv {
             subtype: PortIdSubtype::Local,
             id: b"7".to_vec(),
         },
         120,
     );
-    pdu.unknown
-        .push(railyard_dataplane::wire::lldp::UnknownTlv {
-            tlv_type: 42,
-            value: vec![0xde, 0xad],
-        });
+    pdu.unknown.push(crate::wire::lldpdu::UnknownTlv {
+        tlv_type: 42,
+        value: vec![0xde, 0xad],
+    });
     pdu.org_specific.push(OrgTlv {
         oui: [0x00, 0x11, 0x22],
         subtype: 9,
@@ -524,11 +446,7 @@ fn willing_local_adopts_non_willing_peer_pfc_and_readvertises_it() {
 
 #[test]
 fn non_willing_local_keeps_its_own_and_reports_mismatch() {
-    let text = book_text("leaf1", "10.0.0.1", "x", "").replace(
-        "priority-flow-control mode auto",
-        "priority-flow-control mode on",
-    );
-    let mut a = Agent::new(config_of(&text), 0);
+    let mut a = Agent::new(leaf1_pfc_on(), 0);
     let f = collect(&mut a, 0).remove(0).1;
     assert!(contains(
         &f,
@@ -746,11 +664,7 @@ fn auto_switches_to_cee_for_a_cee_only_peer_and_decodes_its_pfc() {
 
 #[test]
 fn cee_and_auto_agents_converge_on_cee() {
-    let text = book_text("leaf2", "10.0.0.2", "x", "").replace(
-        "  mtu 9216\n  ip",
-        "  mtu 9216\n  lldp dcbx version cee\n  ip",
-    );
-    let cee_cfg = config_of(&text);
+    let cee_cfg = leaf2_cee();
     assert_eq!(cee_cfg.ports[0].dcbx_mode, DcbxMode::Cee);
     let mut a = Agent::new(leaf1(), 0);
     let mut b = Agent::new(cee_cfg, 0);
@@ -770,39 +684,11 @@ fn cee_and_auto_agents_converge_on_cee() {
 
 #[test]
 fn ports_without_pfc_send_no_dcbx() {
-    let text = book_text("leaf1", "10.0.0.1", "x", "").replace("    pause pfc-cos 3\n", "");
-    let cfg = config_of(&text);
+    let cfg = leaf1_without_pfc();
     assert!(cfg.ports[0].dcbx.is_none());
     let mut a = Agent::new(cfg, 0);
     let f = collect(&mut a, 0).remove(0).1;
     assert!(!has_ieee(&f) && cee_of(&f).is_none());
     assert_eq!(a.operational_pfc(0), 0);
     assert_eq!(a.snapshot().ports[0].dcbx.in_use, None);
-}
-
-/// leaf1's view after a few seconds with leaf2 (for the renderer tests).
-pub(crate) fn book_pair_snapshot() -> LldpSnapshot {
-    let mut a = Agent::new(leaf1(), 0);
-    let mut b = Agent::new(leaf2(), 0);
-    let f = collect(&mut b, 0).remove(0).1;
-    collect(&mut a, 0);
-    a.receive(0, &f, 0);
-    a.link_changed(0, true, 10 * S); // no-op, moves the clock to 10 s
-    a.snapshot()
-}
-
-/// One frame out, three in (one malformed), one neighbour aged out.
-pub(crate) fn traffic_snapshot() -> LldpSnapshot {
-    let mut a = Agent::new(leaf1(), 0);
-    collect(&mut a, 0);
-    a.receive(0, &peer_frame(PEER, "p1", 120, vec![]), 0);
-    let mut bad = peer_frame(PEER, "p1", 120, vec![]);
-    bad.truncate(20);
-    a.receive(0, &bad, S);
-    a.receive(
-        0,
-        &peer_frame([2, 0xee, 0, 0, 0, 2], "p2", 120, vec![]),
-        200 * S,
-    );
-    a.snapshot()
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dcbx::{DcbxDialect, DcbxMode, LocalDcbx, Operational, PeerDcbx};
+use crate::dcbx::{DcbxDialect, DcbxMode, LocalDcbx, Operational, PeerDcbx};
 
 /// LLDP counters of a port (or the sum over ports), in the terms of NX-OS
 /// `show lldp traffic`.

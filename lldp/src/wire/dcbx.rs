@@ -18,7 +18,7 @@
 //! are checked strictly, field values are kept as received (unknown enum
 //! values survive in `Unknown`, reserved bits are ignored and emitted as 0).
 
-use super::lldp::{OrgTlv, Reader, Writer, MAX_ORG_INFO_LEN, MAX_VALUE_LEN, OUI_IEEE_802_1};
+use super::lldpdu::{OrgTlv, Reader, Writer, MAX_ORG_INFO_LEN, MAX_VALUE_LEN, OUI_IEEE_802_1};
 use super::{Result, WireError};
 
 /// OUI of the CEE (DCBX base protocol v1.01) TLV.
@@ -215,7 +215,7 @@ impl EtsRepr {
         self.emit_fields(info, 0)
     }
 
-    /// The ETS Configuration TLV, ready for [`LldpduRepr::org_specific`](super::lldp::LldpduRepr::org_specific).
+    /// The ETS Configuration TLV, ready for [`LldpduRepr::org_specific`](super::lldpdu::LldpduRepr::org_specific).
     ///
     /// # Errors
     /// As [`emit_config`](Self::emit_config).
@@ -827,7 +827,9 @@ impl DcbxTlv {
 #[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod tests {
     use super::*;
-    use crate::wire::lldp::{ChassisId, ChassisIdSubtype, LldpduRepr, PortId, PortIdSubtype};
+    use crate::wire::lldpdu::{
+        ChassisIdSubtype, ChassisIdTlv, LldpduRepr, PortIdSubtype, PortIdTlv,
+    };
     use proptest::collection::vec;
     use proptest::prelude::*;
 
@@ -923,11 +925,11 @@ mod tests {
     /// Parses a single org TLV through the whole LLDPDU path.
     fn org_of(tlv: &[u8]) -> OrgTlv {
         let mut pdu = LldpduRepr::new(
-            ChassisId {
+            ChassisIdTlv {
                 subtype: ChassisIdSubtype::Local,
                 id: b"c".to_vec(),
             },
-            PortId {
+            PortIdTlv {
                 subtype: PortIdSubtype::Local,
                 id: b"p".to_vec(),
             },
@@ -946,11 +948,11 @@ mod tests {
     /// Emits a single org TLV through the whole LLDPDU path.
     fn bytes_of(org: OrgTlv) -> Vec<u8> {
         let mut r = LldpduRepr::new(
-            ChassisId {
+            ChassisIdTlv {
                 subtype: ChassisIdSubtype::Local,
                 id: b"c".to_vec(),
             },
-            PortId {
+            PortIdTlv {
                 subtype: PortIdSubtype::Local,
                 id: b"p".to_vec(),
             },

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use railyard_dataplane::wire::dcbx::{AppRepr, CeeRepr, DcbxTlv, EtsRepr, PfcRepr};
-use railyard_dataplane::wire::lldp::{LldpduRepr, OrgTlv};
+use railyard_lldp::wire::dcbx::{AppRepr, CeeRepr, DcbxTlv, EtsRepr, PfcRepr};
+use railyard_lldp::wire::lldpdu::{LldpduRepr, OrgTlv};
 
 /// Re-encodes a DCBX TLV that decoded and checks it decodes the same.
 fn check_dcbx(org: &OrgTlv) {
