@@ -13,6 +13,7 @@ pub mod lab;
 pub mod live;
 pub mod lldp;
 pub mod mgmt;
+pub mod natural;
 pub mod replay;
 pub mod send;
 pub mod show;

@@ -325,8 +325,7 @@ fn load(path: &Path, strict: bool) -> Result<Loaded, String> {
 }
 
 fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-    writeln!(out, "{text}").map_err(|e| e.to_string())
+    writeln!(out, "{}", show::json_text(v)).map_err(|e| e.to_string())
 }
 
 /// `show ip route`, `show ipv6 route` (`v6`) and `show ip load-sharing`
@@ -448,8 +447,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }
             if let Some(path) = stats_json {
-                let json =
-                    serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
+                let json = serde_json::to_string_pretty(&show::StatsJson(&report.stats))
+                    .map_err(|e| e.to_string())?;
                 std::fs::write(&path, json)
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
@@ -459,7 +458,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
         Command::Demo { packets, json } => {
             let (sw, report) = demo::run_demo(packets)?;
             if json {
-                let s = serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
+                let s = serde_json::to_string_pretty(&show::StatsJson(&report.stats))
+                    .map_err(|e| e.to_string())?;
                 return writeln!(out, "{s}").map_err(io);
             }
             writeln!(
@@ -571,8 +571,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                                 "headroom_bytes": pfc.pg[q].headroom_bytes,
                             }))
                             .collect::<Vec<_>>());
-                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-                        writeln!(out, "{text}").map_err(io)
+                        print_json(&mut out, &v)
                     } else {
                         show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
                         show_qos::render_ingress(
@@ -593,8 +592,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     let stats = live(&source)?.unwrap_or_default();
                     if json {
                         let v = show_qos::pfc_queue_json(&config, &stats, only.as_ref());
-                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-                        writeln!(out, "{text}").map_err(io)
+                        print_json(&mut out, &v)
                     } else {
                         show_qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
                             .map_err(io)
@@ -693,10 +691,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                         .iter()
                         .map(|(n, i)| (n.clone(), &i.pfc))
                         .collect();
-                    let text =
-                        serde_json::to_string_pretty(&serde_json::json!({ "interfaces": pfc }))
-                            .map_err(|e| e.to_string())?;
-                    return writeln!(out, "{text}").map_err(io);
+                    return print_json(&mut out, &serde_json::json!({ "interfaces": pfc }));
                 }
                 let detail = match detail.as_deref() {
                     None => false,
@@ -730,7 +725,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 if let Some(n) = &name {
                     s.interfaces.retain(|k, _| k == n);
                 }
-                let text = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                let text = serde_json::to_string_pretty(&show::StatsJson(&s))
+                    .map_err(|e| e.to_string())?;
                 writeln!(out, "{text}").map_err(io)
             } else {
                 show::render_interfaces(&mut out, &stats, name.as_deref()).map_err(io)
@@ -748,6 +744,14 @@ fn show_lldp_cmd(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The agent's snapshot, its ports in natural order.
+    let fetch_lldp = || {
+        show_lldp::fetch_lldp(socket).map(|mut snap| {
+            snap.ports
+                .sort_by(|a, b| railyard_control::natural::natural_cmp(&a.name, &b.name));
+            snap
+        })
+    };
     let usage =
         "usage: show lldp neighbors [detail] | show lldp dcbx interface NAME | show lldp traffic";
     match words.as_slice() {
@@ -757,7 +761,7 @@ fn show_lldp_cmd(
                 ["detail"] => true,
                 _ => return Err(usage.into()),
             };
-            let snap = show_lldp::fetch_lldp(socket)?;
+            let snap = fetch_lldp()?;
             if json {
                 print_json(out, &show_lldp::neighbors_json(&snap))
             } else if detail {
@@ -767,7 +771,7 @@ fn show_lldp_cmd(
             }
         }
         ["dcbx", "interface", name] => {
-            let snap = show_lldp::fetch_lldp(socket)?;
+            let snap = fetch_lldp()?;
             let port = show_lldp::find_port(&snap, name)?;
             if json {
                 print_json(out, &show_lldp::dcbx_json(port))
@@ -776,7 +780,7 @@ fn show_lldp_cmd(
             }
         }
         ["traffic"] => {
-            let snap = show_lldp::fetch_lldp(socket)?;
+            let snap = fetch_lldp()?;
             if json {
                 print_json(out, &show_lldp::traffic_json(&snap))
             } else {

@@ -6,14 +6,82 @@
 
 use std::io::Write;
 
-use railyard_config::InterfaceName;
+use std::collections::BTreeMap;
+
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use crate::natural::natural_cmp;
 
 /// Interfaces in port order (Ethernet1/2 before Ethernet1/10), as NX-OS lists them.
 pub fn in_port_order(stats: &SwitchStats) -> Vec<(&String, &InterfaceStats)> {
-    let mut v: Vec<_> = stats.interfaces.iter().collect();
-    v.sort_by_cached_key(|(name, _)| (name.parse::<InterfaceName>().ok(), (*name).clone()));
+    by_name(&stats.interfaces)
+}
+
+/// A map's entries with the keys in natural order ([`natural_cmp`]).
+fn by_name<V>(map: &BTreeMap<String, V>) -> Vec<(&String, &V)> {
+    let mut v: Vec<_> = map.iter().collect();
+    v.sort_by(|a, b| natural_cmp(a.0, b.0));
     v
+}
+
+/// Serializes a map keyed by names with the keys in natural order, where
+/// `BTreeMap` would put `Ethernet1/32` before `Ethernet1/4`.
+struct NaturalMap<'a, V>(&'a BTreeMap<String, V>);
+
+impl<V: Serialize> Serialize for NaturalMap<'_, V> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(Some(self.0.len()))?;
+        for (k, v) in by_name(self.0) {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// [`SwitchStats`] as JSON with its fields in their usual order and the
+/// interfaces and groups in natural order, so listings read like `show`.
+pub struct StatsJson<'a>(pub &'a SwitchStats);
+
+impl Serialize for StatsJson<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let s = self.0;
+        let mut st = ser.serialize_struct("SwitchStats", 5)?;
+        st.serialize_field("hostname", &s.hostname)?;
+        st.serialize_field("interfaces", &NaturalMap(&s.interfaces))?;
+        st.serialize_field("pool", &s.pool)?;
+        st.serialize_field("neighbor_parked", &s.neighbor_parked)?;
+        st.serialize_field("load_balancing", &NaturalMap(&s.load_balancing))?;
+        st.end()
+    }
+}
+
+/// A JSON value whose objects serialize with their keys in natural order
+/// (`serde_json`'s map keeps them in text order).
+pub struct NaturalJson<'a>(pub &'a serde_json::Value);
+
+impl Serialize for NaturalJson<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            serde_json::Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_by(|a, b| natural_cmp(a.0, b.0));
+                let mut m = ser.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    m.serialize_entry(k, &NaturalJson(v))?;
+                }
+                m.end()
+            }
+            serde_json::Value::Array(items) => ser.collect_seq(items.iter().map(NaturalJson)),
+            other => other.serialize(ser),
+        }
+    }
+}
+
+/// Pretty JSON text of `v`, objects' keys in natural order.
+pub fn json_text(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(&NaturalJson(v)).unwrap_or_default()
 }
 
 /// `show interface [NAME]`: one NX-OS-style block per interface.
@@ -325,6 +393,42 @@ pub fn render_pfc(out: &mut dyn Write, stats: &SwitchStats, detail: bool) -> std
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_listings_are_in_port_order_and_keep_every_field() {
+        let mut stats = SwitchStats {
+            hostname: "sw".into(),
+            neighbor_parked: 3,
+            ..SwitchStats::default()
+        };
+        for n in ["Ethernet1/32", "Ethernet1/4", "Ethernet1/31", "Ethernet1/1"] {
+            stats.interfaces.insert(n.into(), InterfaceStats::default());
+        }
+        stats
+            .load_balancing
+            .insert("10.0.10.0/24".into(), Default::default());
+        stats
+            .load_balancing
+            .insert("10.0.9.0/24".into(), Default::default());
+        let text = serde_json::to_string_pretty(&StatsJson(&stats)).unwrap();
+        let at = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+        assert!(at("Ethernet1/1") < at("Ethernet1/4"), "{text}");
+        assert!(at("Ethernet1/4") < at("Ethernet1/31"), "{text}");
+        assert!(at("Ethernet1/31") < at("Ethernet1/32"), "{text}");
+        assert!(at("10.0.9.0/24") < at("10.0.10.0/24"), "{text}");
+        // The same document as the derived serialization, field for field.
+        let ours: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(ours, serde_json::to_value(&stats).unwrap());
+
+        let v = serde_json::json!({"interfaces": {"Ethernet1/32": 1, "Ethernet1/4": [{"b": 1, "a": 2}]}});
+        let text = json_text(&v);
+        assert!(
+            text.find("Ethernet1/4") < text.find("Ethernet1/32"),
+            "{text}"
+        );
+        assert!(text.find("\"a\"") < text.find("\"b\""), "{text}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+    }
 
     #[test]
     fn pfc_table_shows_mode_bitmap_and_frame_counts() {

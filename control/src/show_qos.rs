@@ -440,13 +440,15 @@ pub fn render_pfc_queue(
         t.interval_ms, t.shutdown_multiplier, t.auto_restore_multiplier
     )?;
     writeln!(out, "{rule}")?;
-    for ifc in cfg
+    let mut ifcs: Vec<_> = cfg
         .interfaces
         .iter()
         .filter(|i| only.is_none_or(|n| *n == i.name))
-    {
-        let eq = cfg.effective_qos(&ifc.name);
+        .collect();
+    ifcs.sort_by(|a, b| crate::natural::natural_cmp(&a.name.to_string(), &b.name.to_string()));
+    for ifc in ifcs {
         let name = ifc.name.to_string();
+        let eq = cfg.effective_qos(&ifc.name);
         let s = stats.interfaces.get(&name);
         writeln!(
             out,

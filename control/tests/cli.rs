@@ -702,3 +702,42 @@ fn load_balancing_show_commands_explain_wrong_words() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot reach a running railyard"));
 }
+
+/// Where `needle` first appears in `hay`, for order checks.
+fn pos(hay: &str, needle: &str) -> usize {
+    hay.find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in:\n{hay}"))
+}
+
+#[test]
+fn interfaces_are_listed_in_natural_order_in_text_and_json() {
+    let out = railyard(&["demo", "--packets", "200", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        pos(&s, "\"Ethernet1/4\"") < pos(&s, "\"Ethernet1/31\""),
+        "{s}"
+    );
+    assert!(
+        pos(&s, "\"Ethernet1/31\"") < pos(&s, "\"Ethernet1/32\""),
+        "{s}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("sw.conf");
+    std::fs::write(
+        &conf,
+        "hostname sw\ninterface Ethernet1/32\n  no switchport\ninterface Ethernet1/4\n  no switchport\n",
+    )
+    .unwrap();
+    let c = conf.to_str().unwrap();
+    for json in [false, true] {
+        let mut args = vec!["show", "queuing", "pfc-queue", "--config", c];
+        if json {
+            args.push("--json");
+        }
+        let out = railyard(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        assert!(pos(&s, "Ethernet1/4") < pos(&s, "Ethernet1/32"), "{s}");
+    }
+}
