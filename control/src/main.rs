@@ -307,12 +307,52 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match dispatch(cli.command) {
+    let mut out = Stdout {
+        inner: std::io::stdout().lock(),
+        closed: false,
+    };
+    let result =
+        dispatch(cli.command, &mut out).and_then(|()| out.flush().map_err(|e| e.to_string()));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`railyard show … | head`): what it wanted
+        // it has, so end quietly and successfully, as GNU tools do.
+        Err(_) if out.closed => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("{msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Standard output that notes when its reader has gone away, so a closed
+/// pipe ends the command quietly instead of as an error.
+struct Stdout {
+    inner: std::io::StdoutLock<'static>,
+    /// A write or flush failed with `BrokenPipe`.
+    closed: bool,
+}
+
+impl Stdout {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.closed = true;
+            }
+        }
+        r
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
     }
 }
 
@@ -357,9 +397,7 @@ fn show_routing(
     }
 }
 
-fn dispatch(cmd: Command) -> Result<(), String> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     match cmd {
         Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),

@@ -741,3 +741,49 @@ fn interfaces_are_listed_in_natural_order_in_text_and_json() {
         assert!(pos(&s, "Ethernet1/4") < pos(&s, "Ethernet1/32"), "{s}");
     }
 }
+
+/// A pipe whose reading end is already closed, as standard output, so the
+/// first write fails with `EPIPE` whatever the timing.
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors are fresh from pipe2(2) and owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    std::process::Stdio::from(write)
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_successfully() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let c = conf.to_str().unwrap();
+    for args in [
+        &["demo", "--packets", "200"][..],
+        &["demo", "--packets", "200", "--json"],
+        &["show", "running-config", "--config", c],
+        &["show", "queuing", "interface", "e1/4", "--config", c],
+        &["show", "queuing", "pfc-queue", "--json", "--config", c],
+        &["check", c],
+        &["check", "--json", c],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+            .args(args)
+            .stdout(closed_pipe())
+            .output()
+            .expect("run railyard");
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+        assert_eq!(text(&out.stderr), "", "{args:?}");
+    }
+    // Other errors are still reported.
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["show", "running-config", "--config", "/nonexistent.conf"])
+        .stdout(closed_pipe())
+        .output()
+        .expect("run railyard");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("nonexistent.conf"));
+}
