@@ -131,6 +131,16 @@ struct ConfigSource {
 }
 
 impl ConfigSource {
+    /// Counters, for the shows that are nothing without them.
+    ///
+    /// # Errors
+    /// Reading only a configuration file, or the switch cannot be reached.
+    fn counters(&self, what: &str) -> Result<railyard_dataplane::stats::SwitchStats, String> {
+        self.live_stats()?.ok_or_else(|| {
+            format!("{what} shows counters, which a configuration file does not have: ask a running switch (--socket)")
+        })
+    }
+
     /// Counters of the running switch; `None` when reading a file.
     fn live_stats(&self) -> Result<Option<railyard_dataplane::stats::SwitchStats>, String> {
         match self.config {
@@ -292,9 +302,8 @@ enum ShowWhat {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
-        /// Management socket of the switch.
-        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
-        socket: PathBuf,
+        #[command(flatten)]
+        source: ConfigSource,
     },
 }
 
@@ -718,17 +727,28 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     name,
                     detail,
                     json,
-                    socket,
+                    source,
                 },
         } => {
-            let stats = mgmt::fetch_stats(&socket)?;
+            let stats = source.counters("show interface")?;
             if name.as_deref() == Some("priority-flow-control") {
+                // The Mode column is the configured mode, which the
+                // counters do not carry.
+                let config = source.load()?;
+                let modes: std::collections::BTreeMap<String, railyard_config::PfcMode> = config
+                    .interfaces
+                    .iter()
+                    .map(|i| (i.name.to_string(), config.effective_qos(&i.name).pfc_mode))
+                    .collect();
                 if json {
-                    let pfc: std::collections::BTreeMap<_, _> = stats
-                        .interfaces
-                        .iter()
-                        .map(|(n, i)| (n.clone(), &i.pfc))
-                        .collect();
+                    let mut pfc = serde_json::Map::new();
+                    for (n, i) in &stats.interfaces {
+                        let mut v = serde_json::to_value(&i.pfc).map_err(|e| e.to_string())?;
+                        if let Some(m) = modes.get(n) {
+                            v["mode"] = m.keyword().into();
+                        }
+                        pfc.insert(n.clone(), v);
+                    }
                     return print_json(&mut out, &serde_json::json!({ "interfaces": pfc }));
                 }
                 let detail = match detail.as_deref() {
@@ -738,7 +758,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         return Err(format!("unexpected {other:?}: did you mean `detail`?"))
                     }
                 };
-                return show::render_pfc(&mut out, &stats, detail).map_err(io);
+                return show::render_pfc(&mut out, &stats, &modes, detail).map_err(io);
             }
             if let Some(extra) = &detail {
                 return Err(format!("unexpected {extra:?} after the interface name"));

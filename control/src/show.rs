@@ -8,6 +8,7 @@ use std::io::Write;
 
 use std::collections::BTreeMap;
 
+use railyard_config::PfcMode;
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -332,13 +333,34 @@ pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Resu
     Ok(())
 }
 
-/// `show interface priority-flow-control [detail]`: per port the PFC mode,
-/// the lossless priorities (the VL bitmap) and pause frames received and
-/// sent; `detail` adds the per-priority counts and paused time.
+/// The configured `priority-flow-control mode` in the Mode column of
+/// `show interface priority-flow-control`, spelt as NX-OS prints it.
+pub fn pfc_mode_name(mode: PfcMode) -> &'static str {
+    match mode {
+        PfcMode::Auto => "Auto",
+        PfcMode::On => "On",
+        PfcMode::Off => "Off",
+    }
+}
+
+/// `show interface priority-flow-control [detail]`: per port the PFC mode
+/// as configured (`modes`, by interface; `-` where unknown), the
+/// operational state with the lossless priorities (the VL bitmap) and pause
+/// frames received and sent; `detail` adds the per-priority counts and
+/// paused time.
+///
+/// The operational column is what the switch does: a port in `auto` mode
+/// sends and honours PFC on its lossless priorities as `on` does, since
+/// negotiation with a DCBX peer is not modelled.
 ///
 /// # Errors
 /// Only I/O errors of `out`.
-pub fn render_pfc(out: &mut dyn Write, stats: &SwitchStats, detail: bool) -> std::io::Result<()> {
+pub fn render_pfc(
+    out: &mut dyn Write,
+    stats: &SwitchStats,
+    modes: &BTreeMap<String, PfcMode>,
+    detail: bool,
+) -> std::io::Result<()> {
     let rule = "=".repeat(60);
     writeln!(out, "\n{rule}")?;
     writeln!(
@@ -361,7 +383,7 @@ pub fn render_pfc(out: &mut dyn Write, stats: &SwitchStats, detail: bool) -> std
             out,
             "{:<18} {:<5} {:<14} {:>10} {:>10}",
             name,
-            if on { "On" } else { "Off" },
+            modes.get(name).map_or("-", |m| pfc_mode_name(*m)),
             oper,
             rx,
             tx
@@ -446,8 +468,12 @@ mod tests {
             .interfaces
             .insert("Ethernet1/10".into(), InterfaceStats::default());
         stats.interfaces.insert("Ethernet1/2".into(), e1);
+        let modes = BTreeMap::from([
+            ("Ethernet1/2".to_string(), PfcMode::On),
+            ("Ethernet1/10".to_string(), PfcMode::Off),
+        ]);
         let mut out = Vec::new();
-        render_pfc(&mut out, &stats, true).unwrap();
+        render_pfc(&mut out, &stats, &modes, true).unwrap();
         let s = String::from_utf8(out).unwrap();
         let rows: Vec<&str> = s.lines().filter(|l| l.starts_with("Ethernet")).collect();
         assert_eq!(rows.len(), 2);
@@ -464,5 +490,41 @@ mod tests {
             s.contains("       3          2          0          5          1"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn pfc_mode_auto_is_shown_as_configured() {
+        let mut stats = SwitchStats::default();
+        for (n, enabled, up) in [("Ethernet1/1", 0x08, true), ("Ethernet1/2", 0x08, false)] {
+            let mut i = InterfaceStats {
+                admin_up: up,
+                link_up: up,
+                ..InterfaceStats::default()
+            };
+            i.pfc.enabled = enabled;
+            stats.interfaces.insert(n.into(), i);
+        }
+        stats
+            .interfaces
+            .insert("Ethernet1/3".into(), InterfaceStats::default());
+        let modes = BTreeMap::from([
+            ("Ethernet1/1".to_string(), PfcMode::Auto),
+            ("Ethernet1/2".to_string(), PfcMode::Auto),
+        ]);
+        let mut out = Vec::new();
+        render_pfc(&mut out, &stats, &modes, false).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let rows: Vec<Vec<&str>> = s
+            .lines()
+            .filter(|l| l.starts_with("Ethernet"))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            rows[0],
+            ["Ethernet1/1", "Auto", "On", "(8)", "0", "0"],
+            "{s}"
+        );
+        assert_eq!(rows[1], ["Ethernet1/2", "Auto", "Off", "0", "0"], "{s}");
+        assert_eq!(rows[2], ["Ethernet1/3", "-", "Off", "0", "0"], "{s}");
     }
 }
