@@ -361,14 +361,11 @@ pub fn render_pfc(
     modes: &BTreeMap<String, PfcMode>,
     detail: bool,
 ) -> std::io::Result<()> {
-    let rule = "=".repeat(60);
-    writeln!(out, "\n{rule}")?;
-    writeln!(
-        out,
+    let header = format!(
         "{:<18} {:<5} {:<14} {:>10} {:>10}",
         "Port", "Mode", "Oper(VL bmap)", "RxPPP", "TxPPP"
-    )?;
-    writeln!(out, "{rule}\n")?;
+    );
+    let mut lines = Vec::new();
     for (name, i) in in_port_order(stats) {
         let p = &i.pfc;
         let on = p.enabled != 0;
@@ -379,23 +376,21 @@ pub fn render_pfc(
         } else {
             "Off".to_string()
         };
-        writeln!(
-            out,
+        lines.push(format!(
             "{:<18} {:<5} {:<14} {:>10} {:>10}",
             name,
             modes.get(name).map_or("-", |m| pfc_mode_name(*m)),
             oper,
             rx,
             tx
-        )?;
+        ));
         if detail {
-            writeln!(
-                out,
+            lines.push(
                 "    prio   rx_pause  rx_resume   tx_pause  tx_resume    paused  wd_storms wd_restores"
-            )?;
+                    .to_string(),
+            );
             for q in 0..8 {
-                writeln!(
-                    out,
+                lines.push(format!(
                     "    {q:>4} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10} {:>11}",
                     p.rx_pause[q],
                     p.rx_resume[q],
@@ -404,12 +399,58 @@ pub fn render_pfc(
                     duration(p.paused_ns[q]),
                     p.watchdog_storms[q],
                     p.watchdog_restores[q]
-                )?;
+                ));
             }
-            writeln!(out)?;
+            lines.push(String::new());
         }
     }
+    // The rules as wide as the widest line, so no row spills past them.
+    let width = std::iter::once(&header)
+        .chain(&lines)
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let rule = "=".repeat(width);
+    writeln!(out, "\n{rule}\n{header}\n{rule}\n")?;
+    for l in lines {
+        writeln!(out, "{l}")?;
+    }
     Ok(())
+}
+
+/// Checks on rendered tables, for the show modules' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// Whether `line` is a rule: `----`, `====` or a box's `+----+`.
+    fn is_rule(line: &str) -> bool {
+        line.len() >= 4 && line.chars().all(|c| matches!(c, '-' | '=' | '+'))
+    }
+
+    /// Asserts that every table in `text` keeps inside its box: each
+    /// `|…|` row exactly as wide as the `+---+` bar above it, and each line
+    /// between two rules (with no blank line between) no wider than they are.
+    pub fn assert_fits(text: &str) {
+        let lines: Vec<&str> = text.lines().collect();
+        let width = |l: &str| l.chars().count();
+        let mut bar = None;
+        for (n, l) in lines.iter().enumerate() {
+            if is_rule(l) {
+                bar = Some(width(l));
+                // The lines up to the next rule, if one follows before a
+                // blank line ends the table.
+                let next = lines[n + 1..]
+                    .iter()
+                    .position(|m| is_rule(m) || m.is_empty());
+                if let Some(end) = next.filter(|&e| is_rule(lines[n + 1 + e])) {
+                    for m in &lines[n + 1..n + 1 + end] {
+                        assert!(width(m) <= width(l), "{m:?} spills past {l:?}:\n{text}");
+                    }
+                }
+            } else if l.starts_with('|') {
+                assert_eq!(Some(width(l)), bar, "{l:?} leaves its box:\n{text}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -526,5 +567,29 @@ mod tests {
         );
         assert_eq!(rows[1], ["Ethernet1/2", "Auto", "Off", "0", "0"], "{s}");
         assert_eq!(rows[2], ["Ethernet1/3", "-", "Off", "0", "0"], "{s}");
+    }
+
+    #[test]
+    fn pfc_table_rows_fit_under_the_rules() {
+        let mut stats = SwitchStats::default();
+        let mut i = InterfaceStats::default();
+        i.pfc.enabled = 0xff;
+        i.pfc.tx_pause = [u64::MAX / 16; 8];
+        i.pfc.rx_pause = [u64::MAX / 16; 8];
+        i.pfc.paused_ns = [123_456_789_000; 8];
+        stats.interfaces.insert("Ethernet1/1".into(), i);
+        for detail in [false, true] {
+            let mut out = Vec::new();
+            render_pfc(&mut out, &stats, &BTreeMap::new(), detail).unwrap();
+            let s = String::from_utf8(out).unwrap();
+            let rule = s.lines().nth(1).unwrap().chars().count();
+            for l in s.lines() {
+                assert!(
+                    l.chars().count() <= rule,
+                    "{l:?} is wider than the rule:\n{s}"
+                );
+            }
+            testing::assert_fits(&s);
+        }
     }
 }
