@@ -119,12 +119,19 @@ enum Command {
     },
 }
 
-/// Where show commands read the configuration from.
+/// Where show commands read the configuration and counters from: a running
+/// switch, a configuration file, or the counters a replay or the demo
+/// wrote.
 #[derive(clap::Args)]
 struct ConfigSource {
     /// Read this configuration file instead of asking a running switch.
     #[arg(long, short)]
     config: Option<PathBuf>,
+    /// Read the counters (and, without --config, the configuration) from
+    /// FILE instead of asking a running switch: what `railyard replay …
+    /// --stats-json FILE` or `railyard demo --json` wrote.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
     /// Management socket of the running switch to ask.
     #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
     socket: PathBuf,
@@ -137,33 +144,44 @@ impl ConfigSource {
     /// Reading only a configuration file, or the switch cannot be reached.
     fn counters(&self, what: &str) -> Result<railyard_dataplane::stats::SwitchStats, String> {
         self.live_stats()?.ok_or_else(|| {
-            format!("{what} shows counters, which a configuration file does not have: ask a running switch (--socket)")
+            format!(
+                "{what} shows counters, which a configuration file does not have: ask a running \
+                 switch (--socket) or read a replay's (--stats FILE, written by `railyard replay … \
+                 --stats-json FILE`)"
+            )
         })
     }
 
-    /// Counters of the running switch; `None` when reading a file.
+    /// Counters of the running switch or of the `--stats` file; `None`
+    /// when reading only a configuration file.
     fn live_stats(&self) -> Result<Option<railyard_dataplane::stats::SwitchStats>, String> {
-        match self.config {
-            Some(_) => Ok(None),
-            None => mgmt::fetch_stats(&self.socket).map(Some),
+        match (&self.stats, &self.config) {
+            (Some(path), _) => replay::read_snapshot(path).map(|s| Some(s.stats)),
+            (None, Some(_)) => Ok(None),
+            (None, None) => mgmt::fetch_stats(&self.socket).map(Some),
         }
     }
 
-    /// The configuration, from the file or the running switch.
+    /// The configuration, from the file, the `--stats` file or the running
+    /// switch.
     fn load(&self) -> Result<railyard_config::Config, String> {
-        match &self.config {
-            Some(path) => Ok(load_config(path, false)?.config),
-            None => {
-                let text = mgmt::fetch_config(&self.socket)?;
-                let parsed = railyard_config::parse_str(
-                    &text,
-                    "running-config",
-                    &railyard_config::ParseOptions::default(),
-                )
-                .map_err(|d| railyard_control::format_diagnostics(&d))?;
-                Ok(parsed.config)
+        let (text, origin) = match (&self.config, &self.stats) {
+            (Some(path), _) => return Ok(load_config(path, false)?.config),
+            (None, Some(path)) => {
+                let text = replay::read_snapshot(path)?.running_config.ok_or_else(|| {
+                    format!(
+                        "{} has counters but no configuration: give the one it ran with (--config FILE)",
+                        path.display()
+                    )
+                })?;
+                (text, format!("{} (running-config)", path.display()))
             }
-        }
+            (None, None) => (mgmt::fetch_config(&self.socket)?, "running-config".into()),
+        };
+        let parsed =
+            railyard_config::parse_str(&text, &origin, &railyard_config::ParseOptions::default())
+                .map_err(|d| railyard_control::format_diagnostics(&d))?;
+        Ok(parsed.config)
     }
 }
 
@@ -287,6 +305,10 @@ enum ShowWhat {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// A replay's counters file: refused with the reason (a replay runs
+        /// no LLDP agent, so it has no LLDP state to show).
+        #[arg(long, value_name = "FILE")]
+        stats: Option<PathBuf>,
         /// Management socket of the switch.
         #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
         socket: PathBuf,
@@ -449,7 +471,8 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             open_loop,
             poll_interval,
         } => {
-            let compiled = load(&config, strict)?.compiled;
+            let loaded = load(&config, strict)?;
+            let compiled = loaded.compiled;
             let mut inputs = Vec::new();
             for spec in &pcaps {
                 let (ifname, file) = spec.split_once('=').ok_or_else(|| {
@@ -493,14 +516,32 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             for w in &report.warnings {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }
-            if let Some(path) = stats_json {
-                let json = serde_json::to_string_pretty(&show::StatsJson(&report.stats))
-                    .map_err(|e| e.to_string())?;
-                std::fs::write(&path, json)
+            if let Some(path) = &stats_json {
+                let summary = replay::Summary::of(&report.stats, report.virtual_ns);
+                let running_config = loaded.config.to_string();
+                let json = serde_json::to_string_pretty(&replay::SnapshotJson {
+                    stats: show::StatsJson(&report.stats),
+                    summary: Some(&summary),
+                    running_config: Some(&running_config),
+                })
+                .map_err(|e| e.to_string())?;
+                std::fs::write(path, json)
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
             replay::print_summary(&mut out, &report).map_err(io)?;
-            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)
+            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)?;
+            match &stats_json {
+                Some(path) => writeln!(
+                    out,
+                    "counters in {0}: read them with `railyard show … --stats {0}`",
+                    path.display()
+                ),
+                None => writeln!(
+                    out,
+                    "(add --stats-json FILE to keep the counters for `railyard show … --stats FILE`)"
+                ),
+            }
+            .map_err(io)
         }
         Command::Demo { packets, json } => {
             let (sw, report) = demo::run_demo(packets)?;
@@ -588,16 +629,13 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             what: ShowWhat::Queuing { args, json, source },
         } => {
             let config = source.load()?;
-            let live = |source: &ConfigSource| match source.config {
-                Some(_) => Ok(None),
-                None => mgmt::fetch_stats(&source.socket).map(Some),
-            };
             match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["interface", name] => {
                     let ifname = show_qos::find_interface(&config, name)?;
                     let eq = config.effective_qos(&ifname);
-                    let stats =
-                        live(&source)?.and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
+                    let stats = source
+                        .live_stats()?
+                        .and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
                     let compiled =
                         railyard_control::compile::compile(&config).map_err(|e| e.join("\n"))?;
                     let pfc = compiled
@@ -636,7 +674,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         ["interface", name] => Some(show_qos::find_interface(&config, name)?),
                         _ => return Err("usage: show queuing pfc-queue [interface NAME]".into()),
                     };
-                    let stats = live(&source)?.unwrap_or_default();
+                    let stats = source.live_stats()?.unwrap_or_default();
                     if json {
                         let v = show_qos::pfc_queue_json(&config, &stats, only.as_ref());
                         print_json(&mut out, &v)
@@ -693,12 +731,9 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 [kw, ifname] if kw == "interface" => {
                     let name = show_qos::find_interface(&config, ifname)?;
                     let eq = config.effective_qos(&name);
-                    let stats = match source.config {
-                        Some(_) => None,
-                        None => mgmt::fetch_stats(&source.socket)?
-                            .interfaces
-                            .remove(&name.to_string()),
-                    };
+                    let stats = source
+                        .live_stats()?
+                        .and_then(|mut s| s.interfaces.remove(&name.to_string()));
                     show_qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
                         .map_err(io)
                 }
@@ -719,8 +754,21 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             }
         }
         Command::Show {
-            what: ShowWhat::Lldp { args, json, socket },
-        } => show_lldp_cmd(&mut out, &args, json, &socket),
+            what:
+                ShowWhat::Lldp {
+                    args,
+                    json,
+                    stats,
+                    socket,
+                },
+        } => match stats {
+            Some(path) => Err(format!(
+                "show lldp: {} holds a replay's counters, and a replay runs no LLDP agent: there \
+                 are no neighbours or LLDP counters to show (ask a running switch with --socket)",
+                path.display()
+            )),
+            None => show_lldp_cmd(&mut out, &args, json, &socket),
+        },
         Command::Show {
             what:
                 ShowWhat::Interface {

@@ -262,19 +262,28 @@ pub fn duration(ns: u64) -> String {
 pub fn render_summary(out: &mut dyn Write, stats: &SwitchStats) -> std::io::Result<()> {
     writeln!(
         out,
-        "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>9} {:>9}",
-        "Interface", "State", "RX pkts", "RX bytes", "TX pkts", "TX bytes", "Malformed", "Drops"
+        "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>8} {:>9} {:>9}",
+        "Interface",
+        "State",
+        "RX pkts",
+        "RX bytes",
+        "TX pkts",
+        "TX bytes",
+        "Punted",
+        "Malformed",
+        "Drops"
     )?;
     for (name, i) in in_port_order(stats) {
         writeln!(
             out,
-            "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>9} {:>9}",
+            "{:<14} {:>5} {:>10} {:>12} {:>10} {:>12} {:>8} {:>9} {:>9}",
             name,
             state(i.admin_up && i.link_up),
             i.rx_packets,
             i.rx_bytes,
             i.tx_packets,
             i.tx_bytes,
+            i.punted,
             i.rx_malformed,
             i.total_drops()
         )?;

@@ -307,7 +307,10 @@ pub fn render_queuing(
         }
     }
     let Some(stats) = stats else {
-        return writeln!(out, "\n(counters: ask a running switch with --socket)");
+        return writeln!(
+            out,
+            "\n(counters: ask a running switch with --socket, or read a replay's with --stats FILE)"
+        );
     };
     for s in &stats.queues {
         let wait = crate::show::duration;

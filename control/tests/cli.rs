@@ -787,3 +787,193 @@ fn a_closed_stdout_ends_quietly_and_successfully() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("nonexistent.conf"));
 }
+
+/// Writes `frames` (virtual time in ns, frame) as a nanosecond pcap.
+fn write_timed_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use pcap_file::TsResolution;
+    let header = PcapHeader {
+        ts_resolution: TsResolution::NanoSecond,
+        ..PcapHeader::default()
+    };
+    let mut w = PcapWriter::with_header(std::fs::File::create(path).unwrap(), header).unwrap();
+    let mut frames = frames.to_vec();
+    frames.sort_by_key(|(t, _)| *t);
+    for (t, f) in &frames {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_nanos(1_000_000_000 + t),
+            f.len() as u32,
+            f,
+        ))
+        .unwrap();
+    }
+}
+
+/// The demo's rail switch with small pause thresholds, so a short incast
+/// pauses its senders, and Ethernet1/1 left in `priority-flow-control mode
+/// auto` (the default).
+fn paused_rail_conf() -> String {
+    let with_thresholds = BOOK.replace(
+        "policy-map type network-qos qos_network",
+        "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 60000 pause-threshold 20000 resume-threshold 10000\npolicy-map type network-qos qos_network",
+    )
+    .replace(
+        "system qos\n",
+        "system qos\n  service-policy type queuing input IN\n",
+    );
+    let (head, tail) = with_thresholds.split_once("interface Ethernet1/2").unwrap();
+    format!(
+        "{}interface Ethernet1/2{tail}",
+        head.replace("  priority-flow-control mode on\n", "")
+    )
+}
+
+#[test]
+fn replay_counters_are_read_by_every_show_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf_text = paused_rail_conf();
+    let conf = dir.path().join("rail.conf");
+    std::fs::write(&conf, &conf_text).unwrap();
+    let parsed = railyard_config::parse_str(&conf_text, "rail.conf", &Default::default()).unwrap();
+    let sw = railyard_control::compile::compile(&parsed.config).unwrap();
+    let trace = railyard_control::demo::demo_trace(&sw, 400);
+    let mut args = vec![
+        "replay".to_string(),
+        "--config".into(),
+        conf.display().to_string(),
+        "--out".into(),
+        dir.path().join("out").display().to_string(),
+    ];
+    for (i, frames) in trace.iter().enumerate() {
+        let pcap = dir.path().join(format!("in{i}.pcap"));
+        write_timed_pcap(&pcap, frames);
+        args.push("--pcap".into());
+        args.push(format!("Ethernet1/{}={}", i + 1, pcap.display()));
+    }
+    let stats = dir.path().join("stats.json");
+    let s = stats.to_str().unwrap();
+    args.extend(["--stats-json".into(), s.to_string()]);
+    let out = railyard(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    // Where the frames went, what was sent, and PFC, in the summary.
+    assert!(summary.contains(" punted to the switch, "), "{summary}");
+    assert!(summary.contains("the switch's own ("), "{summary}");
+    let pfc_line = summary
+        .lines()
+        .find(|l| l.starts_with("PFC: "))
+        .unwrap_or_else(|| panic!("no PFC line:\n{summary}"));
+    let sent: u64 = pfc_line["PFC: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(sent > 0, "{summary}");
+    assert!(
+        summary.lines().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 10 && w[0] == "Ethernet1/1" && w[1] == "3" && w[2] != "0"
+        }),
+        "a PFC row for Ethernet1/1 priority 3:\n{summary}"
+    );
+    assert!(summary.contains(&format!("--stats {s}")), "{summary}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(v["summary"]["pfc_sent"], sent);
+    assert!(
+        v["interfaces"]["Ethernet1/4"]["tx_packets"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // show interface priority-flow-control from the replay's counters.
+    let show = |words: &[&str]| {
+        let mut a = vec!["show"];
+        a.extend_from_slice(words);
+        a.extend_from_slice(&["--stats", s]);
+        railyard(&a)
+    };
+    let out = show(&["interface", "priority-flow-control"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        t.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name}:\n{t}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let e1 = row("Ethernet1/1");
+    assert_eq!(e1[1..4], ["Auto", "On", "(8)"], "{t}");
+    assert!(e1[5].parse::<u64>().unwrap() > 0, "TxPPP: {t}");
+    assert_eq!(row("Ethernet1/2")[1], "On", "{t}");
+    let out = show(&["interface", "priority-flow-control", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["interfaces"]["Ethernet1/1"]["mode"], "auto");
+    assert_eq!(j["interfaces"]["Ethernet1/2"]["mode"], "on");
+    assert!(
+        j["interfaces"]["Ethernet1/1"]["tx_pause"][3]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // show queuing interface with its counters and PFC statistics.
+    let out = show(&["queuing", "interface", "e1/1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("QOS GROUP 7"), "{t}");
+    assert!(!t.contains("(counters:"), "{t}");
+    let txppp: u64 = t
+        .lines()
+        .find_map(|l| l.strip_prefix("TxPPP:"))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no TxPPP:\n{t}"));
+    assert!(txppp > 0, "{t}");
+    let out = show(&["policy-map", "interface", "e1/4"]);
+    assert!(
+        text(&out.stdout).contains("queue transmit pkts: "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).contains("Global statistics status :   enabled"));
+
+    // Every other show takes the file too (its configuration is inside).
+    for words in [
+        &["interface"][..],
+        &["interface", "e1/4", "--json"],
+        &["running-config"],
+        &["class-map"],
+        &["policy-map"],
+        &["queuing", "pfc-queue"],
+        &["ip", "route"],
+        &["ip", "load-sharing"],
+        &["ipv6", "route"],
+        &["hardware", "profile", "dlb"],
+    ] {
+        let out = show(words);
+        assert!(out.status.success(), "{words:?}: {}", text(&out.stderr));
+        assert!(!out.stdout.is_empty(), "{words:?}");
+    }
+    let out = show(&["running-config"]);
+    assert!(text(&out.stdout).contains("pause-threshold 20000"));
+    // LLDP has nothing in a replay, and says why.
+    let out = show(&["lldp", "neighbors"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("runs no LLDP agent"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A configuration file alone has no counters to show.
+    let out = railyard(&["show", "interface", "--config", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--stats FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+}
