@@ -81,7 +81,8 @@ enum Command {
         /// RoCEv2 packets each of the three senders sends.
         #[arg(long, default_value_t = 20_000)]
         packets: u64,
-        /// Print every counter as JSON instead of tables.
+        /// Print every counter, the summary and the narrative as JSON
+        /// instead of tables (saved, `railyard show … --stats FILE` reads it).
         #[arg(long)]
         json: bool,
     },
@@ -522,6 +523,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 let json = serde_json::to_string_pretty(&replay::SnapshotJson {
                     stats: show::StatsJson(&report.stats),
                     summary: Some(&summary),
+                    narrative: None,
                     running_config: Some(&running_config),
                 })
                 .map_err(|e| e.to_string())?;
@@ -546,8 +548,20 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         Command::Demo { packets, json } => {
             let (sw, report) = demo::run_demo(packets)?;
             if json {
-                let s = serde_json::to_string_pretty(&show::StatsJson(&report.stats))
-                    .map_err(|e| e.to_string())?;
+                // The counters, with the summary and the narrative, and
+                // the configuration so `show … --stats FILE` reads it.
+                let summary = replay::Summary::of(&report.stats, report.virtual_ns);
+                let mut narrative = Vec::new();
+                demo::explain(&mut narrative, &sw, &report.stats).map_err(io)?;
+                let narrative = String::from_utf8_lossy(&narrative);
+                let running_config = demo::demo_config()?.to_string();
+                let s = serde_json::to_string_pretty(&replay::SnapshotJson {
+                    stats: show::StatsJson(&report.stats),
+                    summary: Some(&summary),
+                    narrative: Some(narrative.trim()),
+                    running_config: Some(&running_config),
+                })
+                .map_err(|e| e.to_string())?;
                 return writeln!(out, "{s}").map_err(io);
             }
             writeln!(
@@ -558,7 +572,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             )
             .map_err(io)?;
             replay::print_summary(&mut out, &report).map_err(io)?;
-            demo::explain(&mut out, &report.stats).map_err(io)
+            demo::explain(&mut out, &sw, &report.stats).map_err(io)
         }
         Command::Check {
             config,

@@ -419,6 +419,9 @@ pub struct SnapshotJson<'a> {
     /// The summary of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<&'a Summary>,
+    /// What the numbers mean, in words (the demo's narrative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrative: Option<&'a str>,
     /// The configuration as canonical text (`show running-config`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub running_config: Option<&'a str>,

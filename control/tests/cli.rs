@@ -977,3 +977,70 @@ fn replay_counters_are_read_by_every_show_command() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn demo_json_carries_the_summary_and_the_shows_read_it() {
+    let out = railyard(&["demo", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("summary.{k}: {s}"));
+    assert_eq!(n("sent"), n("forwarded") + n("originated"), "{s}");
+    assert_eq!(
+        n("received"),
+        n("forwarded") + n("punted") + n("dropped"),
+        "{s}"
+    );
+    assert_eq!((n("punted"), n("dropped")), (2, 3), "{s}");
+    // The switch's own: PFC frames, and the ARP reply and the echo reply.
+    assert_eq!(n("originated"), n("pfc_sent") + 2, "{s}");
+    assert!(n("pfc_sent") > 0, "{s}");
+    let pfc = s["pfc"].as_array().unwrap();
+    assert!(
+        pfc.iter()
+            .any(|l| l["interface"] == "Ethernet1/1" && l["priority"] == 3),
+        "{s}"
+    );
+    let narrative = v["narrative"].as_str().unwrap();
+    for needle in [
+        "33.8 Gb/s on the wire",
+        "101.3 Gb/s",
+        "inter-frame gap 12",
+        "Ethernet1/1 sent 410, the 400 CNPs",
+        "2 answers to the 2 frames it punted",
+    ] {
+        assert!(narrative.contains(needle), "{needle}:\n{narrative}");
+    }
+    // The same words in the text demo.
+    let t = text(&railyard(&["demo"]).stdout);
+    assert!(t.contains(" punted to the switch, 3 dropped;"), "{t}");
+    assert!(t.contains("Why a queue, when 3 x 33 = 99 Gb/s"), "{t}");
+    assert!(t.contains("\nPFC: "), "{t}");
+
+    // Saved, the demo's JSON is a snapshot the shows read.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let f = file.to_str().unwrap();
+    let out = railyard(&["show", "queuing", "interface", "e1/4", "--stats", f]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let marked = t
+        .lines()
+        .filter(|l| l.contains("ECN Marked Pkts"))
+        .filter_map(|l| {
+            l.trim_end_matches('|')
+                .rsplit('|')
+                .next()?
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .max();
+    assert!(marked > Some(1000), "queue 3's marks: {t}");
+    let out = railyard(&["show", "interface", "priority-flow-control", "--stats", f]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with("Ethernet1/4 ") && l.split_whitespace().nth(1) == Some("On")));
+}
