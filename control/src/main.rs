@@ -6,9 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{
-    demo, load_config, mgmt, replay, show, show_lb, show_lldp, show_qos, Loaded,
-};
+use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -411,21 +409,21 @@ fn show_routing(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let config = source.load()?;
-    let lb = show_lb::LoadBalancing::new(&config)?;
+    let lb = show::lb::LoadBalancing::new(&config)?;
     if load_sharing {
-        let v = show_lb::load_sharing(&lb);
+        let v = show::lb::load_sharing(&lb);
         return if json {
             print_json(out, &serde_json::to_value(&v).map_err(|e| e.to_string())?)
         } else {
-            show_lb::render_load_sharing(out, &v).map_err(io)
+            show::lb::render_load_sharing(out, &v).map_err(io)
         };
     }
     let stats = source.live_stats()?;
-    let routes = show_lb::routes(&lb, v6, stats.as_ref());
+    let routes = show::lb::routes(&lb, v6, stats.as_ref());
     if json {
-        print_json(out, &show_lb::routes_json(&routes))
+        print_json(out, &show::lb::routes_json(&routes))
     } else {
-        show_lb::render_routes(out, v6, &routes).map_err(io)
+        show::lb::render_routes(out, v6, &routes).map_err(io)
     }
 }
 
@@ -645,7 +643,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             let config = source.load()?;
             match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["interface", name] => {
-                    let ifname = show_qos::find_interface(&config, name)?;
+                    let ifname = show::qos::find_interface(&config, name)?;
                     let eq = config.effective_qos(&ifname);
                     let stats = source
                         .live_stats()?
@@ -660,7 +658,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         .map(|i| i.pfc)
                         .unwrap_or_default();
                     if json {
-                        let mut v = show_qos::queuing_json(&eq, stats.as_ref());
+                        let mut v = show::qos::queuing_json(&eq, stats.as_ref());
                         v["ingress"] = serde_json::json!((0..8)
                             .filter(|q| pfc.enabled_priorities & (1 << q) != 0)
                             .map(|q| serde_json::json!({
@@ -672,8 +670,8 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             .collect::<Vec<_>>());
                         print_json(&mut out, &v)
                     } else {
-                        show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
-                        show_qos::render_ingress(
+                        show::qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
+                        show::qos::render_ingress(
                             &mut out,
                             &ifname.to_string(),
                             &pfc,
@@ -685,15 +683,15 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 ["pfc-queue", ref rest @ ..] => {
                     let only = match rest {
                         [] => None,
-                        ["interface", name] => Some(show_qos::find_interface(&config, name)?),
+                        ["interface", name] => Some(show::qos::find_interface(&config, name)?),
                         _ => return Err("usage: show queuing pfc-queue [interface NAME]".into()),
                     };
                     let stats = source.live_stats()?.unwrap_or_default();
                     if json {
-                        let v = show_qos::pfc_queue_json(&config, &stats, only.as_ref());
+                        let v = show::qos::pfc_queue_json(&config, &stats, only.as_ref());
                         print_json(&mut out, &v)
                     } else {
-                        show_qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
+                        show::qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
                             .map_err(io)
                     }
                 }
@@ -713,17 +711,17 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             what: ShowWhat::Hardware { json, source, .. },
         } => {
             let config = source.load()?;
-            let lb = show_lb::LoadBalancing::new(&config)?;
+            let lb = show::lb::LoadBalancing::new(&config)?;
             // Without DLB there is nothing to show counters under.
             let stats = match config.dlb {
                 Some(_) => source.live_stats()?,
                 None => None,
             };
-            let view = show_lb::dlb(&lb, stats.as_ref());
+            let view = show::lb::dlb(&lb, stats.as_ref());
             if json {
-                print_json(&mut out, &show_lb::dlb_json(view.as_ref()))
+                print_json(&mut out, &show::lb::dlb_json(view.as_ref()))
             } else {
-                show_lb::render_dlb(&mut out, view.as_ref()).map_err(io)
+                show::lb::render_dlb(&mut out, view.as_ref()).map_err(io)
             }
         }
         Command::Show {
@@ -735,7 +733,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     return Err(format!("class-map {n} is not configured"));
                 }
             }
-            show_qos::render_class_maps(&mut out, &config, name.as_deref()).map_err(io)
+            show::qos::render_class_maps(&mut out, &config, name.as_deref()).map_err(io)
         }
         Command::Show {
             what: ShowWhat::PolicyMap { args, source },
@@ -743,12 +741,12 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             let config = source.load()?;
             match args.as_slice() {
                 [kw, ifname] if kw == "interface" => {
-                    let name = show_qos::find_interface(&config, ifname)?;
+                    let name = show::qos::find_interface(&config, ifname)?;
                     let eq = config.effective_qos(&name);
                     let stats = source
                         .live_stats()?
                         .and_then(|mut s| s.interfaces.remove(&name.to_string()));
-                    show_qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
+                    show::qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
                         .map_err(io)
                 }
                 [kw] if kw == "interface" => {
@@ -761,9 +759,9 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     if !known {
                         return Err(format!("policy-map {name} is not configured"));
                     }
-                    show_qos::render_policy_maps(&mut out, &config, Some(name)).map_err(io)
+                    show::qos::render_policy_maps(&mut out, &config, Some(name)).map_err(io)
                 }
-                [] => show_qos::render_policy_maps(&mut out, &config, None).map_err(io),
+                [] => show::qos::render_policy_maps(&mut out, &config, None).map_err(io),
                 _ => Err("usage: show policy-map [NAME | interface NAME]".into()),
             }
         }
@@ -866,7 +864,7 @@ fn show_lldp_cmd(
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     // The agent's snapshot, its ports in natural order.
     let fetch_lldp = || {
-        show_lldp::fetch_lldp(socket).map(|mut snap| {
+        show::lldp::fetch_lldp(socket).map(|mut snap| {
             snap.ports
                 .sort_by(|a, b| railyard_control::natural::natural_cmp(&a.name, &b.name));
             snap
@@ -883,28 +881,28 @@ fn show_lldp_cmd(
             };
             let snap = fetch_lldp()?;
             if json {
-                print_json(out, &show_lldp::neighbors_json(&snap))
+                print_json(out, &show::lldp::neighbors_json(&snap))
             } else if detail {
-                show_lldp::render_neighbors_detail(out, &snap).map_err(io)
+                show::lldp::render_neighbors_detail(out, &snap).map_err(io)
             } else {
-                show_lldp::render_neighbors(out, &snap).map_err(io)
+                show::lldp::render_neighbors(out, &snap).map_err(io)
             }
         }
         ["dcbx", "interface", name] => {
             let snap = fetch_lldp()?;
-            let port = show_lldp::find_port(&snap, name)?;
+            let port = show::lldp::find_port(&snap, name)?;
             if json {
-                print_json(out, &show_lldp::dcbx_json(port))
+                print_json(out, &show::lldp::dcbx_json(port))
             } else {
-                show_lldp::render_dcbx(out, &snap, port).map_err(io)
+                show::lldp::render_dcbx(out, &snap, port).map_err(io)
             }
         }
         ["traffic"] => {
             let snap = fetch_lldp()?;
             if json {
-                print_json(out, &show_lldp::traffic_json(&snap))
+                print_json(out, &show::lldp::traffic_json(&snap))
             } else {
-                show_lldp::render_traffic(out, &snap).map_err(io)
+                show::lldp::render_traffic(out, &snap).map_err(io)
             }
         }
         _ => Err(usage.into()),

@@ -2,11 +2,17 @@
 //!
 //! The management socket always answers with JSON; the text is rendered on
 //! the client side from the same structures, so `--json` and text never
-//! disagree.
+//! disagree. This module renders the interfaces, their PFC and the
+//! replay summaries, and writes JSON in port order; [`qos`] the class-,
+//! policy-map and queuing shows, [`lb`] routes, load-sharing and DLB, and
+//! [`lldp`] the LLDP neighbours, DCBX and counters.
 
-use std::io::Write;
+pub mod lb;
+pub mod lldp;
+pub mod qos;
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use railyard_config::PfcMode;
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
