@@ -17,9 +17,6 @@ pub mod natural;
 pub mod replay;
 pub mod send;
 pub mod show;
-pub mod show_lb;
-pub mod show_lldp;
-pub mod show_qos;
 pub mod traffic;
 
 /// A configuration file, parsed and compiled.

@@ -6,9 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use railyard_control::live::{parse_cores, run, RunOptions};
-use railyard_control::{
-    demo, load_config, mgmt, replay, show, show_lb, show_lldp, show_qos, Loaded,
-};
+use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -81,7 +79,8 @@ enum Command {
         /// RoCEv2 packets each of the three senders sends.
         #[arg(long, default_value_t = 20_000)]
         packets: u64,
-        /// Print every counter as JSON instead of tables.
+        /// Print every counter, the summary and the narrative as JSON
+        /// instead of tables (saved, `railyard show … --stats FILE` reads it).
         #[arg(long)]
         json: bool,
     },
@@ -119,41 +118,69 @@ enum Command {
     },
 }
 
-/// Where show commands read the configuration from.
+/// Where show commands read the configuration and counters from: a running
+/// switch, a configuration file, or the counters a replay or the demo
+/// wrote.
 #[derive(clap::Args)]
 struct ConfigSource {
     /// Read this configuration file instead of asking a running switch.
     #[arg(long, short)]
     config: Option<PathBuf>,
+    /// Read the counters (and, without --config, the configuration) from
+    /// FILE instead of asking a running switch: what `railyard replay …
+    /// --stats-json FILE` or `railyard demo --json` wrote.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
     /// Management socket of the running switch to ask.
     #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
     socket: PathBuf,
 }
 
 impl ConfigSource {
-    /// Counters of the running switch; `None` when reading a file.
+    /// Counters, for the shows that are nothing without them.
+    ///
+    /// # Errors
+    /// Reading only a configuration file, or the switch cannot be reached.
+    fn counters(&self, what: &str) -> Result<railyard_dataplane::stats::SwitchStats, String> {
+        self.live_stats()?.ok_or_else(|| {
+            format!(
+                "{what} shows counters, which a configuration file does not have: ask a running \
+                 switch (--socket) or read a replay's (--stats FILE, written by `railyard replay … \
+                 --stats-json FILE`)"
+            )
+        })
+    }
+
+    /// Counters of the running switch or of the `--stats` file; `None`
+    /// when reading only a configuration file.
     fn live_stats(&self) -> Result<Option<railyard_dataplane::stats::SwitchStats>, String> {
-        match self.config {
-            Some(_) => Ok(None),
-            None => mgmt::fetch_stats(&self.socket).map(Some),
+        match (&self.stats, &self.config) {
+            (Some(path), _) => replay::read_snapshot(path).map(|s| Some(s.stats)),
+            (None, Some(_)) => Ok(None),
+            (None, None) => mgmt::fetch_stats(&self.socket).map(Some),
         }
     }
 
-    /// The configuration, from the file or the running switch.
+    /// The configuration, from the file, the `--stats` file or the running
+    /// switch.
     fn load(&self) -> Result<railyard_config::Config, String> {
-        match &self.config {
-            Some(path) => Ok(load_config(path, false)?.config),
-            None => {
-                let text = mgmt::fetch_config(&self.socket)?;
-                let parsed = railyard_config::parse_str(
-                    &text,
-                    "running-config",
-                    &railyard_config::ParseOptions::default(),
-                )
-                .map_err(|d| railyard_control::format_diagnostics(&d))?;
-                Ok(parsed.config)
+        let (text, origin) = match (&self.config, &self.stats) {
+            (Some(path), _) => return Ok(load_config(path, false)?.config),
+            (None, Some(path)) => {
+                let text = replay::read_snapshot(path)?.running_config.ok_or_else(|| {
+                    format!(
+                        "{} has counters but no configuration: give the one it ran with (--config FILE)",
+                        path.display()
+                    )
+                })?;
+                (text, format!("{} (running-config)", path.display()))
             }
-        }
+            (None, None) => (mgmt::fetch_config(&self.socket)?, "running-config".into()),
+        };
+        let parsed =
+            railyard_config::parse_str(&text, &origin, &railyard_config::ParseOptions::default())
+                .map_err(|d| railyard_control::format_diagnostics(&d))?;
+        Ok(parsed.config)
     }
 }
 
@@ -277,6 +304,10 @@ enum ShowWhat {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// A replay's counters file: refused with the reason (a replay runs
+        /// no LLDP agent, so it has no LLDP state to show).
+        #[arg(long, value_name = "FILE")]
+        stats: Option<PathBuf>,
         /// Management socket of the switch.
         #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
         socket: PathBuf,
@@ -292,9 +323,8 @@ enum ShowWhat {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
-        /// Management socket of the switch.
-        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
-        socket: PathBuf,
+        #[command(flatten)]
+        source: ConfigSource,
     },
 }
 
@@ -312,12 +342,52 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = Cli::parse();
-    match dispatch(cli.command) {
+    let mut out = Stdout {
+        inner: std::io::stdout().lock(),
+        closed: false,
+    };
+    let result =
+        dispatch(cli.command, &mut out).and_then(|()| out.flush().map_err(|e| e.to_string()));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`railyard show … | head`): what it wanted
+        // it has, so end quietly and successfully, as GNU tools do.
+        Err(_) if out.closed => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("{msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Standard output that notes when its reader has gone away, so a closed
+/// pipe ends the command quietly instead of as an error.
+struct Stdout {
+    inner: std::io::StdoutLock<'static>,
+    /// A write or flush failed with `BrokenPipe`.
+    closed: bool,
+}
+
+impl Stdout {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.closed = true;
+            }
+        }
+        r
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
     }
 }
 
@@ -330,8 +400,7 @@ fn load(path: &Path, strict: bool) -> Result<Loaded, String> {
 }
 
 fn print_json(out: &mut dyn Write, v: &serde_json::Value) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-    writeln!(out, "{text}").map_err(|e| e.to_string())
+    writeln!(out, "{}", show::json_text(v)).map_err(|e| e.to_string())
 }
 
 /// `show ip route`, `show ipv6 route` (`v6`) and `show ip load-sharing`
@@ -345,27 +414,25 @@ fn show_routing(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let config = source.load()?;
-    let lb = show_lb::LoadBalancing::new(&config)?;
+    let lb = show::lb::LoadBalancing::new(&config)?;
     if load_sharing {
-        let v = show_lb::load_sharing(&lb);
+        let v = show::lb::load_sharing(&lb);
         return if json {
             print_json(out, &serde_json::to_value(&v).map_err(|e| e.to_string())?)
         } else {
-            show_lb::render_load_sharing(out, &v).map_err(io)
+            show::lb::render_load_sharing(out, &v).map_err(io)
         };
     }
     let stats = source.live_stats()?;
-    let routes = show_lb::routes(&lb, v6, stats.as_ref());
+    let routes = show::lb::routes(&lb, v6, stats.as_ref());
     if json {
-        print_json(out, &show_lb::routes_json(&routes))
+        print_json(out, &show::lb::routes_json(&routes))
     } else {
-        show_lb::render_routes(out, v6, &routes).map_err(io)
+        show::lb::render_routes(out, v6, &routes).map_err(io)
     }
 }
 
-fn dispatch(cmd: Command) -> Result<(), String> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     match cmd {
         Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),
@@ -408,7 +475,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             open_loop,
             poll_interval,
         } => {
-            let compiled = load(&config, strict)?.compiled;
+            let loaded = load(&config, strict)?;
+            let compiled = loaded.compiled;
             let mut inputs = Vec::new();
             for spec in &pcaps {
                 let (ifname, file) = spec.split_once('=').ok_or_else(|| {
@@ -452,19 +520,51 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             for w in &report.warnings {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }
-            if let Some(path) = stats_json {
-                let json =
-                    serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
-                std::fs::write(&path, json)
+            if let Some(path) = &stats_json {
+                let summary = replay::Summary::of(&report.stats, report.virtual_ns);
+                let running_config = loaded.config.to_string();
+                let json = serde_json::to_string_pretty(&replay::SnapshotJson {
+                    stats: show::StatsJson(&report.stats),
+                    summary: Some(&summary),
+                    narrative: None,
+                    running_config: Some(&running_config),
+                })
+                .map_err(|e| e.to_string())?;
+                std::fs::write(path, json)
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
             replay::print_summary(&mut out, &report).map_err(io)?;
-            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)
+            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)?;
+            match &stats_json {
+                Some(path) => writeln!(
+                    out,
+                    "counters in {0}: read them with `railyard show … --stats {0}`",
+                    path.display()
+                ),
+                None => writeln!(
+                    out,
+                    "(add --stats-json FILE to keep the counters for `railyard show … --stats FILE`)"
+                ),
+            }
+            .map_err(io)
         }
         Command::Demo { packets, json } => {
             let (sw, report) = demo::run_demo(packets)?;
             if json {
-                let s = serde_json::to_string_pretty(&report.stats).map_err(|e| e.to_string())?;
+                // The counters, with the summary and the narrative, and
+                // the configuration so `show … --stats FILE` reads it.
+                let summary = replay::Summary::of(&report.stats, report.virtual_ns);
+                let mut narrative = Vec::new();
+                demo::explain(&mut narrative, &sw, &report.stats).map_err(io)?;
+                let narrative = String::from_utf8_lossy(&narrative);
+                let running_config = demo::demo_config()?.to_string();
+                let s = serde_json::to_string_pretty(&replay::SnapshotJson {
+                    stats: show::StatsJson(&report.stats),
+                    summary: Some(&summary),
+                    narrative: Some(narrative.trim()),
+                    running_config: Some(&running_config),
+                })
+                .map_err(|e| e.to_string())?;
                 return writeln!(out, "{s}").map_err(io);
             }
             writeln!(
@@ -475,7 +575,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             )
             .map_err(io)?;
             replay::print_summary(&mut out, &report).map_err(io)?;
-            demo::explain(&mut out, &report.stats).map_err(io)
+            demo::explain(&mut out, &sw, &report.stats).map_err(io)
         }
         Command::Check {
             config,
@@ -546,16 +646,13 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             what: ShowWhat::Queuing { args, json, source },
         } => {
             let config = source.load()?;
-            let live = |source: &ConfigSource| match source.config {
-                Some(_) => Ok(None),
-                None => mgmt::fetch_stats(&source.socket).map(Some),
-            };
             match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["interface", name] => {
-                    let ifname = show_qos::find_interface(&config, name)?;
+                    let ifname = show::qos::find_interface(&config, name)?;
                     let eq = config.effective_qos(&ifname);
-                    let stats =
-                        live(&source)?.and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
+                    let stats = source
+                        .live_stats()?
+                        .and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
                     let compiled = railyard_control::compile::compile(&config)
                         .map_err(|d| railyard_control::format_diagnostics(&d))?;
                     let pfc = compiled
@@ -566,7 +663,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                         .map(|i| i.pfc)
                         .unwrap_or_default();
                     if json {
-                        let mut v = show_qos::queuing_json(&eq, stats.as_ref());
+                        let mut v = show::qos::queuing_json(&eq, stats.as_ref());
                         v["ingress"] = serde_json::json!((0..8)
                             .filter(|q| pfc.enabled_priorities & (1 << q) != 0)
                             .map(|q| serde_json::json!({
@@ -576,11 +673,10 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                                 "headroom_bytes": pfc.pg[q].headroom_bytes,
                             }))
                             .collect::<Vec<_>>());
-                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-                        writeln!(out, "{text}").map_err(io)
+                        print_json(&mut out, &v)
                     } else {
-                        show_qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
-                        show_qos::render_ingress(
+                        show::qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
+                        show::qos::render_ingress(
                             &mut out,
                             &ifname.to_string(),
                             &pfc,
@@ -592,16 +688,15 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 ["pfc-queue", ref rest @ ..] => {
                     let only = match rest {
                         [] => None,
-                        ["interface", name] => Some(show_qos::find_interface(&config, name)?),
+                        ["interface", name] => Some(show::qos::find_interface(&config, name)?),
                         _ => return Err("usage: show queuing pfc-queue [interface NAME]".into()),
                     };
-                    let stats = live(&source)?.unwrap_or_default();
+                    let stats = source.live_stats()?.unwrap_or_default();
                     if json {
-                        let v = show_qos::pfc_queue_json(&config, &stats, only.as_ref());
-                        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-                        writeln!(out, "{text}").map_err(io)
+                        let v = show::qos::pfc_queue_json(&config, &stats, only.as_ref());
+                        print_json(&mut out, &v)
                     } else {
-                        show_qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
+                        show::qos::render_pfc_queue(&mut out, &config, &stats, only.as_ref())
                             .map_err(io)
                     }
                 }
@@ -621,17 +716,17 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             what: ShowWhat::Hardware { json, source, .. },
         } => {
             let config = source.load()?;
-            let lb = show_lb::LoadBalancing::new(&config)?;
+            let lb = show::lb::LoadBalancing::new(&config)?;
             // Without DLB there is nothing to show counters under.
             let stats = match config.dlb {
                 Some(_) => source.live_stats()?,
                 None => None,
             };
-            let view = show_lb::dlb(&lb, stats.as_ref());
+            let view = show::lb::dlb(&lb, stats.as_ref());
             if json {
-                print_json(&mut out, &show_lb::dlb_json(view.as_ref()))
+                print_json(&mut out, &show::lb::dlb_json(view.as_ref()))
             } else {
-                show_lb::render_dlb(&mut out, view.as_ref()).map_err(io)
+                show::lb::render_dlb(&mut out, view.as_ref()).map_err(io)
             }
         }
         Command::Show {
@@ -643,7 +738,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     return Err(format!("class-map {n} is not configured"));
                 }
             }
-            show_qos::render_class_maps(&mut out, &config, name.as_deref()).map_err(io)
+            show::qos::render_class_maps(&mut out, &config, name.as_deref()).map_err(io)
         }
         Command::Show {
             what: ShowWhat::PolicyMap { args, source },
@@ -651,15 +746,12 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             let config = source.load()?;
             match args.as_slice() {
                 [kw, ifname] if kw == "interface" => {
-                    let name = show_qos::find_interface(&config, ifname)?;
+                    let name = show::qos::find_interface(&config, ifname)?;
                     let eq = config.effective_qos(&name);
-                    let stats = match source.config {
-                        Some(_) => None,
-                        None => mgmt::fetch_stats(&source.socket)?
-                            .interfaces
-                            .remove(&name.to_string()),
-                    };
-                    show_qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
+                    let stats = source
+                        .live_stats()?
+                        .and_then(|mut s| s.interfaces.remove(&name.to_string()));
+                    show::qos::render_policy_map_interface(&mut out, &config, &eq, stats.as_ref())
                         .map_err(io)
                 }
                 [kw] if kw == "interface" => {
@@ -672,36 +764,57 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     if !known {
                         return Err(format!("policy-map {name} is not configured"));
                     }
-                    show_qos::render_policy_maps(&mut out, &config, Some(name)).map_err(io)
+                    show::qos::render_policy_maps(&mut out, &config, Some(name)).map_err(io)
                 }
-                [] => show_qos::render_policy_maps(&mut out, &config, None).map_err(io),
+                [] => show::qos::render_policy_maps(&mut out, &config, None).map_err(io),
                 _ => Err("usage: show policy-map [NAME | interface NAME]".into()),
             }
         }
         Command::Show {
-            what: ShowWhat::Lldp { args, json, socket },
-        } => show_lldp_cmd(&mut out, &args, json, &socket),
+            what:
+                ShowWhat::Lldp {
+                    args,
+                    json,
+                    stats,
+                    socket,
+                },
+        } => match stats {
+            Some(path) => Err(format!(
+                "show lldp: {} holds a replay's counters, and a replay runs no LLDP agent: there \
+                 are no neighbours or LLDP counters to show (ask a running switch with --socket)",
+                path.display()
+            )),
+            None => show_lldp_cmd(&mut out, &args, json, &socket),
+        },
         Command::Show {
             what:
                 ShowWhat::Interface {
                     name,
                     detail,
                     json,
-                    socket,
+                    source,
                 },
         } => {
-            let stats = mgmt::fetch_stats(&socket)?;
+            let stats = source.counters("show interface")?;
             if name.as_deref() == Some("priority-flow-control") {
+                // The Mode column is the configured mode, which the
+                // counters do not carry.
+                let config = source.load()?;
+                let modes: std::collections::BTreeMap<String, railyard_config::PfcMode> = config
+                    .interfaces
+                    .iter()
+                    .map(|i| (i.name.to_string(), config.effective_qos(&i.name).pfc_mode))
+                    .collect();
                 if json {
-                    let pfc: std::collections::BTreeMap<_, _> = stats
-                        .interfaces
-                        .iter()
-                        .map(|(n, i)| (n.clone(), &i.pfc))
-                        .collect();
-                    let text =
-                        serde_json::to_string_pretty(&serde_json::json!({ "interfaces": pfc }))
-                            .map_err(|e| e.to_string())?;
-                    return writeln!(out, "{text}").map_err(io);
+                    let mut pfc = serde_json::Map::new();
+                    for (n, i) in &stats.interfaces {
+                        let mut v = serde_json::to_value(&i.pfc).map_err(|e| e.to_string())?;
+                        if let Some(m) = modes.get(n) {
+                            v["mode"] = m.keyword().into();
+                        }
+                        pfc.insert(n.clone(), v);
+                    }
+                    return print_json(&mut out, &serde_json::json!({ "interfaces": pfc }));
                 }
                 let detail = match detail.as_deref() {
                     None => false,
@@ -710,7 +823,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                         return Err(format!("unexpected {other:?}: did you mean `detail`?"))
                     }
                 };
-                return show::render_pfc(&mut out, &stats, detail).map_err(io);
+                return show::render_pfc(&mut out, &stats, &modes, detail).map_err(io);
             }
             if let Some(extra) = &detail {
                 return Err(format!("unexpected {extra:?} after the interface name"));
@@ -735,7 +848,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 if let Some(n) = &name {
                     s.interfaces.retain(|k, _| k == n);
                 }
-                let text = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                let text = serde_json::to_string_pretty(&show::StatsJson(&s))
+                    .map_err(|e| e.to_string())?;
                 writeln!(out, "{text}").map_err(io)
             } else {
                 show::render_interfaces(&mut out, &stats, name.as_deref()).map_err(io)
@@ -753,6 +867,14 @@ fn show_lldp_cmd(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The agent's snapshot, its ports in natural order.
+    let fetch_lldp = || {
+        show::lldp::fetch_lldp(socket).map(|mut snap| {
+            snap.ports
+                .sort_by(|a, b| railyard_control::natural::cmp(&a.name, &b.name));
+            snap
+        })
+    };
     let usage =
         "usage: show lldp neighbors [detail] | show lldp dcbx interface NAME | show lldp traffic";
     match words.as_slice() {
@@ -762,30 +884,30 @@ fn show_lldp_cmd(
                 ["detail"] => true,
                 _ => return Err(usage.into()),
             };
-            let snap = show_lldp::fetch_lldp(socket)?;
+            let snap = fetch_lldp()?;
             if json {
-                print_json(out, &show_lldp::neighbors_json(&snap))
+                print_json(out, &show::lldp::neighbors_json(&snap))
             } else if detail {
-                show_lldp::render_neighbors_detail(out, &snap).map_err(io)
+                show::lldp::render_neighbors_detail(out, &snap).map_err(io)
             } else {
-                show_lldp::render_neighbors(out, &snap).map_err(io)
+                show::lldp::render_neighbors(out, &snap).map_err(io)
             }
         }
         ["dcbx", "interface", name] => {
-            let snap = show_lldp::fetch_lldp(socket)?;
-            let port = show_lldp::find_port(&snap, name)?;
+            let snap = fetch_lldp()?;
+            let port = show::lldp::find_port(&snap, name)?;
             if json {
-                print_json(out, &show_lldp::dcbx_json(port))
+                print_json(out, &show::lldp::dcbx_json(port))
             } else {
-                show_lldp::render_dcbx(out, &snap, port).map_err(io)
+                show::lldp::render_dcbx(out, &snap, port).map_err(io)
             }
         }
         ["traffic"] => {
-            let snap = show_lldp::fetch_lldp(socket)?;
+            let snap = fetch_lldp()?;
             if json {
-                print_json(out, &show_lldp::traffic_json(&snap))
+                print_json(out, &show::lldp::traffic_json(&snap))
             } else {
-                show_lldp::render_traffic(out, &snap).map_err(io)
+                show::lldp::render_traffic(out, &snap).map_err(io)
             }
         }
         _ => Err(usage.into()),

@@ -26,6 +26,7 @@ use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::Pool;
+use serde::{Deserialize, Serialize};
 
 /// Virtual time allowed for queues that cannot drain on their own (a
 /// paused queue, a backend refusing frames) once no input frame or
@@ -222,21 +223,244 @@ pub fn replay_pcaps(
     run_virtual(model, backends, options.poll_interval, progress)
 }
 
-/// Prints the replay summary: per interface, then per queue that carried traffic.
+/// One priority of one port where PFC did something, for the summaries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PfcLine {
+    /// Interface name.
+    pub interface: String,
+    /// Priority (qos-group).
+    pub priority: u8,
+    /// Pause frames the switch sent upstream on this port.
+    pub tx_pause: u64,
+    /// Resume frames it sent.
+    pub tx_resume: u64,
+    /// Pause frames it received from the peer.
+    pub rx_pause: u64,
+    /// Resume frames it received.
+    pub rx_resume: u64,
+    /// Time the port's egress queue of this priority spent paused by the peer.
+    pub paused_ns: u64,
+    /// Storms the PFC watchdog declared.
+    pub watchdog_storms: u64,
+    /// Stormed queues the watchdog restored.
+    pub watchdog_restores: u64,
+}
+
+/// What a replay did, in a few numbers: where the frames it received went,
+/// what the switch sent and why, and PFC. `replay` and `demo` print it and
+/// put it in their JSON, so a reader need not add the counters up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Frames received on every port.
+    pub received: u64,
+    /// Frames that left through the egress queues (routed).
+    pub forwarded: u64,
+    /// Frames handed to the switch itself (ARP, ND, ICMP echo, LLDP).
+    pub punted: u64,
+    /// Frames dropped, for any reason (`drops` by interface says which).
+    pub dropped: u64,
+    /// Frames sent on every port: the forwarded ones and the switch's own.
+    pub sent: u64,
+    /// The switch's own frames sent: PFC, and answers and requests of its
+    /// own (ARP/ND replies and requests, ICMP echo replies, LLDP).
+    pub originated: u64,
+    /// PFC pause and resume frames sent (part of `originated`).
+    pub pfc_sent: u64,
+    /// PFC pause and resume frames received.
+    pub pfc_received: u64,
+    /// Virtual time from the first input frame to the end of the drain.
+    pub virtual_ns: Nanos,
+    /// Per port and priority, wherever PFC frames moved, a queue was
+    /// paused or the watchdog acted.
+    pub pfc: Vec<PfcLine>,
+}
+
+impl Summary {
+    /// Adds up `stats` (of a run that took `virtual_ns`).
+    pub fn of(stats: &SwitchStats, virtual_ns: Nanos) -> Summary {
+        let mut s = Summary {
+            virtual_ns,
+            ..Summary::default()
+        };
+        for (name, i) in crate::show::in_port_order(stats) {
+            s.received = s.received.saturating_add(i.rx_packets);
+            s.sent = s.sent.saturating_add(i.tx_packets);
+            s.punted = s.punted.saturating_add(i.punted);
+            s.dropped = s
+                .dropped
+                .saturating_add(i.drops.values().fold(0, |a, n| a.saturating_add(*n)));
+            for q in &i.queues {
+                s.forwarded = s.forwarded.saturating_add(q.tx_packets);
+            }
+            let p = &i.pfc;
+            for q in 0..8 {
+                let line = PfcLine {
+                    interface: name.clone(),
+                    priority: q as u8,
+                    tx_pause: p.tx_pause[q],
+                    tx_resume: p.tx_resume[q],
+                    rx_pause: p.rx_pause[q],
+                    rx_resume: p.rx_resume[q],
+                    paused_ns: p.paused_ns[q],
+                    watchdog_storms: p.watchdog_storms[q],
+                    watchdog_restores: p.watchdog_restores[q],
+                };
+                s.pfc_sent = s
+                    .pfc_sent
+                    .saturating_add(line.tx_pause.saturating_add(line.tx_resume));
+                s.pfc_received = s
+                    .pfc_received
+                    .saturating_add(line.rx_pause.saturating_add(line.rx_resume));
+                let idle = PfcLine {
+                    interface: name.clone(),
+                    priority: q as u8,
+                    ..PfcLine::default()
+                };
+                if line != idle {
+                    s.pfc.push(line);
+                }
+            }
+        }
+        s.originated = s.sent.saturating_sub(s.forwarded);
+        s
+    }
+}
+
+/// Prints the replay summary: where the frames went, per interface, per
+/// queue that carried traffic, and PFC.
 pub fn print_summary(out: &mut dyn Write, report: &ReplayReport) -> std::io::Result<()> {
-    let s = &report.stats;
-    let rx: u64 = s.interfaces.values().map(|i| i.rx_packets).sum();
-    let tx: u64 = s.interfaces.values().map(|i| i.tx_packets).sum();
-    let drops: u64 = s.interfaces.values().map(|i| i.total_drops()).sum();
+    let s = Summary::of(&report.stats, report.virtual_ns);
     writeln!(
         out,
-        "replayed {rx} frames in {:.3} ms of virtual time ({:.3} s wall, {:.2} Mpps, {} polls): {tx} sent, {drops} dropped",
+        "replayed {} frames in {:.3} ms of virtual time ({:.3} s wall, {:.2} Mpps, {} polls):",
+        s.received,
         report.virtual_ns as f64 / 1e6,
         report.wall.as_secs_f64(),
-        rx as f64 / report.wall.as_secs_f64().max(1e-9) / 1e6,
+        s.received as f64 / report.wall.as_secs_f64().max(1e-9) / 1e6,
         report.polls,
     )?;
-    crate::show::render_summary(out, s)
+    render_summary_lines(out, &s)?;
+    crate::show::render_summary(out, &report.stats)?;
+    render_pfc_lines(out, &s)
+}
+
+/// The lines under "replayed …": where the received frames went and what
+/// the frames sent were.
+fn render_summary_lines(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  {} forwarded, {} punted to the switch, {} dropped;",
+        s.forwarded, s.punted, s.dropped
+    )?;
+    writeln!(
+        out,
+        "  {} sent: {} forwarded and {} the switch's own ({} PFC pause/resume, {} ARP/ND, ICMP or LLDP)\n",
+        s.sent,
+        s.forwarded,
+        s.originated,
+        s.pfc_sent,
+        s.originated.saturating_sub(s.pfc_sent)
+    )
+}
+
+/// The PFC lines of the summary: per port and priority that saw any.
+fn render_pfc_lines(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+    if s.pfc.is_empty() {
+        return writeln!(
+            out,
+            "\nPFC: no pause frames sent or received, no queue paused."
+        );
+    }
+    writeln!(
+        out,
+        "\nPFC: {} pause/resume frames sent, {} received; per port and priority (Paused: time the\nport's queue was held by the peer's pauses; Storms/Restores: the PFC watchdog):",
+        s.pfc_sent, s.pfc_received
+    )?;
+    writeln!(
+        out,
+        "  {:<14} {:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+        "Interface",
+        "Prio",
+        "TX pause",
+        "TX resume",
+        "RX pause",
+        "RX resume",
+        "Paused",
+        "Storms",
+        "Restores"
+    )?;
+    for l in &s.pfc {
+        writeln!(
+            out,
+            "  {:<14} {:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+            l.interface,
+            l.priority,
+            l.tx_pause,
+            l.tx_resume,
+            l.rx_pause,
+            l.rx_resume,
+            crate::show::duration(l.paused_ns),
+            l.watchdog_storms,
+            l.watchdog_restores
+        )?;
+    }
+    Ok(())
+}
+
+/// What `replay --stats-json` writes and `show … --stats FILE` reads: every
+/// counter (the management socket's `stats` document, so existing readers
+/// of it keep working), the summary and the configuration that ran, so
+/// the shows need nothing else.
+#[derive(Serialize)]
+pub struct SnapshotJson<'a> {
+    /// Every counter, at the top level.
+    #[serde(flatten)]
+    pub stats: crate::show::StatsJson<'a>,
+    /// The summary of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<&'a Summary>,
+    /// What the numbers mean, in words (the demo's narrative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrative: Option<&'a str>,
+    /// The configuration as canonical text (`show running-config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_config: Option<&'a str>,
+}
+
+/// A snapshot read back: the counters and, when it carries it, the
+/// configuration text.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Every counter.
+    pub stats: SwitchStats,
+    /// The configuration the run used, as canonical text.
+    pub running_config: Option<String>,
+}
+
+/// Reads what `replay --stats-json` or `demo --json` wrote (or any
+/// `show interface --json` document).
+///
+/// # Errors
+/// The file cannot be read or does not hold switch counters.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let bad = |e: serde_json::Error| {
+        format!(
+            "{}: not a replay's counters ({e}); write them with `railyard replay … --stats-json FILE`",
+            path.display()
+        )
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    let running_config = v
+        .get("running_config")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
+    let stats = serde_json::from_value(v).map_err(bad)?;
+    Ok(Snapshot {
+        stats,
+        running_config,
+    })
 }
 
 #[cfg(test)]

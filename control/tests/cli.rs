@@ -742,3 +742,345 @@ fn load_balancing_show_commands_explain_wrong_words() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot reach a running railyard"));
 }
+
+/// Where `needle` first appears in `hay`, for order checks.
+fn pos(hay: &str, needle: &str) -> usize {
+    hay.find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in:\n{hay}"))
+}
+
+#[test]
+fn interfaces_are_listed_in_natural_order_in_text_and_json() {
+    let out = railyard(&["demo", "--packets", "200", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        pos(&s, "\"Ethernet1/4\"") < pos(&s, "\"Ethernet1/31\""),
+        "{s}"
+    );
+    assert!(
+        pos(&s, "\"Ethernet1/31\"") < pos(&s, "\"Ethernet1/32\""),
+        "{s}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("sw.conf");
+    std::fs::write(
+        &conf,
+        "hostname sw\ninterface Ethernet1/32\n  no switchport\ninterface Ethernet1/4\n  no switchport\n",
+    )
+    .unwrap();
+    let c = conf.to_str().unwrap();
+    for json in [false, true] {
+        let mut args = vec!["show", "queuing", "pfc-queue", "--config", c];
+        if json {
+            args.push("--json");
+        }
+        let out = railyard(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        assert!(pos(&s, "Ethernet1/4") < pos(&s, "Ethernet1/32"), "{s}");
+    }
+}
+
+/// A pipe whose reading end is already closed, as standard output, so the
+/// first write fails with `EPIPE` whatever the timing.
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors are fresh from pipe2(2) and owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    std::process::Stdio::from(write)
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_successfully() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = book_file(dir.path());
+    let c = conf.to_str().unwrap();
+    for args in [
+        &["demo", "--packets", "200"][..],
+        &["demo", "--packets", "200", "--json"],
+        &["show", "running-config", "--config", c],
+        &["show", "queuing", "interface", "e1/4", "--config", c],
+        &["show", "queuing", "pfc-queue", "--json", "--config", c],
+        &["check", c],
+        &["check", "--json", c],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+            .args(args)
+            .stdout(closed_pipe())
+            .output()
+            .expect("run railyard");
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+        assert_eq!(text(&out.stderr), "", "{args:?}");
+    }
+    // Other errors are still reported.
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["show", "running-config", "--config", "/nonexistent.conf"])
+        .stdout(closed_pipe())
+        .output()
+        .expect("run railyard");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("nonexistent.conf"));
+}
+
+/// Writes `frames` (virtual time in ns, frame) as a nanosecond pcap.
+fn write_timed_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use pcap_file::TsResolution;
+    let header = PcapHeader {
+        ts_resolution: TsResolution::NanoSecond,
+        ..PcapHeader::default()
+    };
+    let mut w = PcapWriter::with_header(std::fs::File::create(path).unwrap(), header).unwrap();
+    let mut frames = frames.to_vec();
+    frames.sort_by_key(|(t, _)| *t);
+    for (t, f) in &frames {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_nanos(1_000_000_000 + t),
+            f.len() as u32,
+            f,
+        ))
+        .unwrap();
+    }
+}
+
+/// The demo's rail switch with small pause thresholds, so a short incast
+/// pauses its senders, and Ethernet1/1 left in `priority-flow-control mode
+/// auto` (the default).
+fn paused_rail_conf() -> String {
+    let with_thresholds = BOOK.replace(
+        "policy-map type network-qos qos_network",
+        "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 60000 pause-threshold 20000 resume-threshold 10000\npolicy-map type network-qos qos_network",
+    )
+    .replace(
+        "system qos\n",
+        "system qos\n  service-policy type queuing input IN\n",
+    );
+    let (head, tail) = with_thresholds.split_once("interface Ethernet1/2").unwrap();
+    format!(
+        "{}interface Ethernet1/2{tail}",
+        head.replace("  priority-flow-control mode on\n", "")
+    )
+}
+
+#[test]
+fn replay_counters_are_read_by_every_show_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf_text = paused_rail_conf();
+    let conf = dir.path().join("rail.conf");
+    std::fs::write(&conf, &conf_text).unwrap();
+    let parsed = railyard_config::parse_str(&conf_text, "rail.conf", &Default::default()).unwrap();
+    let sw = railyard_control::compile::compile(&parsed.config).unwrap();
+    let trace = railyard_control::demo::demo_trace(&sw, 400);
+    let mut args = vec![
+        "replay".to_string(),
+        "--config".into(),
+        conf.display().to_string(),
+        "--out".into(),
+        dir.path().join("out").display().to_string(),
+    ];
+    for (i, frames) in trace.iter().enumerate() {
+        let pcap = dir.path().join(format!("in{i}.pcap"));
+        write_timed_pcap(&pcap, frames);
+        args.push("--pcap".into());
+        args.push(format!("Ethernet1/{}={}", i + 1, pcap.display()));
+    }
+    let stats = dir.path().join("stats.json");
+    let s = stats.to_str().unwrap();
+    args.extend(["--stats-json".into(), s.to_string()]);
+    let out = railyard(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    // Where the frames went, what was sent, and PFC, in the summary.
+    assert!(summary.contains(" punted to the switch, "), "{summary}");
+    assert!(summary.contains("the switch's own ("), "{summary}");
+    let pfc_line = summary
+        .lines()
+        .find(|l| l.starts_with("PFC: "))
+        .unwrap_or_else(|| panic!("no PFC line:\n{summary}"));
+    let sent: u64 = pfc_line["PFC: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(sent > 0, "{summary}");
+    assert!(
+        summary.lines().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 10 && w[0] == "Ethernet1/1" && w[1] == "3" && w[2] != "0"
+        }),
+        "a PFC row for Ethernet1/1 priority 3:\n{summary}"
+    );
+    assert!(summary.contains(&format!("--stats {s}")), "{summary}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(v["summary"]["pfc_sent"], sent);
+    assert!(
+        v["interfaces"]["Ethernet1/4"]["tx_packets"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // show interface priority-flow-control from the replay's counters.
+    let show = |words: &[&str]| {
+        let mut a = vec!["show"];
+        a.extend_from_slice(words);
+        a.extend_from_slice(&["--stats", s]);
+        railyard(&a)
+    };
+    let out = show(&["interface", "priority-flow-control"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        t.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name}:\n{t}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let e1 = row("Ethernet1/1");
+    assert_eq!(e1[1..4], ["Auto", "On", "(8)"], "{t}");
+    assert!(e1[5].parse::<u64>().unwrap() > 0, "TxPPP: {t}");
+    assert_eq!(row("Ethernet1/2")[1], "On", "{t}");
+    let out = show(&["interface", "priority-flow-control", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["interfaces"]["Ethernet1/1"]["mode"], "auto");
+    assert_eq!(j["interfaces"]["Ethernet1/2"]["mode"], "on");
+    assert!(
+        j["interfaces"]["Ethernet1/1"]["tx_pause"][3]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // show queuing interface with its counters and PFC statistics.
+    let out = show(&["queuing", "interface", "e1/1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("QOS GROUP 7"), "{t}");
+    assert!(!t.contains("(counters:"), "{t}");
+    let txppp: u64 = t
+        .lines()
+        .find_map(|l| l.strip_prefix("TxPPP:"))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no TxPPP:\n{t}"));
+    assert!(txppp > 0, "{t}");
+    let out = show(&["policy-map", "interface", "e1/4"]);
+    assert!(
+        text(&out.stdout).contains("queue transmit pkts: "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).contains("Global statistics status :   enabled"));
+
+    // Every other show takes the file too (its configuration is inside).
+    for words in [
+        &["interface"][..],
+        &["interface", "e1/4", "--json"],
+        &["running-config"],
+        &["class-map"],
+        &["policy-map"],
+        &["queuing", "pfc-queue"],
+        &["ip", "route"],
+        &["ip", "load-sharing"],
+        &["ipv6", "route"],
+        &["hardware", "profile", "dlb"],
+    ] {
+        let out = show(words);
+        assert!(out.status.success(), "{words:?}: {}", text(&out.stderr));
+        assert!(!out.stdout.is_empty(), "{words:?}");
+    }
+    let out = show(&["running-config"]);
+    assert!(text(&out.stdout).contains("pause-threshold 20000"));
+    // LLDP has nothing in a replay, and says why.
+    let out = show(&["lldp", "neighbors"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("runs no LLDP agent"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A configuration file alone has no counters to show.
+    let out = railyard(&["show", "interface", "--config", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--stats FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn demo_json_carries_the_summary_and_the_shows_read_it() {
+    let out = railyard(&["demo", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("summary.{k}: {s}"));
+    assert_eq!(n("sent"), n("forwarded") + n("originated"), "{s}");
+    assert_eq!(
+        n("received"),
+        n("forwarded") + n("punted") + n("dropped"),
+        "{s}"
+    );
+    assert_eq!((n("punted"), n("dropped")), (2, 3), "{s}");
+    // The switch's own: PFC frames, and the ARP reply and the echo reply.
+    assert_eq!(n("originated"), n("pfc_sent") + 2, "{s}");
+    assert!(n("pfc_sent") > 0, "{s}");
+    let pfc = s["pfc"].as_array().unwrap();
+    assert!(
+        pfc.iter()
+            .any(|l| l["interface"] == "Ethernet1/1" && l["priority"] == 3),
+        "{s}"
+    );
+    let narrative = v["narrative"].as_str().unwrap();
+    for needle in [
+        "33.8 Gb/s on the wire",
+        "101.3 Gb/s",
+        "inter-frame gap 12",
+        "Ethernet1/1 sent 410, the 400 CNPs",
+        "2 answers to the 2 frames it punted",
+    ] {
+        assert!(narrative.contains(needle), "{needle}:\n{narrative}");
+    }
+    // The same words in the text demo.
+    let t = text(&railyard(&["demo"]).stdout);
+    assert!(t.contains(" punted to the switch, 3 dropped;"), "{t}");
+    assert!(t.contains("Why a queue, when 3 x 33 = 99 Gb/s"), "{t}");
+    assert!(t.contains("\nPFC: "), "{t}");
+
+    // Saved, the demo's JSON is a snapshot the shows read.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let f = file.to_str().unwrap();
+    let out = railyard(&["show", "queuing", "interface", "e1/4", "--stats", f]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let marked = t
+        .lines()
+        .filter(|l| l.contains("ECN Marked Pkts"))
+        .filter_map(|l| {
+            l.trim_end_matches('|')
+                .rsplit('|')
+                .next()?
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .max();
+    assert!(marked > Some(1000), "queue 3's marks: {t}");
+    let out = railyard(&["show", "interface", "priority-flow-control", "--stats", f]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with("Ethernet1/4 ") && l.split_whitespace().nth(1) == Some("On")));
+}

@@ -123,7 +123,7 @@ pub fn status(state: &LabState) -> Vec<SwitchStatus> {
                 }
                 Err(e) => st.error = Some(e),
             }
-            match crate::show_lldp::fetch_lldp(&sw.socket) {
+            match crate::show::lldp::fetch_lldp(&sw.socket) {
                 Ok(snap) => st.neighbors = neighbor_rows(&snap),
                 Err(e) => {
                     st.error.get_or_insert(e);
@@ -286,7 +286,7 @@ pub fn cabling(state: &LabState) -> Vec<CableRow> {
     let t = &state.topology;
     let mut rows = Vec::new();
     for sw in &state.switches {
-        let snap = crate::show_lldp::fetch_lldp(&sw.socket);
+        let snap = crate::show::lldp::fetch_lldp(&sw.socket);
         let mut ports: Vec<_> = t.links_of(&sw.name).collect();
         ports.sort_by(|(_, a, _), (_, b, _)| natural::cmp(&a.port, &b.port));
         for (_, local, remote) in ports {

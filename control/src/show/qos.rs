@@ -307,39 +307,60 @@ pub fn render_queuing(
         }
     }
     let Some(stats) = stats else {
-        return writeln!(out, "\n(counters: ask a running switch with --socket)");
+        return writeln!(
+            out,
+            "\n(counters: ask a running switch with --socket, or read a replay's with --stats FILE)"
+        );
     };
-    let bar = format!("+{}+", "-".repeat(58));
     for s in &stats.queues {
-        writeln!(
-            out,
-            "\n{bar}\n|{:^58}|\n{bar}",
-            format!("QOS GROUP {}", s.queue)
-        )?;
-        let row =
-            |out: &mut dyn Write, label: &str, v: String| writeln!(out, "|{label:>38} | {v:>17}|");
-        row(out, "Tx Pkts", s.tx_packets.to_string())?;
-        row(out, "Tx Byts", s.tx_bytes.to_string())?;
-        row(out, "WRED Drop Pkts", s.wred_drops.to_string())?;
-        row(out, "WRED Drop Byts", s.wred_drop_bytes.to_string())?;
-        row(out, "Tail Drop Pkts", s.tail_drops.to_string())?;
-        row(out, "Tail Drop Byts", s.tail_drop_bytes.to_string())?;
-        row(out, "ECN Marked Pkts", s.ecn_marked.to_string())?;
-        row(out, "Q Depth Byts", s.depth_bytes.to_string())?;
-        row(out, "Max Q Depth Byts", s.max_depth_bytes.to_string())?;
-        row(
-            out,
-            "Wait p50 / p99 / max",
-            format!(
-                "{} / {} / {}",
-                crate::show::duration(s.latency_ns.p50),
-                crate::show::duration(s.latency_ns.p99),
-                crate::show::duration(s.latency_ns.max)
-            ),
-        )?;
-        writeln!(out, "{bar}")?;
+        let wait = crate::show::duration;
+        let rows = [
+            ("Tx Pkts", s.tx_packets.to_string()),
+            ("Tx Byts", s.tx_bytes.to_string()),
+            ("WRED Drop Pkts", s.wred_drops.to_string()),
+            ("WRED Drop Byts", s.wred_drop_bytes.to_string()),
+            ("Tail Drop Pkts", s.tail_drops.to_string()),
+            ("Tail Drop Byts", s.tail_drop_bytes.to_string()),
+            ("ECN Marked Pkts", s.ecn_marked.to_string()),
+            ("Q Depth Byts", s.depth_bytes.to_string()),
+            ("Max Q Depth Byts", s.max_depth_bytes.to_string()),
+            ("Wait p50", wait(s.latency_ns.p50)),
+            ("Wait p99", wait(s.latency_ns.p99)),
+            ("Wait max", wait(s.latency_ns.max)),
+        ];
+        writeln!(out)?;
+        render_box(out, &format!("QOS GROUP {}", s.queue), &rows)?;
     }
     Ok(())
+}
+
+/// A box with a centred title over `label | value` rows, NX-OS's layout
+/// for per-queue counters; as wide as its widest value needs (at least
+/// the 60 columns NX-OS uses), so no row spills out of it.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+fn render_box(out: &mut dyn Write, title: &str, rows: &[(&str, String)]) -> std::io::Result<()> {
+    const LABEL: usize = 38;
+    let value = rows
+        .iter()
+        .map(|(_, v)| v.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(17);
+    let label = rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(LABEL);
+    let inner = label + 3 + value;
+    let bar = format!("+{}+", "-".repeat(inner));
+    writeln!(out, "{bar}\n|{title:^inner$}|\n{bar}")?;
+    for (l, v) in rows {
+        writeln!(out, "|{l:>label$} | {v:>value$}|")?;
+    }
+    writeln!(out, "{bar}")
 }
 
 /// `show queuing interface NAME --json`: the resolved egress configuration
@@ -365,40 +386,36 @@ pub fn render_ingress(
     pfc: &PfcModel,
     stats: Option<&InterfaceStats>,
 ) -> std::io::Result<()> {
-    let rule = "-".repeat(62);
-    writeln!(out, "\nIngress Queuing for {name}")?;
-    writeln!(out, "{rule}")?;
-    writeln!(out, "QoS-Group#                 Pause")?;
-    writeln!(out, "           Buff Size       Pause Th      Resume Th")?;
-    writeln!(out, "{rule}")?;
+    let head = [
+        "QoS-Group#                 Pause".to_string(),
+        "           Buff Size       Pause Th      Resume Th".to_string(),
+    ];
+    let mut rows = Vec::new();
     if pfc.enabled_priorities == 0 {
-        writeln!(out, "  (no lossless qos-group on this interface)")?;
+        rows.push("  (no lossless qos-group on this interface)".to_string());
     }
     for q in (0..8usize).rev() {
         if pfc.enabled_priorities & (1 << q) == 0 {
             continue;
         }
         let t = &pfc.pg[q];
-        writeln!(
-            out,
+        rows.push(format!(
             "{q:>7} {:>13} {:>14} {:>14}",
             t.xoff_bytes + t.headroom_bytes,
             t.xoff_bytes,
             t.xon_bytes
-        )?;
+        ));
     }
-    writeln!(out, "{rule}")?;
+    writeln!(out, "\nIngress Queuing for {name}")?;
+    ruled_table(out, &[&head, &rows])?;
     let Some(s) = stats else { return Ok(()) };
     let p = &s.pfc;
     let rx: u64 = p.rx_pause.iter().chain(&p.rx_resume).sum();
     let tx: u64 = p.tx_pause.iter().chain(&p.tx_resume).sum();
-    writeln!(out, "\nPFC Statistics\n{rule}")?;
-    writeln!(out, "TxPPP: {tx:>20}, RxPPP: {rx:>20}\n{rule}")?;
-    writeln!(
-        out,
-        "PFC_COS QOS_Group    TxPause  TxCount    RxPause  RxCount     Paused"
-    )?;
-    for q in 0..8usize {
+    let total = [format!("TxPPP: {tx:>20}, RxPPP: {rx:>20}")];
+    let mut rows =
+        vec!["PFC_COS QOS_Group    TxPause  TxCount    RxPause  RxCount     Paused".to_string()];
+    rows.extend((0..8usize).map(|q| {
         let lossless = p.enabled & (1 << q) != 0;
         let state = |n: u64, r: u64| {
             if lossless && n > r {
@@ -407,17 +424,42 @@ pub fn render_ingress(
                 "Inactive"
             }
         };
-        writeln!(
-            out,
+        format!(
             "{q:>7} {q:>9} {:>10} {:>8} {:>10} {:>8} {:>10}",
             state(p.tx_pause[q], p.tx_resume[q]),
             p.tx_pause[q] + p.tx_resume[q],
             state(p.rx_pause[q], p.rx_resume[q]),
             p.rx_pause[q] + p.rx_resume[q],
             crate::show::duration(p.paused_ns[q])
-        )?;
+        )
+    }));
+    writeln!(out, "\nPFC Statistics")?;
+    ruled_table(out, &[&total, &rows])
+}
+
+/// A table of `blocks` with a rule of `-` above, between and below them,
+/// as wide as its widest line (62 columns at least, as NX-OS draws them),
+/// so no row spills past the rules.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+fn ruled_table(out: &mut dyn Write, blocks: &[&[String]]) -> std::io::Result<()> {
+    let width = blocks
+        .iter()
+        .flat_map(|b| b.iter())
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(62);
+    let rule = "-".repeat(width);
+    writeln!(out, "{rule}")?;
+    for block in blocks {
+        for l in *block {
+            writeln!(out, "{l}")?;
+        }
+        writeln!(out, "{rule}")?;
     }
-    writeln!(out, "{rule}")
+    Ok(())
 }
 
 /// `show queuing pfc-queue [interface NAME]`: the PFC watchdog per lossless
@@ -431,22 +473,22 @@ pub fn render_pfc_queue(
     stats: &railyard_dataplane::stats::SwitchStats,
     only: Option<&InterfaceName>,
 ) -> std::io::Result<()> {
-    let rule = format!("+{}+", "-".repeat(70));
     let t = &cfg.pfc_watchdog;
-    writeln!(out, "{rule}")?;
-    writeln!(
-        out,
-        "| Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}",
+    let timers = format!(
+        "Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}",
         t.interval_ms, t.shutdown_multiplier, t.auto_restore_multiplier
-    )?;
-    writeln!(out, "{rule}")?;
-    for ifc in cfg
+    );
+    let rule = format!("+{}+", "-".repeat(timers.chars().count() + 2));
+    writeln!(out, "{rule}\n| {timers} |\n{rule}")?;
+    let mut ifcs: Vec<_> = cfg
         .interfaces
         .iter()
         .filter(|i| only.is_none_or(|n| *n == i.name))
-    {
-        let eq = cfg.effective_qos(&ifc.name);
+        .collect();
+    ifcs.sort_by(|a, b| crate::natural::cmp(&a.name.to_string(), &b.name.to_string()));
+    for ifc in ifcs {
         let name = ifc.name.to_string();
+        let eq = cfg.effective_qos(&ifc.name);
         let s = stats.interfaces.get(&name);
         writeln!(
             out,
@@ -583,5 +625,51 @@ mod tests {
         );
         assert!(s.contains("queue transmit pkts: 30"), "{s}");
         assert!(find_interface(&c, "e1/9").is_err());
+    }
+
+    #[test]
+    fn queuing_tables_keep_their_rows_inside_the_box() {
+        let c = cfg();
+        let name = find_interface(&c, "e1/4").unwrap();
+        let eq = c.effective_qos(&name);
+        let mut stats = InterfaceStats::default();
+        stats.queues = (0..8)
+            .map(|q| railyard_dataplane::stats::QueueStats {
+                queue: q,
+                tx_packets: u64::MAX / 16,
+                max_depth_bytes: 3_147_228,
+                latency_ns: railyard_dataplane::stats::LatencyStats {
+                    p50: 266_200,
+                    p99: 270_300,
+                    max: 12_345_678_900,
+                },
+                ..Default::default()
+            })
+            .collect();
+        stats.pfc.enabled = 0x08;
+        stats.pfc.tx_pause = [u64::MAX / 16; 8];
+        stats.pfc.tx_resume = [u64::MAX / 16; 8];
+        stats.pfc.paused_ns = [987_654_321_000; 8];
+        let pfc = crate::compile::compile(&c)
+            .unwrap()
+            .model
+            .interfaces
+            .iter()
+            .find(|i| i.name == "Ethernet1/4")
+            .unwrap()
+            .pfc;
+        let mut out = Vec::new();
+        render_queuing(&mut out, &eq, Some(&stats)).unwrap();
+        render_ingress(&mut out, "Ethernet1/4", &pfc, Some(&stats)).unwrap();
+        let mut sw = railyard_dataplane::stats::SwitchStats::default();
+        sw.interfaces.insert("Ethernet1/4".into(), stats);
+        render_pfc_queue(&mut out, &c, &sw, None).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        crate::show::testing::assert_fits(&s);
+        assert!(
+            s.contains("|                              Wait max |"),
+            "{s}"
+        );
+        assert!(s.contains("| Watchdog interval 100 ms"), "{s}");
     }
 }
