@@ -680,7 +680,7 @@ impl Port for AfPacketPort {
         n
     }
 
-    /// Sends with one `sendmmsg` per burst (see [`send_burst`]).
+    /// Sends with one `sendmmsg` per burst (see `send_burst`).
     fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
         let mut counters = self.counters;
         let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);

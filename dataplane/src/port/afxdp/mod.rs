@@ -6,7 +6,7 @@
 //! * a **UMEM**, one anonymous mapping cut into equal frames that the kernel
 //!   and railyard share, with its fill and completion rings;
 //! * an **XDP socket** bound to queue 0 of the interface, with its receive
-//!   and transmit rings (set up and driven by the small [`xsk`] module
+//!   and transmit rings (set up and driven by the small `xsk` module
 //!   over `libc`; no libbpf or libxdp is needed to build or run);
 //! * a tiny **XDP program** redirecting every frame of queue 0 into the
 //!   socket through an `XSKMAP`. Frames of other queues (or arriving before
