@@ -13,7 +13,6 @@ pub use railyard_lldp::*;
 use railyard_dataplane::model::{InterfaceModel, SwitchModel};
 use railyard_lldp::dcbx::{App, DcbxMode, Ets, LocalDcbx, Pfc};
 use railyard_lldp::wire::lldpdu::OrgTlv;
-use railyard_lldp::wire::MacAddr;
 
 /// The system description railyard advertises.
 pub fn system_description() -> String {
@@ -159,7 +158,7 @@ pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> Agent
             PortConfig {
                 name: m.name.clone(),
                 description,
-                mac: MacAddr(m.mac.0),
+                mac: m.mac,
                 admin_up: m.admin_up,
                 transmit,
                 receive,
@@ -173,7 +172,7 @@ pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> Agent
         .collect();
     AgentConfig {
         enabled: cfg.lldp.enabled,
-        chassis_mac: MacAddr(crate::compile::base_mac(&model.hostname).0),
+        chassis_mac: crate::compile::base_mac(&model.hostname),
         system_name: model.hostname.clone(),
         system_description: system_description(),
         timer_s: cfg.lldp.timer_s,

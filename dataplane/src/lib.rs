@@ -12,6 +12,11 @@
 // Tests state their expectations with unwrap and panic.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+// `enum_with_unknown!` for the wire views, in every module as it was when
+// the macro was defined here.
+#[macro_use]
+extern crate railyard_wire_core;
+
 pub mod balance;
 pub mod clock;
 pub mod counters;

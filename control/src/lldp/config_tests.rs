@@ -7,6 +7,7 @@ use railyard_lldp::fixture;
 use railyard_lldp::wire::lldpdu::{
     ChassisIdSubtype, ChassisIdTlv, LldpduRepr, PortIdSubtype, PortIdTlv,
 };
+use railyard_lldp::wire::MacAddr;
 
 const S: Nanos = 1_000_000_000;
 
