@@ -6,9 +6,11 @@
 use std::net::Ipv4Addr;
 
 use crate::dcbx::{App, DcbxMode, Ets, LocalDcbx, Pfc, ROCEV2_UDP_PORT, SEL_DSCP, SEL_UDP};
-use crate::wire::lldpdu::OrgTlv;
+use crate::wire::lldpdu::{
+    ChassisIdSubtype, ChassisIdTlv, LldpduRepr, OrgTlv, PortIdSubtype, PortIdTlv,
+};
 use crate::wire::MacAddr;
-use crate::{AgentConfig, PortConfig, TlvSelect};
+use crate::{ethernet_frame, AgentConfig, PortConfig, TlvSelect};
 
 /// The DCBX a port of the book's switch advertises: priority p → TC p, q7
 /// strict, q3 50 and the default queue 100 (bandwidth remaining) normalised
@@ -146,4 +148,23 @@ pub fn leaf1_without_pfc() -> AgentConfig {
         p.configured_pfc = 0;
     }
     c
+}
+
+/// A neighbour's LLDP frame from `mac`, naming its port `port`, with the
+/// given TTL and org TLVs, as the agent receives it.
+#[allow(clippy::expect_used)] // a fixture: a frame that does not build is a broken test
+pub fn peer_frame(mac: [u8; 6], port: &str, ttl: u16, orgs: Vec<OrgTlv>) -> Vec<u8> {
+    let mut pdu = LldpduRepr::new(
+        ChassisIdTlv {
+            subtype: ChassisIdSubtype::MacAddress,
+            id: mac.to_vec(),
+        },
+        PortIdTlv {
+            subtype: PortIdSubtype::InterfaceName,
+            id: port.as_bytes().to_vec(),
+        },
+        ttl,
+    );
+    pdu.org_specific = orgs;
+    ethernet_frame(MacAddr(mac), &pdu.to_vec().expect("a fixture LLDPDU fits"))
 }

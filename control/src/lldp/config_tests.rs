@@ -4,10 +4,6 @@
 
 use super::*;
 use railyard_lldp::fixture;
-use railyard_lldp::wire::lldpdu::{
-    ChassisIdSubtype, ChassisIdTlv, LldpduRepr, PortIdSubtype, PortIdTlv,
-};
-use railyard_lldp::wire::MacAddr;
 
 const S: Nanos = 1_000_000_000;
 
@@ -141,22 +137,6 @@ fn collect(a: &mut Agent, now: Nanos) -> Vec<(usize, Vec<u8>)> {
     v
 }
 
-/// A peer's LLDPDU frame without org TLVs.
-fn peer_frame(mac: [u8; 6], port: &str, ttl: u16) -> Vec<u8> {
-    let pdu = LldpduRepr::new(
-        ChassisIdTlv {
-            subtype: ChassisIdSubtype::MacAddress,
-            id: mac.to_vec(),
-        },
-        PortIdTlv {
-            subtype: PortIdSubtype::InterfaceName,
-            id: port.as_bytes().to_vec(),
-        },
-        ttl,
-    );
-    ethernet_frame(MacAddr(mac), &pdu.to_vec().unwrap())
-}
-
 const PEER: [u8; 6] = [0x02, 0xee, 0, 0, 0, 1];
 
 /// leaf1's view after a few seconds with leaf2 (for the renderer tests).
@@ -174,10 +154,14 @@ pub(crate) fn book_pair_snapshot() -> LldpSnapshot {
 pub(crate) fn traffic_snapshot() -> LldpSnapshot {
     let mut a = Agent::new(leaf1(), 0);
     collect(&mut a, 0);
-    a.receive(0, &peer_frame(PEER, "p1", 120), 0);
-    let mut bad = peer_frame(PEER, "p1", 120);
+    a.receive(0, &fixture::peer_frame(PEER, "p1", 120, vec![]), 0);
+    let mut bad = fixture::peer_frame(PEER, "p1", 120, vec![]);
     bad.truncate(20);
     a.receive(0, &bad, S);
-    a.receive(0, &peer_frame([2, 0xee, 0, 0, 0, 2], "p2", 120), 200 * S);
+    a.receive(
+        0,
+        &fixture::peer_frame([2, 0xee, 0, 0, 0, 2], "p2", 120, vec![]),
+        200 * S,
+    );
     a.snapshot()
 }

@@ -7,7 +7,7 @@ use crate::wire::dcbx::{
     CeeControl, CeeFeatureHeader, CeePfc, CeeRepr, EtsRepr, PfcRepr, Tsa, OUI_CEE,
 };
 
-use crate::fixture::{leaf1, leaf1_pfc_on, leaf1_without_pfc, leaf2, leaf2_cee};
+use crate::fixture::{leaf1, leaf1_pfc_on, leaf1_without_pfc, leaf2, leaf2_cee, peer_frame};
 
 const S: Nanos = NS_PER_S;
 
@@ -23,23 +23,6 @@ fn pdu_of(frame: &[u8]) -> LldpduRepr {
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// A peer's LLDPDU frame with the given org TLVs.
-fn peer_frame(mac: [u8; 6], port: &str, ttl: u16, orgs: Vec<OrgTlv>) -> Vec<u8> {
-    let mut pdu = LldpduRepr::new(
-        ChassisIdTlv {
-            subtype: ChassisIdSubtype::MacAddress,
-            id: mac.to_vec(),
-        },
-        PortIdTlv {
-            subtype: PortIdSubtype::InterfaceName,
-            id: port.as_bytes().to_vec(),
-        },
-        ttl,
-    );
-    pdu.org_specific = orgs;
-    ethernet_frame(MacAddr(mac), &pdu.to_vec().unwrap())
 }
 
 const PEER: [u8; 6] = [0x02, 0xee, 0, 0, 0, 1];
