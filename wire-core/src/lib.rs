@@ -89,11 +89,13 @@ impl MacAddr {
     pub const ZERO: MacAddr = MacAddr([0; 6]);
 
     /// True for group (multicast and broadcast) addresses.
+    #[inline]
     pub const fn is_multicast(&self) -> bool {
         self.0[0] & 1 == 1
     }
 
     /// True for ff:ff:ff:ff:ff:ff.
+    #[inline]
     pub fn is_broadcast(&self) -> bool {
         *self == Self::BROADCAST
     }
@@ -102,6 +104,7 @@ impl MacAddr {
     ///
     /// # Panics
     /// When `b` is shorter than 6 bytes.
+    #[inline]
     pub fn from_bytes(b: &[u8]) -> MacAddr {
         let mut m = [0u8; 6];
         m.copy_from_slice(&b[..6]);
@@ -109,6 +112,7 @@ impl MacAddr {
     }
 
     /// The bytes of the address.
+    #[inline]
     pub const fn octets(&self) -> [u8; 6] {
         self.0
     }
