@@ -18,6 +18,7 @@ use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
 use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
+use railyard_dataplane::wire::mac_control::{self, MacControlRepr};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Burst, PacketBuf, Pool, BURST_SIZE};
 
@@ -251,6 +252,65 @@ fn veth_carries_ten_thousand_frames_intact() {
             elapsed.as_secs_f64() * 1e3,
             f64::from(N) / elapsed.as_secs_f64()
         );
+    });
+}
+
+/// PFC frames take the port's MAC-control lane: they arrive at once, while
+/// a data frame sent before them still waits in the data ring's unretired
+/// block (a 3 s retire timeout here, 1 ms by default), exactly once, and
+/// in buffers of the lane's own, even when the switch's pool is empty.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn pfc_frames_bypass_the_data_ring_once_and_without_the_switch_pool() {
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let slow = AfPacketOptions {
+            retire_timeout_ms: 3_000,
+            ..AfPacketOptions::default()
+        };
+        let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
+        let mut pb = AfPacketPort::open(&b, slow).unwrap();
+        assert!(wait_link(&pa, true) && wait_link(&pb, true));
+        let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
+        let pool = Pool::new(64);
+        let mut quanta = [0u16; 8];
+        quanta[3] = 0xffff;
+        let mut pfc = [0u8; mac_control::FRAME_LEN];
+        MacControlRepr::Pfc {
+            enable: 1 << 3,
+            quanta,
+        }
+        .emit_frame(ma, &mut pfc);
+        // The switch's pool, exhausted: nothing to receive data into.
+        let empty = Pool::new(1);
+        let hog = empty.alloc().unwrap();
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(mb, ma, 1)));
+        for _ in 0..5 {
+            tx.push(packet(&pool, &pfc));
+        }
+        assert_eq!(pa.tx_burst(&mut tx, 0), 6);
+        let (mut pauses, mut data) = (0, 0);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            let mut rx = Burst::new();
+            pb.rx_burst(&empty, &mut rx, 0);
+            pauses += rx.iter().filter(|p| p.data() == &pfc[..]).count();
+            data += rx.iter().filter(|p| test_seq(p.data()).is_some()).count();
+        }
+        assert_eq!((pauses, data), (5, 0), "pauses and data frames seen");
+        assert_eq!(pb.io_counters().rx_dropped, 0);
+        drop(hog);
+        // The data frame is still there, and no pause shows up twice.
+        let mut rx = Burst::new();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while data == 0 && Instant::now() < deadline {
+            pb.rx_burst(&pool, &mut rx, 0);
+            data += rx.iter().filter(|p| test_seq(p.data()).is_some()).count();
+            pauses += rx.iter().filter(|p| p.data() == &pfc[..]).count();
+            rx.clear();
+        }
+        assert_eq!((pauses, data), (5, 1));
     });
 }
 

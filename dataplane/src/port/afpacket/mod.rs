@@ -38,6 +38,8 @@
 // memory ring, none of which has a safe wrapper in our dependencies.
 #![allow(unsafe_code)]
 
+mod control;
+
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::io;
@@ -250,6 +252,8 @@ fn bind_packet(fd: RawFd, ifindex: c_int, protocol: u16, ifname: &str) -> io::Re
 pub struct AfPacketPort {
     // Field order matters for Drop: unmap the ring before closing the socket.
     ring: RxRing,
+    /// PFC and PAUSE frames, delivered without the data ring's block delay.
+    control: control::ControlLane,
     fd: OwnedFd,
     ifname: String,
     ifindex: c_int,
@@ -334,7 +338,9 @@ impl AfPacketPort {
             &1 as &c_int,
         );
 
+        control::exclude_mac_control(s, ifname)?;
         bind_packet(s, ifindex, libc::ETH_P_ALL as u16, ifname)?;
+        let control = control::ControlLane::open(ifname, ifindex)?;
 
         if opts.promiscuous {
             let mreq = libc::packet_mreq {
@@ -350,6 +356,7 @@ impl AfPacketPort {
         let link = link_state(s, ifname);
         Ok(AfPacketPort {
             ring,
+            control,
             fd,
             ifname: ifname.to_string(),
             ifindex,
@@ -570,7 +577,7 @@ fn send_burst(
 impl Port for AfPacketPort {
     fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
         self.refresh_if_due();
-        let mut n = 0;
+        let mut n = self.control.rx(burst, now, &mut self.counters.rx_dropped);
         while burst.len() < BURST_SIZE {
             if !self.cursor.open {
                 let status = self.ring.status(self.cursor.block).load(Ordering::Acquire);
