@@ -147,6 +147,9 @@ pub struct PfcCounters {
     /// Nanoseconds each egress queue spent paused by the peer (counted when
     /// a pause ends).
     pub paused_ns: [u64; 8],
+    /// The most bytes each ingress priority group has held: how much of
+    /// xOFF and the headroom beyond it the peer's response really took.
+    pub ingress_peak_bytes: [u64; 8],
 }
 
 /// Counters of one interface, written only by the worker that owns it.

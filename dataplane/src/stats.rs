@@ -142,6 +142,10 @@ pub struct PfcStats {
     /// Stormed queues the PFC watchdog restored, per priority.
     #[serde(default)]
     pub watchdog_restores: [u64; 8],
+    /// The most bytes each ingress priority group has held (compare with
+    /// xOFF and xOFF + headroom), per priority.
+    #[serde(default)]
+    pub ingress_peak_bytes: [u64; 8],
 }
 
 impl From<&PfcCounters> for PfcStats {
@@ -155,6 +159,7 @@ impl From<&PfcCounters> for PfcStats {
             paused_ns: c.paused_ns,
             watchdog_storms: c.watchdog_storms,
             watchdog_restores: c.watchdog_restores,
+            ingress_peak_bytes: c.ingress_peak_bytes,
         }
     }
 }

@@ -36,6 +36,8 @@ impl Switch {
             self.count_drop(in_port, DropReason::IngressOverflow);
             return false;
         };
+        let peak = &mut slot.counters.pfc.ingress_peak_bytes[pg];
+        *peak = (*peak).max(held);
         if held >= th.xoff_bytes && slot.pfc.tx_xoff & (1 << pg) == 0 {
             self.send_pfc(in_port, pg, true, self.now);
         }
