@@ -650,18 +650,24 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 ["interface", name] => {
                     let ifname = show::qos::find_interface(&config, name)?;
                     let eq = config.effective_qos(&ifname);
-                    let stats = source
-                        .live_stats()?
-                        .and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
+                    let live = source.live_stats()?;
+                    let gaps = live
+                        .as_ref()
+                        .map(|s| s.poll_gaps.clone())
+                        .unwrap_or_default();
+                    let stats = live.and_then(|mut s| s.interfaces.remove(&ifname.to_string()));
                     let compiled = railyard_control::compile::compile(&config)
                         .map_err(|d| railyard_control::format_diagnostics(&d))?;
-                    let pfc = compiled
+                    let model = compiled
                         .model
                         .interfaces
                         .iter()
                         .find(|i| i.name == ifname.to_string())
-                        .map(|i| i.pfc)
-                        .unwrap_or_default();
+                        .cloned();
+                    let pfc = model.as_ref().map(|i| i.pfc).unwrap_or_default();
+                    let response = model
+                        .as_ref()
+                        .and_then(|m| show::qos::response(m, stats.as_ref(), &gaps));
                     if json {
                         let mut v = show::qos::queuing_json(&eq, stats.as_ref());
                         v["ingress"] = serde_json::json!((0..8)
@@ -673,6 +679,9 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                                 "headroom_bytes": pfc.pg[q].headroom_bytes,
                             }))
                             .collect::<Vec<_>>());
+                        if let Some(r) = response {
+                            v["response"] = r;
+                        }
                         print_json(&mut out, &v)
                     } else {
                         show::qos::render_queuing(&mut out, &eq, stats.as_ref()).map_err(io)?;
@@ -682,7 +691,11 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             &pfc,
                             stats.as_ref(),
                         )
-                        .map_err(io)
+                        .map_err(io)?;
+                        match response {
+                            Some(r) => show::qos::render_response(&mut out, &r).map_err(io),
+                            None => Ok(()),
+                        }
                     }
                 }
                 ["pfc-queue", ref rest @ ..] => {

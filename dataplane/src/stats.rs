@@ -277,6 +277,19 @@ pub struct PoolStats {
     pub exhausted: u64,
 }
 
+/// How long each worker went between two polls (see
+/// [`crate::pipeline::poll_gap`]): the software path's response term.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PollGapStats {
+    /// The longest gap in the last 10 to 20 s.
+    pub recent_max_ns: u64,
+    /// The longest gap since the switch started.
+    pub max_ns: u64,
+    /// Gaps counted by length: under 10 µs, 100 µs, 1 ms, 5 ms, 20 ms,
+    /// 100 ms, and longer.
+    pub buckets: Vec<u64>,
+}
+
 /// A snapshot of the whole switch.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchStats {
@@ -296,6 +309,9 @@ pub struct SwitchStats {
     /// adds it to the owner's entry.
     #[serde(skip)]
     pub lanes: BTreeMap<String, InterfaceStats>,
+    /// Per worker, in worker order: the gaps between its polls.
+    #[serde(default)]
+    pub poll_gaps: Vec<PollGapStats>,
 }
 
 impl SwitchStats {
@@ -306,6 +322,7 @@ impl SwitchStats {
             self.hostname = other.hostname;
         }
         self.interfaces.extend(other.interfaces);
+        self.poll_gaps.extend(other.poll_gaps);
         for (name, lane) in other.lanes {
             match self.lanes.get_mut(&name) {
                 Some(mine) => mine.add_lane(&lane),

@@ -11,8 +11,8 @@ use railyard_config::{
     Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
     QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
-use railyard_dataplane::model::PfcModel;
-use railyard_dataplane::stats::InterfaceStats;
+use railyard_dataplane::model::{InterfaceModel, PfcModel};
+use railyard_dataplane::stats::{InterfaceStats, PollGapStats};
 
 fn indented(out: &mut dyn Write, text: &str, by: usize) -> std::io::Result<()> {
     for line in text.lines() {
@@ -435,6 +435,88 @@ pub fn render_ingress(
     }));
     writeln!(out, "\nPFC Statistics")?;
     ruled_table(out, &[&total, &rows])
+}
+
+/// What the response of a software path asks of the headroom: per lossless
+/// qos-group, the bytes a peer sending at the port's speed puts beyond xOFF
+/// during the longest recent gap between the worker's polls (plus a largest
+/// frame in flight at each end), beside the headroom in force and the most
+/// the group has held. `None` for a port without lossless groups or a
+/// switch that reports no gaps (replay, or a config read from a file).
+pub fn response(
+    m: &InterfaceModel,
+    stats: Option<&InterfaceStats>,
+    gaps: &[PollGapStats],
+) -> Option<serde_json::Value> {
+    let recent = gaps.iter().map(|g| g.recent_max_ns).max()?;
+    let ever = gaps.iter().map(|g| g.max_ns).max().unwrap_or(recent);
+    if m.pfc.enabled_priorities == 0 {
+        return None;
+    }
+    let speed = railyard_dataplane::model::pfc::speed_or_default(m.speed_mbps);
+    let frame = u64::from(m.mtu) + railyard_dataplane::model::pfc::FRAME_OVERHEAD_BYTES;
+    // bits = ns × Mb/s / 1000; bytes = bits / 8.
+    let needed = 2 * frame + recent.saturating_mul(speed) / 8000;
+    let groups: Vec<_> = (0..8usize)
+        .filter(|q| m.pfc.enabled_priorities & (1 << q) != 0)
+        .map(|q| {
+            let t = &m.pfc.pg[q];
+            let peak = stats.map_or(0, |s| s.pfc.ingress_peak_bytes[q]);
+            serde_json::json!({
+                "qos_group": q,
+                "headroom_bytes": t.headroom_bytes,
+                "needed_bytes": needed,
+                "peak_bytes": peak,
+                "peak_beyond_xoff_bytes": peak.saturating_sub(t.xoff_bytes),
+                "short": t.headroom_bytes < needed,
+            })
+        })
+        .collect();
+    Some(serde_json::json!({
+        "speed_mbps": speed,
+        "poll_gap_recent_max_ns": recent,
+        "poll_gap_max_ns": ever,
+        "groups": groups,
+    }))
+}
+
+/// The text form of [`response`], after the ingress tables of `show
+/// queuing interface`.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_response(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let head = [
+        format!(
+            "Longest gap between polls, last 10-20 s: {} (since start: {})",
+            crate::show::duration(n(&v["poll_gap_recent_max_ns"])),
+            crate::show::duration(n(&v["poll_gap_max_ns"]))
+        ),
+        format!(
+            "Bytes a peer sends in it at {} Mb/s, plus a frame at each end:",
+            n(&v["speed_mbps"])
+        ),
+    ];
+    let mut rows =
+        vec!["QoS-Group      Headroom        Needed     Peak held  Beyond xOFF".to_string()];
+    for g in v["groups"].as_array().into_iter().flatten() {
+        rows.push(format!(
+            "{:>9} {:>13} {:>13} {:>13} {:>12}{}",
+            n(&g["qos_group"]),
+            n(&g["headroom_bytes"]),
+            n(&g["needed_bytes"]),
+            n(&g["peak_bytes"]),
+            n(&g["peak_beyond_xoff_bytes"]),
+            if g["short"].as_bool() == Some(true) {
+                "  short"
+            } else {
+                ""
+            }
+        ));
+    }
+    writeln!(out, "\nPFC Response on This Path")?;
+    ruled_table(out, &[&head, &rows])
 }
 
 /// A table of `blocks` with a rule of `-` above, between and below them,

@@ -46,6 +46,7 @@ mod lane_sync;
 mod local;
 mod pfc_rx;
 mod pfc_tx;
+pub mod poll_gap;
 mod quality;
 mod rewrite;
 mod route;
@@ -145,6 +146,8 @@ pub struct Switch {
     last_tick: Nanos,
     /// The time of the current poll, stamped on packets as they are queued.
     now: Nanos,
+    /// How long this worker goes between polls.
+    poll_gaps: poll_gap::PollGaps,
     /// Lossless bytes buffered per ingress port and priority group.
     ingress_acct: Arc<IngressAccounting>,
     /// This worker's number, under which it releases ingress bytes.
@@ -271,6 +274,7 @@ impl Switch {
             tick_out: TickOutput::default(),
             last_tick: 0,
             now: 0,
+            poll_gaps: poll_gap::PollGaps::default(),
             balancer,
             dre: vec![Dre::default(); model.interfaces.len()],
             last_dre_sample: 0,
@@ -338,6 +342,7 @@ impl Switch {
     /// full), hand-offs out, timers, transmit bursts per port. Returns the
     /// number of packets moved, so a caller can back off when idle.
     pub fn poll(&mut self, now: Nanos) -> usize {
+        self.poll_gaps.record(now);
         self.now = now;
         for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
             *up = slot.model.admin_up && (!slot.owned || slot.up());

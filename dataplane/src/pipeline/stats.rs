@@ -66,6 +66,7 @@ impl Switch {
             },
             neighbor_parked: self.neighbors.parked(),
             load_balancing: self.group_stats(),
+            poll_gaps: vec![self.poll_gaps.stats()],
         }
     }
 
