@@ -7,13 +7,17 @@
 //! those not empty, not paused and within their shape rate, and the port
 //! shaper releases frames at line rate when the interface has a speed.
 //!
-//! Storage is reserved up front (a fixed packet capacity per queue, the
-//! histograms, the scheduler's arrays), so enqueue and dequeue never
-//! allocate.
+//! A queue has no packet capacity: its depth is bounded in bytes, by its
+//! `queue-limit` and the port's shared buffer for lossy traffic and by the
+//! ingress priority group's xOFF + headroom for lossless traffic (checked
+//! before the packet gets here), and in the end by the pool's buffers. The
+//! packets are linked through their own buffers ([`PacketFifo`]), and the
+//! rest of the state (histograms, the scheduler's arrays) is reserved up
+//! front, so enqueue and dequeue never allocate.
 
 use crate::clock::Nanos;
 use crate::counters::{DropReason, QueueCounters};
-use crate::fifo::{PacketFifo, QUEUE_CAPACITY};
+use crate::fifo::PacketFifo;
 use crate::model::{InterfaceModel, QueueModel, ThresholdUnit};
 use crate::packet::{Burst, PacketBuf, BURST_SIZE, MAX_FRAME};
 use crate::qos::ecn;
@@ -156,9 +160,9 @@ impl EgressQueues {
     }
 
     /// As [`enqueue`](Self::enqueue); a `lossless` packet (whose ingress
-    /// headroom the switch has already checked) is never dropped by WRED or
-    /// by the buffer limits, only at the queue's packet capacity, and is
-    /// still ECN-marked.
+    /// headroom the switch has already checked: that is its bound) is never
+    /// dropped here, neither by WRED nor by the buffer limits, and is still
+    /// ECN-marked.
     #[inline]
     pub fn offer(
         &mut self,
@@ -196,25 +200,17 @@ impl EgressQueues {
             port_bytes: self.total_bytes,
             buffer_bytes: self.buffer_bytes,
         };
-        let tail_drop = |c: &mut QueueCounters| {
+        if !lossless && !limit::admits(self.cfg[q].limit, occ, len) {
             c.tail_drops += 1;
             c.tail_drop_bytes += len;
-            Err(DropReason::TailDrop)
-        };
-        if self.queues[q].len() >= QUEUE_CAPACITY
-            || (!lossless && !limit::admits(self.cfg[q].limit, occ, len))
-        {
-            return tail_drop(c);
+            return Err(DropReason::TailDrop);
         }
         if mark && ecn::mark_ce(&mut pkt) {
             c.ecn_marked += 1;
         }
         // From here until departure the timestamp is the enqueue time.
         pkt.timestamp = now;
-        if self.queues[q].push_back(pkt).is_err() {
-            // Not reached (the capacity was checked above); a drop all the same.
-            return tail_drop(c);
-        }
+        self.queues[q].push_back(pkt);
         self.bytes[q] += len;
         self.total_bytes += len;
         self.total_packets += 1;
