@@ -142,7 +142,7 @@ impl DerefMut for BufBox {
 
 /// Most buffers one pool holds (some 40 GB of them): keeps the slab's size
 /// computation far from overflow.
-const MAX_BUFFERS: usize = 1 << 22;
+pub const MAX_BUFFERS: usize = 1 << 22;
 
 struct PoolShared {
     free: ArrayQueue<BufBox>,
