@@ -135,3 +135,34 @@ fn a_paused_queue_of_64_byte_lossless_packets_fills_to_the_ingress_headroom() {
     let stats = sw.stats();
     assert!(stats.interfaces["Ethernet1/2"].queues[PRIO].tx_packets >= HOLDS);
 }
+
+#[test]
+fn a_pool_that_runs_dry_first_is_a_counted_no_buffer_drop() {
+    let backends: Vec<Option<Box<dyn Port>>> = vec![
+        Some(Box::new(NullPort::new("src", vec![frame()]))),
+        Some(Box::new(NullPort::new("sink", Vec::new()))),
+    ];
+    // Fewer buffers than the ingress group may hold.
+    const BUFFERS: usize = 6_000;
+    let (mut sw, _) = Switch::new(&model(), backends, Pool::new(BUFFERS));
+    assert!(sw.set_queue_paused(1, PRIO, true));
+    let polls = 400;
+    for k in 1..=polls {
+        sw.poll(k * 1_000);
+    }
+    let stats = sw.stats();
+    let (ingress, egress) = (
+        &stats.interfaces["Ethernet1/1"],
+        &stats.interfaces["Ethernet1/2"],
+    );
+    let held = sw.queues(1).unwrap().depth_packets(PRIO) as u64;
+    assert!(held > 4096 && held <= BUFFERS as u64, "{held}");
+    assert!(stats.pool.exhausted > 0);
+    // Every frame the source offered is held or counted as no_buffer.
+    let offered = polls * BURST_SIZE as u64;
+    assert_eq!(ingress.drops["no_buffer"], offered - held);
+    assert_eq!(ingress.drops["ingress_overflow"], 0);
+    assert_eq!(ingress.total_drops(), offered - held);
+    assert_eq!(egress.queues[PRIO].tail_drops, 0);
+    assert_eq!(egress.total_drops(), 0, "{:?}", egress.drops);
+}
