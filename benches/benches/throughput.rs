@@ -77,8 +77,6 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 const PORTS: usize = 4;
-/// Buffers in the pool: what `railyard run` uses by default.
-const POOL: usize = 16 * 1024;
 
 /// How long to run: wall time, or a fixed number of packets.
 #[derive(Clone, Copy)]
@@ -202,7 +200,7 @@ fn run(sw: &mut Switch, now: &mut u64, amount: Amount) -> (u64, Duration) {
 }
 
 fn one_core(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount, routing: &str) {
-    let pool = Pool::new(POOL);
+    let pool = Pool::new(model.pool_buffers());
     let (mut sw, _) = Switch::new(model, null_ports(mixes), pool);
     // Warm up: fault in the buffers and queues, fill the caches.
     let mut now = CLOCK_START;
@@ -239,7 +237,7 @@ fn runtime_rate(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], workers: usize, sec
     let (rt, _) = Runtime::start(
         model,
         null_ports(mixes),
-        Pool::new(POOL),
+        Pool::new(model.pool_buffers()),
         Arc::new(MonotonicClock::new()),
         &opts,
     );
@@ -440,7 +438,7 @@ fn dpdk_null(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], amount: Amount) {
         assert!(filled > 0, "no mbufs to fill");
         backends.push(Some(Box::new(port)));
     }
-    let (mut sw, _) = Switch::new(model, backends, Pool::new(POOL));
+    let (mut sw, _) = Switch::new(model, backends, Pool::new(model.pool_buffers()));
     let mut now = CLOCK_START;
     run(&mut sw, &mut now, Amount::Packets(200_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);

@@ -20,9 +20,6 @@ use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
 use crate::{load_config, Loaded};
 
-/// Buffers in the pool of a live switch.
-pub const LIVE_POOL: usize = 16 * 1024;
-
 /// Opens the backend a `bind` line names, for a live switch.
 ///
 /// # Errors
@@ -221,7 +218,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let (runtime, warnings) = Runtime::start(
         &compiled.model,
         backends,
-        Pool::new(LIVE_POOL),
+        Pool::new(compiled.model.pool_buffers()),
         clock,
         &opts.runtime,
     );

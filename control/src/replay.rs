@@ -90,9 +90,6 @@ pub fn parse_poll_interval(text: &str) -> Result<Nanos, String> {
     }
 }
 
-/// Buffers in the pool a replay uses.
-pub const REPLAY_POOL: usize = 16 * 1024;
-
 /// Runs `backends` (index = interface) through a switch built from `model`
 /// on a virtual clock starting at 0, until every source is exhausted and
 /// every queue is empty. The clock jumps to the next input frame or the next
@@ -109,7 +106,7 @@ pub fn run_virtual(
 ) -> std::io::Result<ReplayReport> {
     let started = Instant::now();
     let clock = Arc::new(VirtualClock::new(0));
-    let (mut sw, warnings) = Switch::new(model, backends, Pool::new(REPLAY_POOL));
+    let (mut sw, warnings) = Switch::new(model, backends, Pool::new(model.pool_buffers()));
     if let Some(t) = sw.next_rx_time() {
         clock.advance_to(t);
     }

@@ -69,6 +69,12 @@ drop_reasons! {
     PuntQueueFull = "punt_queue_full",
     /// A MAC control frame too short for its opcode, or with an unknown opcode.
     BadMacControl = "bad_mac_control",
+    /// The packet pool had no free buffer: for a frame the port received
+    /// (where its backend discards it rather than leaving it in its ring)
+    /// or for one the switch meant to send (a pause, a resolution). Queues
+    /// have no packet cap, so a pool too small for the buffers in use shows
+    /// here rather than as tail drops.
+    NoBuffer = "no_buffer",
 }
 
 /// Counters of one egress queue (qos-group).

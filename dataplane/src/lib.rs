@@ -21,7 +21,6 @@ pub mod balance;
 pub mod clock;
 pub mod counters;
 pub mod fib;
-pub mod fifo;
 pub mod host;
 pub mod lanes;
 pub mod meta;
@@ -40,4 +39,5 @@ pub mod stats;
 pub mod wire;
 
 pub use clock::{Clock, MonotonicClock, Nanos, VirtualClock};
+pub use packet::fifo;
 pub use packet::{Burst, PacketBuf, Pool, BURST_SIZE};

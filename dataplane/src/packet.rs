@@ -22,8 +22,9 @@
 //! line of its own, so taking or returning a burst touches no cache line
 //! another worker writes.
 
-// The buffer header's pool pointer and the loan-held reference are the two
-// places this module needs `unsafe`; each block says why it is sound.
+// The buffer header's pool pointer, the loan-held reference and the egress
+// FIFO's links through buffers ([`fifo`]) are the places this module needs
+// `unsafe`; each block says why it is sound.
 #![allow(unsafe_code)]
 
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
@@ -39,6 +40,8 @@ use crossbeam_queue::ArrayQueue;
 
 use crate::clock::Nanos;
 use crate::meta::Meta;
+
+pub mod fifo;
 
 /// Largest IP MTU railyard forwards (jumbo frames, as on Nexus).
 pub const MAX_MTU: usize = 9216;
@@ -97,6 +100,10 @@ struct Buffer {
     pool: *const PoolShared,
     head: u16,
     len: u16,
+    /// The next packet in the egress queue holding this one (see
+    /// [`fifo`]); meaningful only while the buffer is queued and not the
+    /// queue's last. In the first cache line, which a dequeue reads anyway.
+    next: *mut Buffer,
     info: PacketInfo,
     data: Aligned,
 }
@@ -106,6 +113,9 @@ struct Aligned([u8; BUF_SIZE]);
 
 /// The one handle to one buffer of a pool's slab, owned like a `Box`: by
 /// the free queue, a thread's cache or a packet, one at a time.
+/// Transparent, as [`PacketBuf`] is, so [`fifo`] can lend a queued buffer's
+/// pointer as a `&PacketBuf`.
+#[repr(transparent)]
 struct BufBox(NonNull<Buffer>);
 
 // SAFETY: a handle is the only way to its buffer, so moving it to another
@@ -132,7 +142,7 @@ impl DerefMut for BufBox {
 
 /// Most buffers one pool holds (some 40 GB of them): keeps the slab's size
 /// computation far from overflow.
-const MAX_BUFFERS: usize = 1 << 22;
+pub const MAX_BUFFERS: usize = 1 << 22;
 
 struct PoolShared {
     free: ArrayQueue<BufBox>,
@@ -625,6 +635,7 @@ pub fn free_front(burst: &mut Burst, n: usize) {
 ///
 /// The frame occupies `buf[head..head + len]`; the bytes before `head` are
 /// headroom. Dropping the packet returns its buffer to the pool.
+#[repr(transparent)]
 pub struct PacketBuf {
     buf: BufBox,
 }
@@ -848,6 +859,7 @@ mod tests {
             offset_of!(Buffer, pool),
             offset_of!(Buffer, head),
             offset_of!(Buffer, len),
+            offset_of!(Buffer, next),
             offset_of!(Buffer, info.timestamp),
             offset_of!(Buffer, info.in_port),
             offset_of!(Buffer, info.meta.kind),

@@ -7,13 +7,17 @@
 //! those not empty, not paused and within their shape rate, and the port
 //! shaper releases frames at line rate when the interface has a speed.
 //!
-//! Storage is reserved up front (a fixed packet capacity per queue, the
-//! histograms, the scheduler's arrays), so enqueue and dequeue never
-//! allocate.
+//! A queue has no packet capacity: its depth is bounded in bytes, by its
+//! `queue-limit` and the port's shared buffer for lossy traffic and by the
+//! ingress priority group's xOFF + headroom for lossless traffic (checked
+//! before the packet gets here), and in the end by the pool's buffers. The
+//! packets are linked through their own buffers ([`PacketFifo`]), and the
+//! rest of the state (histograms, the scheduler's arrays) is reserved up
+//! front, so enqueue and dequeue never allocate.
 
 use crate::clock::Nanos;
 use crate::counters::{DropReason, QueueCounters};
-use crate::fifo::{PacketFifo, QUEUE_CAPACITY};
+use crate::fifo::PacketFifo;
 use crate::model::{InterfaceModel, QueueModel, ThresholdUnit};
 use crate::packet::{Burst, PacketBuf, BURST_SIZE, MAX_FRAME};
 use crate::qos::ecn;
@@ -156,9 +160,9 @@ impl EgressQueues {
     }
 
     /// As [`enqueue`](Self::enqueue); a `lossless` packet (whose ingress
-    /// headroom the switch has already checked) is never dropped by WRED or
-    /// by the buffer limits, only at the queue's packet capacity, and is
-    /// still ECN-marked.
+    /// headroom the switch has already checked: that is its bound) is never
+    /// dropped here, neither by WRED nor by the buffer limits, and is still
+    /// ECN-marked.
     #[inline]
     pub fn offer(
         &mut self,
@@ -196,25 +200,17 @@ impl EgressQueues {
             port_bytes: self.total_bytes,
             buffer_bytes: self.buffer_bytes,
         };
-        let tail_drop = |c: &mut QueueCounters| {
+        if !lossless && !limit::admits(self.cfg[q].limit, occ, len) {
             c.tail_drops += 1;
             c.tail_drop_bytes += len;
-            Err(DropReason::TailDrop)
-        };
-        if self.queues[q].len() >= QUEUE_CAPACITY
-            || (!lossless && !limit::admits(self.cfg[q].limit, occ, len))
-        {
-            return tail_drop(c);
+            return Err(DropReason::TailDrop);
         }
         if mark && ecn::mark_ce(&mut pkt) {
             c.ecn_marked += 1;
         }
         // From here until departure the timestamp is the enqueue time.
         pkt.timestamp = now;
-        if self.queues[q].push_back(pkt).is_err() {
-            // Not reached (the capacity was checked above); a drop all the same.
-            return tail_drop(c);
-        }
+        self.queues[q].push_back(pkt);
         self.bytes[q] += len;
         self.total_bytes += len;
         self.total_packets += 1;
@@ -889,6 +885,115 @@ mod tests {
         let mut q = EgressQueues::new(&m, 4);
         let mut c = Counters::default();
         assert_eq!(offer(&mut q, &mut c, 5, 20), 10);
+        assert_conserved(&q, &c);
+    }
+
+    /// Offers `len`-byte packets to queue `queue` until the first refusal
+    /// (or `max` offers); returns how many it took and the refusal.
+    fn fill(
+        q: &mut EgressQueues,
+        c: &mut Counters,
+        pool: &Pool,
+        queue: usize,
+        len: usize,
+        max: usize,
+    ) -> (u64, Option<DropReason>) {
+        let mut taken = 0;
+        for _ in 0..max {
+            match q.enqueue(queue, ip(pool, len, 0, 0), 0, c) {
+                Ok(()) => taken += 1,
+                Err(r) => return (taken, Some(r)),
+            }
+        }
+        (taken, None)
+    }
+
+    #[test]
+    fn small_and_jumbo_queues_both_tail_drop_at_their_byte_limit() {
+        // 1 MiB: 16 384 packets of 64 bytes, four times the 4 096 packets a
+        // queue used to be capped at, and 116 of 9 000 bytes.
+        const LIMIT: u64 = 1 << 20;
+        let pool = Pool::new(17_000);
+        for len in [64usize, 9000] {
+            let m = port(None, |_, q| q.limit = QueueLimit::Bytes(LIMIT));
+            let mut q = EgressQueues::new(&m, 1);
+            let mut c = Counters::default();
+            let fits = LIMIT / len as u64;
+            let (taken, refused) = fill(&mut q, &mut c, &pool, 3, len, 20_000);
+            assert_eq!(taken, fits, "{len}-byte packets");
+            assert_eq!(refused, Some(DropReason::TailDrop));
+            assert_eq!(q.depth_bytes(3), fits * len as u64);
+            assert!(LIMIT - q.depth_bytes(3) < len as u64, "stopped short");
+            // Every further offer is refused too, by the same limit.
+            assert_eq!(
+                fill(&mut q, &mut c, &pool, 3, len, 9),
+                (0, Some(DropReason::TailDrop))
+            );
+            assert_eq!((c[3].tail_drops, c[3].tail_drop_bytes), (2, 2 * len as u64));
+            let now = q.counters_now(&c)[3];
+            assert_eq!(
+                (now.max_depth_packets, now.max_depth_bytes),
+                (fits, fits * len as u64)
+            );
+            assert_conserved(&q, &c);
+            drop(q);
+            assert_eq!(pool.available(), 17_000, "the queue's buffers went home");
+        }
+        assert_eq!(LIMIT / 64, 16_384);
+    }
+
+    #[test]
+    fn small_and_jumbo_queues_both_tail_drop_at_the_shared_buffer() {
+        const BUFFER: u64 = 1 << 20;
+        let pool = Pool::new(17_000);
+        for len in [64usize, 9000] {
+            let mut m = port(None, |_, q| q.limit = QueueLimit::Bytes(1 << 40));
+            m.buffer_bytes = BUFFER;
+            let mut q = EgressQueues::new(&m, 2);
+            let mut c = Counters::default();
+            let (taken, refused) = fill(&mut q, &mut c, &pool, 1, len, 20_000);
+            assert_eq!(
+                (taken, refused),
+                (BUFFER / len as u64, Some(DropReason::TailDrop))
+            );
+            assert_eq!(q.total_bytes(), taken * len as u64);
+            assert_conserved(&q, &c);
+        }
+        // Two queues share it: jumbo frames take what they take, 64-byte
+        // packets fill the rest to the byte.
+        let mut m = port(None, |_, q| q.limit = QueueLimit::Bytes(1 << 40));
+        m.buffer_bytes = BUFFER;
+        let mut q = EgressQueues::new(&m, 2);
+        let mut c = Counters::default();
+        assert_eq!(fill(&mut q, &mut c, &pool, 0, 9000, 58), (58, None));
+        let left = BUFFER - 58 * 9000;
+        let (taken, refused) = fill(&mut q, &mut c, &pool, 1, 64, 20_000);
+        assert_eq!((taken, refused), (left / 64, Some(DropReason::TailDrop)));
+        assert!(q.total_bytes() + 64 > BUFFER);
+        assert_conserved(&q, &c);
+    }
+
+    #[test]
+    fn lossless_packets_are_never_dropped_by_the_queue() {
+        // Their bound is the ingress group's headroom, checked before the
+        // queue: past the queue limit, the port buffer and 4 096 packets,
+        // the queue still takes them.
+        let pool = Pool::new(6_000);
+        let mut m = port(None, |_, q| q.limit = QueueLimit::Bytes(1000));
+        m.buffer_bytes = 2000;
+        let mut q = EgressQueues::new(&m, 3);
+        let mut c = Counters::default();
+        for _ in 0..5_000 {
+            let p = ip(&pool, 64, 0, 0);
+            assert_eq!(q.offer(3, p, 0, &mut c, true), Ok(()));
+        }
+        assert_eq!((q.depth_packets(3), q.depth_bytes(3)), (5_000, 320_000));
+        // A lossy packet finds the same queue full.
+        assert_eq!(
+            q.enqueue(3, ip(&pool, 64, 0, 0), 0, &mut c),
+            Err(DropReason::TailDrop)
+        );
+        assert_eq!(c[3].tail_drops, 1);
         assert_conserved(&q, &c);
     }
 

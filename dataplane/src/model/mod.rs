@@ -108,6 +108,16 @@ impl InterfaceModel {
 /// (about 650 µs of queueing at 100 Gb/s).
 pub const DEFAULT_BUFFER_BYTES: u64 = 8 << 20;
 
+/// The smallest frame a queue holds, in the unit queues count (the frame
+/// without its FCS): 64 bytes on the wire.
+pub const MIN_FRAME_BYTES: u64 = 60;
+
+/// Pool buffers a switch keeps beyond one port buffer full of minimum-size
+/// frames (see [`SwitchModel::pool_buffers`]): for receive bursts, hand-off
+/// and transmit rings, threads' caches and the other ports' queues. The
+/// whole pool was this size before egress queues were bounded by bytes.
+pub const POOL_SPARE_BUFFERS: usize = 16 * 1024;
+
 /// Default `queue-limit dynamic` value: alpha 1 (see [`QueueLimit::Dynamic`]),
 /// so a lone congested queue can hold half the port buffer.
 pub const DEFAULT_DYNAMIC_LIMIT: u8 = 7;
@@ -320,6 +330,32 @@ pub struct SwitchModel {
 /// The default [`SwitchModel::random_seed`].
 pub const DEFAULT_RANDOM_SEED: u64 = 0x5241_494c_5941_5244;
 
+impl SwitchModel {
+    /// Buffers the packet pool of a switch built from this model needs so
+    /// that its largest port buffer can fill with minimum-size frames and
+    /// the rest of the switch still has [`POOL_SPARE_BUFFERS`]: an egress
+    /// queue has no packet cap, so without them a queue of small packets
+    /// would find the pool empty long before its byte limit. 156 195
+    /// buffers for the default 8 MiB; a buffer is 9 472 bytes of address
+    /// space, but the system provides pages only as buffers are first used
+    /// (about 4 KiB each for a small frame), so a switch pays for the
+    /// depth it has reached, not for the pool's size. At most the pool's
+    /// own limit ([`crate::packet::MAX_BUFFERS`]).
+    pub fn pool_buffers(&self) -> usize {
+        let largest = self
+            .interfaces
+            .iter()
+            .map(|i| i.buffer_bytes)
+            .max()
+            .unwrap_or(DEFAULT_BUFFER_BYTES);
+        let full = largest.div_ceil(MIN_FRAME_BYTES);
+        usize::try_from(full)
+            .unwrap_or(usize::MAX)
+            .saturating_add(POOL_SPARE_BUFFERS)
+            .min(crate::packet::MAX_BUFFERS)
+    }
+}
+
 impl Default for SwitchModel {
     fn default() -> Self {
         SwitchModel {
@@ -331,5 +367,37 @@ impl Default for SwitchModel {
             random_seed: DEFAULT_RANDOM_SEED,
             load_balance: LoadBalanceModel::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_holds_the_largest_port_buffer_of_minimum_size_frames() {
+        let port = |bytes: u64| {
+            let mut m = InterfaceModel::new("Ethernet1/1", MacAddr([2, 0, 0, 0, 0, 1]));
+            m.buffer_bytes = bytes;
+            m
+        };
+        let mut model = SwitchModel::default();
+        let default = model.pool_buffers();
+        assert_eq!(default, 139_811 + POOL_SPARE_BUFFERS);
+        model.interfaces = vec![port(DEFAULT_BUFFER_BYTES), port(DEFAULT_BUFFER_BYTES)];
+        assert_eq!(
+            model.pool_buffers(),
+            default,
+            "one port's buffer, not the sum"
+        );
+        // Every one of those frames has a buffer, with the spare left over.
+        assert!(
+            (model.pool_buffers() - POOL_SPARE_BUFFERS) as u64 * MIN_FRAME_BYTES
+                >= DEFAULT_BUFFER_BYTES
+        );
+        model.interfaces.push(port(32 << 20));
+        assert_eq!(model.pool_buffers(), 559_241 + POOL_SPARE_BUFFERS);
+        model.interfaces.push(port(u64::MAX));
+        assert_eq!(model.pool_buffers(), crate::packet::MAX_BUFFERS);
     }
 }

@@ -52,6 +52,7 @@ impl Switch {
 
     pub(super) fn send_resolution(&mut self, port: PortId, addr: IpAddr) {
         let Some(mut pkt) = self.pool.alloc() else {
+            self.count_drop(port as usize, DropReason::NoBuffer);
             return;
         };
         let ifc = &self.ports[port as usize].model;

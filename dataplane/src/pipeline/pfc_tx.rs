@@ -14,6 +14,8 @@ impl Switch {
     /// from port `p`, ahead of its queues, and updates the XOFF state.
     pub(super) fn send_pfc(&mut self, p: usize, pg: usize, xoff: bool, now: Nanos) {
         let Some(mut pkt) = self.pool.alloc() else {
+            // Not sent; the next packet past xOFF tries again.
+            self.count_drop(p, DropReason::NoBuffer);
             return;
         };
         let slot = &mut self.ports[p];

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{PortSlot, Switch};
-use crate::counters::PortCounters;
+use crate::counters::{DropReason, PortCounters};
 use crate::model::{DlbMode, PortId};
 use crate::queue::NUM_QUEUES;
 use crate::stats::{GroupStats, InterfaceStats, MemberStats, PoolStats, SwitchStats};
@@ -48,6 +48,11 @@ impl Switch {
             .with_latency(&std::array::from_fn::<_, NUM_QUEUES, _>(|q| {
                 p.queues.latency(q)
             }));
+            // Frames the backend discarded for want of a buffer are the
+            // switch's drops too, under their own reason.
+            *s.drops
+                .entry(DropReason::NoBuffer.name().to_string())
+                .or_default() += io.rx_no_buffer;
             // The enable vector is configuration, not a counter.
             s.pfc.enabled = m.pfc.enabled_priorities;
             (p.owned, m.name.clone(), s)

@@ -33,6 +33,11 @@ pub struct IoCounters {
     pub tx_frames: u64,
     /// Frames `tx_burst` could not send (and dropped).
     pub tx_errors: u64,
+    /// Frames discarded on receive because the pool had no free buffer
+    /// (also in `rx_dropped`); the switch reports them as `no_buffer`
+    /// drops. Backends that leave such frames in their ring (AF_PACKET,
+    /// AF_XDP) count none: what overflows there is the kernel's drop.
+    pub rx_no_buffer: u64,
 }
 
 /// A source and sink of frames for one interface.

@@ -48,6 +48,7 @@ impl Port for NullPort {
         let n = pool.alloc_burst(burst, BURST_SIZE);
         if n < BURST_SIZE - start {
             self.counters.rx_dropped += 1;
+            self.counters.rx_no_buffer += (BURST_SIZE - start - n) as u64;
         }
         for p in &mut burst[start..] {
             let f = &self.frames[self.next];

@@ -25,8 +25,11 @@
 //!    `ecn` and the packet is ECN-capable (ECT(0), ECT(1), or already CE),
 //!    and dropped (`wred`) otherwise.
 //! 2. **Tail drop** (`tail_drop`) when the packet would exceed the queue's
-//!    `queue-limit`, the port buffer, or the queue's packet capacity
-//!    ([`crate::fifo::QUEUE_CAPACITY`]).
+//!    `queue-limit` or the port buffer. A queue has no packet capacity of
+//!    its own ([`crate::fifo`]): a queue of 64-byte frames and one of
+//!    jumbo frames both stop at their byte limit. Lossless packets skip
+//!    WRED drops and this step; their bound is the ingress priority
+//!    group's xOFF + headroom (`ingress_overflow`).
 //! 3. A packet selected for marking that was admitted gets CE (IPv4 with an
 //!    incremental checksum update, IPv6 in the traffic class).
 //!

@@ -108,6 +108,7 @@ impl Port for PcapPort {
         if let Some(s) = &self.source {
             c.rx_frames = s.rx_frames();
             c.rx_dropped = s.rx_dropped();
+            c.rx_no_buffer = s.rx_no_buffer();
         }
         if let Some(s) = &self.sink {
             c.tx_frames = s.tx_frames();

@@ -22,6 +22,8 @@ pub struct PcapSource {
     base: Nanos,
     rx_frames: u64,
     rx_dropped: u64,
+    /// Of `rx_dropped`, frames the pool had no buffer for.
+    no_buffer: u64,
     truncated: u64,
     read_errors: u64,
     upstream: Option<PfcUpstream>,
@@ -79,6 +81,7 @@ impl PcapSource {
             base,
             rx_frames: 0,
             rx_dropped: 0,
+            no_buffer: 0,
             truncated: 0,
             read_errors: 0,
             upstream: None,
@@ -197,7 +200,11 @@ impl PcapSource {
                             burst.push(pkt);
                             n += 1;
                         }
-                        None => self.rx_dropped += 1,
+                        None => {
+                            // A frame the switch built fits: the pool is empty.
+                            self.rx_dropped += 1;
+                            self.no_buffer += 1;
+                        }
                     }
                 }
                 (_, Some(t)) => {
@@ -207,7 +214,10 @@ impl PcapSource {
                     let pkt = if self.ahead.oversize {
                         None
                     } else {
-                        pool.alloc_from(self.reader.data(&self.ahead))
+                        let p = pool.alloc_from(self.reader.data(&self.ahead));
+                        // Not oversize, so a refusal means the pool is empty.
+                        self.no_buffer += u64::from(p.is_none());
+                        p
                     };
                     match pkt {
                         Some(mut p) => {
@@ -240,6 +250,12 @@ impl PcapSource {
     /// Frames dropped so far (longer than [`MAX_FRAME`](crate::packet::MAX_FRAME), or no free buffer).
     pub fn rx_dropped(&self) -> u64 {
         self.rx_dropped
+    }
+
+    /// Of [`rx_dropped`](Self::rx_dropped), frames dropped because the pool
+    /// had no free buffer.
+    pub fn rx_no_buffer(&self) -> u64 {
+        self.no_buffer
     }
 
     /// Frames captured shorter than they were on the wire (delivered as
