@@ -25,17 +25,99 @@ pub struct Compiled {
     pub warnings: Vec<String>,
 }
 
+/// A lossless group whose headroom cannot cover a software path's
+/// response time ([`dp::pfc::SOFTWARE_RESPONSE_NS`] at the port's speed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ShortHeadroom {
+    interface: String,
+    group: usize,
+    speed_mbps: u64,
+    headroom: u64,
+    needed: u64,
+    /// The default, cut to the port buffer (else a configured `pause` line).
+    capped: bool,
+}
+
+/// One warning per kind of shortfall, naming every interface it touches
+/// (a lab at 100 Gb/s would otherwise repeat it for every port).
+fn headroom_warnings(short: &[ShortHeadroom]) -> Vec<String> {
+    let mut kinds: BTreeMap<(bool, u64, u64, u64), Vec<String>> = BTreeMap::new();
+    for s in short {
+        kinds
+            .entry((s.capped, s.speed_mbps, s.headroom, s.needed))
+            .or_default()
+            .push(format!("{} qos-group {}", s.interface, s.group));
+    }
+    let ms = dp::pfc::SOFTWARE_RESPONSE_NS / 1_000_000;
+    kinds
+        .into_iter()
+        .map(|((capped, speed, headroom, needed), at)| {
+            let at = at.join(", ");
+            if capped {
+                format!(
+                    "{at}: at {speed} Mb/s a software path needs {needed} bytes of headroom \
+                     (what a peer sends in {ms} ms without a poll); the port buffer caps it at \
+                     {headroom}. Give switch-switch links a speed the host carries, or a larger \
+                     buffer-size; `show queuing interface` measures the real gaps"
+                )
+            } else {
+                format!(
+                    "{at}: headroom {headroom} bytes (buffer-size - pause-threshold) is less \
+                     than the {needed} bytes a peer sends at {speed} Mb/s in the {ms} ms a \
+                     software path may take to answer; lossless traffic may overflow \
+                     (`show queuing interface` measures the real gaps)"
+                )
+            }
+        })
+        .collect()
+}
+
 /// The PFC model of an interface: qos-group n is priority n; PFC is on for
 /// the lossless groups unless the interface says `priority-flow-control mode
-/// off`; thresholds come from the ingress `pause` lines, else the defaults of
-/// [`dp::PgThresholds::default_for`].
-fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
+/// off`; thresholds come from the ingress `pause` lines, else the defaults:
+/// [`dp::PgThresholds::software_default_for`] on a backend a software poll
+/// loop serves (`software`), [`dp::PgThresholds::default_for`] otherwise
+/// (replay, where the wire's timing is modelled). Lossless groups whose
+/// headroom cannot cover the software path's response go to `short`.
+fn pfc(
+    eq: &cfg::EffectiveQos,
+    m: &InterfaceModel,
+    software: bool,
+    short: &mut Vec<ShortHeadroom>,
+) -> dp::PfcModel {
     let enabled = if eq.pfc_mode == cfg::PfcMode::Off {
         0
     } else {
         eq.lossless
     };
-    let default = dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes);
+    let (default, capped) = if software {
+        dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, m.buffer_bytes)
+    } else {
+        (
+            dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes),
+            None,
+        )
+    };
+    let needed = dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, u64::MAX)
+        .0
+        .headroom_bytes;
+    for group in (0..8).filter(|g| enabled & (1 << g) != 0) {
+        let (headroom, capped) = match eq.ingress[group].pause {
+            None if capped.is_some() => (default.headroom_bytes, true),
+            Some(p) if software => (p.buffer_size.saturating_sub(p.xoff), false),
+            _ => continue,
+        };
+        if headroom < needed {
+            short.push(ShortHeadroom {
+                interface: m.name.clone(),
+                group,
+                speed_mbps: dp::pfc::speed_or_default(m.speed_mbps),
+                headroom,
+                needed,
+                capped,
+            });
+        }
+    }
     dp::PfcModel {
         enabled_priorities: enabled,
         pg: std::array::from_fn(|g| match eq.ingress[g].pause {
@@ -298,6 +380,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut interfaces = Vec::new();
     let mut binds = Vec::new();
+    let mut short_headroom = Vec::new();
     for ifc in &cfg.interfaces {
         if !ifc.routed {
             warnings.push(format!(
@@ -325,13 +408,18 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         if let Some(b) = cfg.buffer_bytes {
             m.buffer_bytes = b;
         }
-        m.pfc = pfc(&eq, &m);
+        let software = matches!(
+            ifc.bind,
+            Some(Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_) | Bind::Dpdk(_) | Bind::Ring(_))
+        );
+        m.pfc = pfc(&eq, &m, software, &mut short_headroom);
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
         }
         interfaces.push(m);
         binds.push(ifc.bind.clone());
     }
+    warnings.extend(headroom_warnings(&short_headroom));
     let index = |name: &InterfaceName| {
         cfg.interfaces
             .iter()
@@ -513,6 +601,69 @@ interface Ethernet1/2
 
     fn demo_switch_model() -> SwitchModel {
         crate::demo::demo_switch().unwrap().model
+    }
+
+    /// Default headroom covers a software path's response on ports a poll
+    /// loop serves, and the wire's terms alone where replay models the
+    /// timing; a configured headroom too small for it is named once.
+    #[test]
+    fn software_ports_get_headroom_for_their_response_and_short_ones_are_named() {
+        let text = include_str!("../../config/fuzz/seeds/ingress.conf");
+        let base = text.split("\ninterface ").next().unwrap();
+        const PAUSE: &str =
+            "    pause buffer-size 4194304 pause-threshold 3200 kbytes resume-threshold 100 kbytes";
+        assert!(base.contains(PAUSE));
+        let conf = format!(
+            "{base}\ninterface Ethernet1/1\n  no switchport\n  speed 1000\n  \
+             priority-flow-control mode on\n  service-policy type queuing input IN\n  \
+             bind af-packet veth1\n\
+             interface Ethernet1/2\n  no switchport\n  speed 1000\n  \
+             priority-flow-control mode on\n  service-policy type queuing input IN\n\
+             interface Ethernet1/3\n  no switchport\n  speed 1000\n  \
+             priority-flow-control mode on\n  service-policy type queuing input IN\n  \
+             bind af-packet veth3\n"
+        )
+        .replace(PAUSE, "    queue-limit dynamic 5");
+        let parsed = railyard_config::parse_str(&conf, "sw.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let [e1, e2, e3] = &c.model.interfaces[..] else {
+            panic!("three interfaces: {:?}", c.model.interfaces.len());
+        };
+        let wire = dp::PgThresholds::default_for(Some(1000), e1.mtu, e1.buffer_bytes);
+        assert_eq!(e2.pfc.pg[3], wire, "no backend: the wire's terms");
+        assert_eq!(e1.pfc.pg[3].headroom_bytes, wire.headroom_bytes + 1_250_000);
+        assert_eq!(e3.pfc.pg[3], e1.pfc.pg[3]);
+        assert_eq!(e1.pfc.enabled_priorities, 1 << 3);
+        assert!(
+            !c.warnings.iter().any(|w| w.contains("headroom")),
+            "{:?}",
+            c.warnings
+        );
+
+        // A configured 100 KB of headroom is short on both software ports:
+        // one warning names them; the unbound port is not named.
+        let short = conf.replace(
+            "class type queuing c-in-q3\n    queue-limit dynamic 5",
+            "class type queuing c-in-q3\n    \
+             pause buffer-size 1100000 pause-threshold 1000000 resume-threshold 500000",
+        );
+        assert_ne!(short, conf);
+        let parsed = railyard_config::parse_str(&short, "sw.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let named: Vec<_> = c
+            .warnings
+            .iter()
+            .filter(|w| w.contains("headroom"))
+            .collect();
+        assert_eq!(named.len(), 1, "{:?}", c.warnings);
+        assert!(
+            named[0].starts_with(
+                "Ethernet1/1 qos-group 3, Ethernet1/3 qos-group 3: headroom 100000 bytes"
+            ),
+            "{}",
+            named[0]
+        );
+        assert!(named[0].contains(&format!("{} bytes", wire.headroom_bytes + 1_250_000)));
     }
 
     #[test]

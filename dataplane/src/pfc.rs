@@ -359,6 +359,17 @@ mod tests {
         assert_eq!(t.headroom_bytes, 2 * 9258 + 12_500 + 480);
         let slow = PgThresholds::default_for(Some(10_000), 1500, 8 << 20);
         assert_eq!(slow.headroom_bytes, 2 * 1542 + 1250 + 480);
+        // A software path adds 10 ms at the port's speed: 1 250 000 bytes
+        // at 1 Gb/s; at 100 Gb/s the 125 MB it would take is cut to the buffer.
+        let (gig, capped) = PgThresholds::software_default_for(Some(1000), 1500, 8 << 20);
+        assert_eq!(gig.headroom_bytes, 2 * 1542 + 125 + 480 + 1_250_000);
+        assert_eq!(
+            (gig.xoff_bytes, gig.xon_bytes, capped),
+            (1 << 20, 512 << 10, None)
+        );
+        let (fast, capped) = PgThresholds::software_default_for(None, 1500, 8 << 20);
+        assert_eq!(fast.headroom_bytes, 8 << 20);
+        assert_eq!(capped, Some(2 * 1542 + 12_500 + 480 + 125_000_000));
     }
 
     /// Thresholds with xOFF at `xoff` and `headroom` beyond it.

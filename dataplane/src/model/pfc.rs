@@ -22,6 +22,16 @@ pub const PEER_RESPONSE_BITS: u64 = 3840;
 pub const FRAME_OVERHEAD_BYTES: u64 = 42;
 /// Default xOFF is the port buffer divided by this.
 pub const XOFF_BUFFER_DIVISOR: u64 = 8;
+/// How long a worker on a host shared with other busy threads may go
+/// without polling, which is the response time default headroom covers on a
+/// software backend (AF_PACKET, AF_XDP, TAP, DPDK, rings). A port's frames
+/// are admitted, and its pauses sent and refreshed, only while its worker
+/// polls; everything a peer sends in a gap lands beyond xOFF. Measured on a
+/// two-core host running four switches and their senders: gaps of 20 ms and
+/// more several times a second when it is overloaded, well under a
+/// millisecond when each worker has a core. `show queuing interface` reports
+/// the gaps of the running switch.
+pub const SOFTWARE_RESPONSE_NS: u64 = 10_000_000;
 
 /// Thresholds of one ingress priority group, in bytes buffered (the
 /// `Default` is all zeros: every lossless byte overflows).
@@ -51,6 +61,29 @@ impl PgThresholds {
             headroom_bytes: 2 * frame + cable_bytes + response_bytes,
         }
     }
+
+    /// The defaults for a port a software poll loop serves: as
+    /// [`default_for`](Self::default_for), with headroom also covering
+    /// [`SOFTWARE_RESPONSE_NS`] at the port's speed, but no more than the
+    /// port buffer. The second value is the headroom that would take when
+    /// the buffer capped it.
+    pub fn software_default_for(
+        speed_mbps: Option<u32>,
+        mtu: u16,
+        buffer_bytes: u64,
+    ) -> (Self, Option<u64>) {
+        let mut t = Self::default_for(speed_mbps, mtu, buffer_bytes);
+        let needed = t.headroom_bytes + bytes_at(SOFTWARE_RESPONSE_NS, speed_mbps);
+        t.headroom_bytes = needed.min(buffer_bytes);
+        (t, (needed > buffer_bytes).then_some(needed))
+    }
+}
+
+/// Bytes a sender at `speed_mbps` (100 Gb/s when `None`) puts on the wire
+/// in `ns` nanoseconds.
+pub fn bytes_at(ns: u64, speed_mbps: Option<u32>) -> u64 {
+    // bits = ns × Mb/s / 1000; bytes = bits / 8.
+    ns.saturating_mul(speed_or_default(speed_mbps)) / 8000
 }
 
 /// PFC on one interface.
