@@ -26,14 +26,17 @@ pub struct Compiled {
 }
 
 /// The PFC model of an interface: qos-group n is priority n; PFC is on for
-/// the lossless groups unless the interface says `priority-flow-control mode
-/// off`; thresholds come from the ingress `pause` lines, else the defaults of
-/// [`dp::PgThresholds::default_for`].
+/// the lossless groups when the interface says `priority-flow-control mode
+/// on`. `mode auto` (the default) compiles to off, as on NX-OS: PFC comes on
+/// only once DCBX negotiation with a peer succeeds, which the live switch's
+/// LLDP agent applies over this model (`lldp::runner`); replay and pcap runs
+/// have no such peer. Thresholds come from the ingress `pause` lines, else
+/// the defaults of [`dp::PgThresholds::default_for`].
 fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
-    let enabled = if eq.pfc_mode == cfg::PfcMode::Off {
-        0
-    } else {
+    let enabled = if eq.pfc_mode == cfg::PfcMode::On {
         eq.lossless
+    } else {
+        0
     };
     let default = dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes);
     dp::PfcModel {
@@ -55,6 +58,39 @@ fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
             }
         }),
         ..dp::PfcModel::default()
+    }
+}
+
+/// The note `check` (and every load) gives for an interface that carries
+/// lossless qos-groups in `priority-flow-control mode auto`: PFC is off
+/// there until a DCBX peer agrees, which replay and pcap runs never have.
+fn auto_pfc_warning(name: &str, eq: &cfg::EffectiveQos) -> Option<String> {
+    let carried = eq.classifier.groups() & eq.lossless;
+    if eq.pfc_mode != cfg::PfcMode::Auto || carried == 0 {
+        return None;
+    }
+    let groups: Vec<String> = (0..8u8)
+        .filter(|g| carried & (1 << g) != 0)
+        .map(|g| g.to_string())
+        .collect();
+    let plural = if groups.len() == 1 { "" } else { "s" };
+    Some(format!(
+        "{name}: lossless qos-group{plural} {} in priority-flow-control mode auto: PFC is off \
+         until a DCBX peer agrees (LLDP with DCBX, NX-OS behaviour; replay and pcap runs have \
+         no peer); say `priority-flow-control mode on` for PFC regardless",
+        groups.join(", ")
+    ))
+}
+
+/// The lossless priorities `eq` would pause on: the lossless qos-groups
+/// unless `priority-flow-control mode off`. In `auto` these are what DCBX
+/// offers the peer and what is in force once it agrees (what the LLDP agent
+/// advertises, and what `check` and `show queuing` describe).
+pub fn lossless_priorities(eq: &cfg::EffectiveQos) -> u8 {
+    if eq.pfc_mode == cfg::PfcMode::Off {
+        0
+    } else {
+        eq.lossless
     }
 }
 
@@ -326,6 +362,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             m.buffer_bytes = b;
         }
         m.pfc = pfc(&eq, &m);
+        warnings.extend(auto_pfc_warning(&ifc.name.to_string(), &eq));
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
         }
@@ -568,6 +605,37 @@ interface Ethernet1/2
         let parsed = railyard_config::parse_str(&off, "off.conf", &Default::default()).unwrap();
         let c = compile(&parsed.config).unwrap();
         assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
+        // `mode auto`: off until DCBX agrees, which a compiled model has no
+        // peer for; the lossless set is still what DCBX would offer.
+        let auto = text.replace(
+            "priority-flow-control mode on send-tlv",
+            "priority-flow-control mode auto",
+        );
+        let parsed = railyard_config::parse_str(&auto, "auto.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let e1 = &c.model.interfaces[0];
+        assert_eq!(e1.pfc.enabled_priorities, 0);
+        assert_eq!(e1.pfc.pg[3].xoff_bytes, 3200 * 1024, "thresholds kept");
+        let eq = parsed
+            .config
+            .effective_qos(&railyard_config::InterfaceName::new(1, 1));
+        assert_eq!(lossless_priorities(&eq), 1 << 3);
+        let note = |c: &Compiled| {
+            c.warnings
+                .iter()
+                .filter(|w| w.contains("mode auto: PFC is off until a DCBX peer agrees"))
+                .count()
+        };
+        assert_eq!(note(&c), 2, "Ethernet1/1-2: {:?}", c.warnings);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("Ethernet1/1: lossless qos-group 3 ")),
+            "{:?}",
+            c.warnings
+        );
+        let on = railyard_config::parse_str(text, "on.conf", &Default::default()).unwrap();
+        assert_eq!(note(&compile(&on.config).unwrap()), 0, "mode on: no note");
     }
 
     fn compiled(text: &str) -> Compiled {

@@ -661,6 +661,14 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         .iter()
                         .find(|i| i.name == ifname.to_string())
                         .map(|i| i.pfc)
+                        .map(|mut p| {
+                            // The lossless groups as configured, `auto` included
+                            // (off in the model until DCBX agrees): their
+                            // thresholds are the ones in force once it does.
+                            p.enabled_priorities =
+                                railyard_control::compile::lossless_priorities(&eq);
+                            p
+                        })
                         .unwrap_or_default();
                     if json {
                         let mut v = show::qos::queuing_json(&eq, stats.as_ref());
@@ -809,9 +817,12 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     let mut pfc = serde_json::Map::new();
                     for (n, i) in &stats.interfaces {
                         let mut v = serde_json::to_value(&i.pfc).map_err(|e| e.to_string())?;
+                        // The configured mode and the state in force, apart:
+                        // `auto` is off until a DCBX peer agrees.
                         if let Some(m) = modes.get(n) {
                             v["mode"] = m.keyword().into();
                         }
+                        v["oper"] = if show::pfc_oper(i) { "on" } else { "off" }.into();
                         pfc.insert(n.clone(), v);
                     }
                     return print_json(&mut out, &serde_json::json!({ "interfaces": pfc }));
