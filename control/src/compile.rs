@@ -55,6 +55,7 @@ fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
                 interval_ns: u64::from(t.interval_ms) * 1_000_000,
                 shutdown_multiplier: u32::from(t.shutdown_multiplier),
                 restore_multiplier: u32::from(t.auto_restore_multiplier),
+                fixed_restore_multiplier: u32::from(t.fixed_restore_multiplier),
             }
         }),
         ..dp::PfcModel::default()
@@ -598,6 +599,20 @@ interface Ethernet1/2
             ),
             (100_000_000, 1, 10)
         );
+        assert_eq!(
+            wd.fixed_restore_multiplier, 0,
+            "fixed restore off by default"
+        );
+        let demo_fixed = format!(
+            "{}\npriority-flow-control fixed-restore multiplier 3\n",
+            crate::demo::DEMO_CONFIG
+        );
+        let wd = compiled(&demo_fixed).model.interfaces[0]
+            .pfc
+            .watchdog
+            .unwrap();
+        assert_eq!(wd.fixed_restore_multiplier, 3);
+        assert_eq!(wd.fixed_restore_ns(), Some(300_000_000));
         let off = text.replace(
             "priority-flow-control mode on send-tlv",
             "priority-flow-control mode off",
