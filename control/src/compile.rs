@@ -56,6 +56,7 @@ fn pfc(eq: &cfg::EffectiveQos, m: &InterfaceModel) -> dp::PfcModel {
                 shutdown_multiplier: u32::from(t.shutdown_multiplier),
                 restore_multiplier: u32::from(t.auto_restore_multiplier),
                 fixed_restore_multiplier: u32::from(t.fixed_restore_multiplier),
+                forward_ingress: false,
             }
         }),
         ..dp::PfcModel::default()
@@ -363,6 +364,9 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             m.buffer_bytes = b;
         }
         m.pfc = pfc(&eq, &m);
+        if let Some(w) = m.pfc.watchdog.as_mut() {
+            w.forward_ingress = cfg.pfc_watchdog_ingress_forward;
+        }
         warnings.extend(auto_pfc_warning(&ifc.name.to_string(), &eq));
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
@@ -613,6 +617,10 @@ interface Ethernet1/2
             .unwrap();
         assert_eq!(wd.fixed_restore_multiplier, 3);
         assert_eq!(wd.fixed_restore_ns(), Some(300_000_000));
+        assert!(!wd.forward_ingress, "NX-OS drops by default");
+        let fwd = format!("{demo_fixed}priority-flow-control watch-dog ingress forward\n");
+        let wd = compiled(&fwd).model.interfaces[0].pfc.watchdog.unwrap();
+        assert!(wd.forward_ingress);
         let off = text.replace(
             "priority-flow-control mode on send-tlv",
             "priority-flow-control mode off",

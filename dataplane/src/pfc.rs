@@ -36,7 +36,10 @@
 //! stays paused by its peer for `interval × shutdown_multiplier` is declared
 //! stormed: its packets are flushed, new packets for it are dropped
 //! (`pfc_watchdog`), pause frames no longer pause it, and the port stops
-//! sending PFC for that priority (its traffic is admitted as lossy). It is
+//! sending PFC for that priority. Traffic of that priority arriving on the
+//! port is dropped (`pfc_watchdog_ingress`, as NX-OS documents), or with
+//! [`WatchdogModel::forward_ingress`](crate::model::WatchdogModel::forward_ingress)
+//! admitted as lossy and counted. It is
 //! restored once no pause frame for the priority has arrived for
 //! `interval × restore_multiplier` (0: never by itself), or, with a
 //! `fixed_restore_multiplier`, `interval × fixed_restore_multiplier` after

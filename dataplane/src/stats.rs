@@ -142,6 +142,11 @@ pub struct PfcStats {
     /// Stormed queues the PFC watchdog restored, per priority.
     #[serde(default)]
     pub watchdog_restores: [u64; 8],
+    /// Lossless packets that arrived while the watchdog had shut the port's
+    /// queue for their priority and were forwarded as lossy, per priority
+    /// (`priority-flow-control watch-dog ingress forward`).
+    #[serde(default)]
+    pub watchdog_ingress_forwarded: [u64; 8],
 }
 
 impl From<&PfcCounters> for PfcStats {
@@ -155,6 +160,7 @@ impl From<&PfcCounters> for PfcStats {
             paused_ns: c.paused_ns,
             watchdog_storms: c.watchdog_storms,
             watchdog_restores: c.watchdog_restores,
+            watchdog_ingress_forwarded: c.watchdog_ingress_forwarded,
         }
     }
 }

@@ -294,6 +294,7 @@ fn watchdog() -> railyard_dataplane::model::WatchdogModel {
         shutdown_multiplier: 1,
         restore_multiplier: 2,
         fixed_restore_multiplier: 0,
+        forward_ingress: false,
     }
 }
 

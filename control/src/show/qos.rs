@@ -475,8 +475,13 @@ pub fn render_pfc_queue(
 ) -> std::io::Result<()> {
     let t = &cfg.pfc_watchdog;
     let timers = format!(
-        "Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}",
-        t.interval_ms, t.shutdown_multiplier, t.auto_restore_multiplier
+        "Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}, \
+         fixed restore multiplier {}, ingress {}",
+        t.interval_ms,
+        t.shutdown_multiplier,
+        t.auto_restore_multiplier,
+        t.fixed_restore_multiplier,
+        ingress_action(cfg)
     );
     let rule = format!("+{}+", "-".repeat(timers.chars().count() + 2));
     writeln!(out, "{rule}\n| {timers} |\n{rule}")?;
@@ -523,6 +528,15 @@ pub fn render_pfc_queue(
     Ok(())
 }
 
+/// What happens to lossless traffic arriving for a queue the watchdog shut.
+fn ingress_action(cfg: &Config) -> &'static str {
+    if cfg.pfc_watchdog_ingress_forward {
+        "forward"
+    } else {
+        "drop"
+    }
+}
+
 /// `show queuing pfc-queue --json`.
 pub fn pfc_queue_json(
     cfg: &Config,
@@ -550,6 +564,7 @@ pub fn pfc_queue_json(
                         "restores": restores,
                         "drops": qs.map_or(0, |q| q.watchdog_drops),
                         "drop_bytes": qs.map_or(0, |q| q.watchdog_drop_bytes),
+                        "ingress_forwarded": s.map_or(0, |s| s.pfc.watchdog_ingress_forwarded[q]),
                     })
                 })
                 .collect();
@@ -563,6 +578,8 @@ pub fn pfc_queue_json(
         "interval_ms": cfg.pfc_watchdog.interval_ms,
         "shutdown_multiplier": cfg.pfc_watchdog.shutdown_multiplier,
         "restore_multiplier": cfg.pfc_watchdog.auto_restore_multiplier,
+        "fixed_restore_multiplier": cfg.pfc_watchdog.fixed_restore_multiplier,
+        "ingress": ingress_action(cfg),
         "interfaces": interfaces,
     })
 }

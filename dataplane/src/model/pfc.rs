@@ -81,6 +81,11 @@ pub struct WatchdogModel {
     /// or not pause frames still arrive (NX-OS `fixed-restore multiplier`,
     /// for a peer that never stops pausing); 0: off.
     pub fixed_restore_multiplier: u32,
+    /// Lossless traffic arriving on the port while the watchdog has shut its
+    /// queue for that priority is forwarded as lossy (railyard's
+    /// `priority-flow-control watch-dog ingress forward`) instead of dropped
+    /// as NX-OS does (`pfc_watchdog_ingress`).
+    pub forward_ingress: bool,
 }
 
 impl WatchdogModel {

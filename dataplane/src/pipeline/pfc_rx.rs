@@ -1,7 +1,8 @@
 //! PFC reception, per port: received PFC/PAUSE frames pause egress queues
 //! for their quanta, the timers resume them, and the watchdog declares a
 //! queue paused too long with traffic waiting stormed (flushed, no longer
-//! paused, its priority admitted as lossy) and restores it later.
+//! paused, its priority's arrivals on the port dropped or admitted as lossy,
+//! see `classify`) and restores it later.
 
 use std::sync::Arc;
 
@@ -191,6 +192,7 @@ mod tests {
             shutdown_multiplier: 1,
             restore_multiplier: 2,
             fixed_restore_multiplier: fixed,
+            forward_ingress: false,
         };
         port.pfc.watchdog = Some(wd);
         let model = SwitchModel {
