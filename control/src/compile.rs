@@ -84,6 +84,78 @@ fn auto_pfc_warning(name: &str, eq: &cfg::EffectiveQos) -> Option<String> {
     ))
 }
 
+/// One lossless class whose thresholds in force break xON < WRED min <
+/// WRED max < xOFF: qos-group, xON, WRED min and max (bytes), xOFF, and
+/// whether any of them is a default or counted from packets.
+type Breach = (usize, u64, u64, u64, u64, bool, bool);
+
+/// `check`'s view of xON < WRED min < WRED max < xOFF on every lossless
+/// class of every interface, with the thresholds the dataplane runs:
+/// the compiled [`dp::PgThresholds`] (defaults from
+/// [`dp::PgThresholds::default_for`] where no `pause` line sets them) and
+/// the queue's WRED. ECN must slow senders before PFC pauses the link.
+/// Interfaces with the same breach share one warning.
+#[derive(Default)]
+struct ThresholdOrder {
+    breaches: Vec<(Breach, Vec<String>)>,
+}
+
+impl ThresholdOrder {
+    /// Checks interface `m` (compiled from `eq`). Explicit `pause` lines
+    /// against a WRED in bytes are left to the configuration's own check,
+    /// which points at the line.
+    fn check(&mut self, m: &InterfaceModel, eq: &cfg::EffectiveQos) {
+        let lossless = lossless_priorities(eq);
+        for g in (0..8usize).filter(|g| lossless & (1 << g) != 0) {
+            let Some(w) = m.queues[g].wred else { continue };
+            let explicit = eq.ingress[g].pause.is_some();
+            let packets = w.unit == ThresholdUnit::Packets;
+            if explicit && !packets {
+                continue;
+            }
+            // Packets counted as MTU-sized frames (MTU plus the Ethernet header).
+            let per = if packets { u64::from(m.mtu) + 14 } else { 1 };
+            let (min, max) = (w.min.saturating_mul(per), w.max.saturating_mul(per));
+            let t = m.pfc.pg[g];
+            if t.xon_bytes < min && min < max && max < t.xoff_bytes {
+                continue;
+            }
+            let b = (g, t.xon_bytes, min, max, t.xoff_bytes, !explicit, packets);
+            match self.breaches.iter_mut().find(|(k, _)| *k == b) {
+                Some((_, names)) => names.push(m.name.clone()),
+                None => self.breaches.push((b, vec![m.name.clone()])),
+            }
+        }
+    }
+
+    /// One warning per distinct breach, naming its interfaces.
+    fn warnings(&self) -> Vec<String> {
+        self.breaches
+            .iter()
+            .map(|((g, xon, min, max, xoff, default, packets), names)| {
+                let source = if *default {
+                    " (xON and xOFF are the defaults: no `pause` line sets them)"
+                } else {
+                    ""
+                };
+                let unit = if *packets {
+                    " (WRED in packets, counted as MTU-sized frames)"
+                } else {
+                    ""
+                };
+                format!(
+                    "qos-group {g} on {}: thresholds in force break xON < WRED min < WRED max < \
+                     xOFF (xON {xon}, WRED {min}-{max}, xOFF {xoff} bytes){source}{unit}; ECN \
+                     should slow senders before PFC pauses the link: give an input queuing \
+                     policy `pause buffer-size … pause-threshold … resume-threshold …` with the \
+                     resume threshold below WRED min and the pause threshold above WRED max",
+                    names.join(", ")
+                )
+            })
+            .collect()
+    }
+}
+
 /// The lossless priorities `eq` would pause on: the lossless qos-groups
 /// unless `priority-flow-control mode off`. In `auto` these are what DCBX
 /// offers the peer and what is in force once it agrees (what the LLDP agent
@@ -336,6 +408,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut interfaces = Vec::new();
     let mut binds = Vec::new();
+    let mut thresholds = ThresholdOrder::default();
     for ifc in &cfg.interfaces {
         if !ifc.routed {
             warnings.push(format!(
@@ -367,6 +440,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         if let Some(w) = m.pfc.watchdog.as_mut() {
             w.forward_ingress = cfg.pfc_watchdog_ingress_forward;
         }
+        thresholds.check(&m, &eq);
         warnings.extend(auto_pfc_warning(&ifc.name.to_string(), &eq));
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
@@ -430,6 +504,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             })
         })
         .collect();
+    warnings.extend(thresholds.warnings());
     if let Some(cfg::DlbInterfaces::List(names)) = cfg.dlb.as_ref().map(|d| &d.interfaces) {
         for n in names.iter().filter(|n| index(n).is_none()) {
             warnings.push(format!(
@@ -659,6 +734,89 @@ interface Ethernet1/2
         );
         let on = railyard_config::parse_str(text, "on.conf", &Default::default()).unwrap();
         assert_eq!(note(&compile(&on.config).unwrap()), 0, "mode on: no note");
+    }
+
+    /// The warnings about xON < WRED min < WRED max < xOFF in `c`.
+    fn order_warnings(c: &Compiled) -> Vec<&String> {
+        c.warnings
+            .iter()
+            .filter(|w| w.contains("break xON < WRED min < WRED max < xOFF"))
+            .collect()
+    }
+
+    #[test]
+    fn check_sees_default_thresholds_out_of_order() {
+        // The demo: WRED 150-3000 KB on queue 3 and no `pause` line, so the
+        // defaults (xON 512 KB, xOFF 1 MB at the default buffer) are in force.
+        let c = compiled(crate::demo::DEMO_CONFIG);
+        let w = order_warnings(&c);
+        assert_eq!(w.len(), 1, "one warning for the six like ports: {w:?}");
+        let t = c.model.interfaces[0].pfc.pg[3];
+        assert!(
+            w[0].starts_with("qos-group 3 on Ethernet1/1, Ethernet1/2,"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("Ethernet1/32"), "{}", w[0]);
+        assert!(
+            w[0].contains(&format!(
+                "(xON {}, WRED 153600-3072000, xOFF {} bytes)",
+                t.xon_bytes, t.xoff_bytes
+            )),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("the defaults"), "{}", w[0]);
+        // The shipped lab templates write no `pause` line either.
+        let topo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scripts/topologies/rail-spine.topo");
+        let text = std::fs::read_to_string(&topo).unwrap();
+        let t = crate::lab::topology::parse_str(&text, &topo).unwrap();
+        for r in crate::lab::render::render_all(&t).unwrap() {
+            let c = compiled(&r.config);
+            assert!(
+                order_warnings(&c)
+                    .iter()
+                    .any(|w| w.starts_with("qos-group 3 on ")),
+                "{}: {:?}",
+                r.switch,
+                c.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn check_is_quiet_when_the_thresholds_in_force_are_in_order() {
+        // The book's ingress policy: resume 100 KB < WRED 150 KB < 3000 KB < pause 3200 KB.
+        let text = crate::demo::DEMO_CONFIG
+            .replace(
+                "policy-map type network-qos qos_network",
+                "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 4194304 pause-threshold 3276800 resume-threshold 102400\npolicy-map type network-qos qos_network",
+            )
+            .replace("system qos\n", "system qos\n  service-policy type queuing input IN\n");
+        let parsed = railyard_config::parse_str(&text, "t.conf", &Default::default()).unwrap();
+        assert!(
+            parsed.warnings.iter().all(|d| !d.message.contains("xON")),
+            "{:?}",
+            parsed.warnings
+        );
+        let c = compile(&parsed.config).unwrap();
+        assert_eq!(order_warnings(&c), Vec::<&String>::new());
+        // WRED in packets counts MTU-sized frames (9216 + 14 B): 20 and 300
+        // packets sit between xON and xOFF; 400 packets (3,692,000 B) pass
+        // xOFF 3200 KB.
+        let packets = |max: u32| {
+            compiled(&text.replace(
+                "minimum-threshold 150 kbytes maximum-threshold 3000 kbytes",
+                &format!("minimum-threshold 20 packets maximum-threshold {max} packets"),
+            ))
+        };
+        assert_eq!(order_warnings(&packets(300)), Vec::<&String>::new());
+        let c = packets(400);
+        let w = order_warnings(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(w[0].contains("WRED 184600-3692000"), "{}", w[0]);
+        assert!(w[0].contains("WRED in packets"), "{}", w[0]);
     }
 
     fn compiled(text: &str) -> Compiled {

@@ -816,7 +816,17 @@ fn a_closed_stdout_ends_quietly_and_successfully() {
             .output()
             .expect("run railyard");
         assert!(out.status.success(), "{args:?}: {:?}", out.status);
-        assert_eq!(text(&out.stderr), "", "{args:?}");
+        // Nothing about the closed pipe; `check` still reports the book
+        // configuration's own warnings (its default pause thresholds sit
+        // inside the WRED band), which go to stderr.
+        let err = text(&out.stderr);
+        assert!(
+            err.lines().all(|l| l.starts_with("warning: ")),
+            "{args:?}: {err}"
+        );
+        if args[0] != "check" {
+            assert_eq!(err, "", "{args:?}");
+        }
     }
     // Other errors are still reported.
     let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
