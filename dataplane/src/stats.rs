@@ -125,6 +125,14 @@ pub struct PfcStats {
     /// PFC enable vector it sends and honours.
     #[serde(default)]
     pub enabled: u8,
+    /// Queues paused by the peer at the snapshot (bit n = queue n): a pause
+    /// in force now, unlike `rx_pause`, which also counts refreshes.
+    #[serde(default)]
+    pub rx_paused: u8,
+    /// Priorities this port holds XOFF on at the snapshot (bit n =
+    /// priority n): sent and not yet released by an XON.
+    #[serde(default)]
+    pub tx_xoff: u8,
     /// Pause frames sent, per priority.
     pub tx_pause: [u64; 8],
     /// Resume (quanta 0) frames sent, per priority.
@@ -153,6 +161,8 @@ impl From<&PfcCounters> for PfcStats {
     fn from(c: &PfcCounters) -> Self {
         PfcStats {
             enabled: 0,
+            rx_paused: 0,
+            tx_xoff: 0,
             tx_pause: c.tx_pause,
             tx_resume: c.tx_resume,
             rx_pause: c.rx_pause,

@@ -264,6 +264,23 @@ mod tests {
     }
 
     #[test]
+    fn the_snapshot_carries_the_pause_state_in_force() {
+        let (mut sw, pool, _) = switch(0);
+        let pfc = |sw: &Switch| sw.stats().interfaces["Ethernet1/1"].pfc.clone();
+        assert_eq!((pfc(&sw).rx_paused, pfc(&sw).tx_xoff), (0, 0));
+        pause(&mut sw, &pool, 0);
+        assert_eq!(pfc(&sw).rx_paused, 1 << Q);
+        assert_eq!(pfc(&sw).rx_pause[Q], 1);
+        // The pause runs out (65535 quanta at 10 Gb/s is 3.36 ms): the
+        // frame count stays, the state goes.
+        sw.pfc_timers(0, 4 * MS, None);
+        assert_eq!(pfc(&sw).rx_paused, 0);
+        assert_eq!(pfc(&sw).rx_pause[Q], 1);
+        sw.ports[0].pfc.tx_xoff = 1 << Q;
+        assert_eq!(pfc(&sw).tx_xoff, 1 << Q);
+    }
+
+    #[test]
     fn the_next_watchdog_deadline_includes_the_fixed_restore() {
         let (mut sw, pool, wd) = switch(5);
         pause(&mut sw, &pool, 0);
