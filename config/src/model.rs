@@ -68,6 +68,11 @@ pub struct Config {
     /// railyard's `priority-flow-control pause-quanta N` extension: the quanta
     /// of the PFC pause frames the switch sends (default 65535).
     pub pfc_pause_quanta: Option<u16>,
+    /// railyard's `priority-flow-control watch-dog ingress forward`
+    /// extension: traffic of a lossless priority arriving on a port whose
+    /// queue for it the watchdog has shut is forwarded as lossy instead of
+    /// dropped (NX-OS drops it, the default).
+    pub pfc_watchdog_ingress_forward: bool,
     /// railyard's `dpdk eal-args ARG…` extension: the arguments DPDK's EAL
     /// is initialised with when an interface is bound to `dpdk` (empty:
     /// railyard's defaults). Only a build with the `dpdk` feature uses them.

@@ -53,6 +53,9 @@ impl fmt::Display for Config {
         if let Some(q) = self.pfc_pause_quanta {
             blocks.push(format!("priority-flow-control pause-quanta {q}\n"));
         }
+        if self.pfc_watchdog_ingress_forward {
+            blocks.push("priority-flow-control watch-dog ingress forward\n".to_string());
+        }
         blocks.extend(self.access_lists.iter().map(ToString::to_string));
         blocks.extend(self.class_maps.iter().map(ToString::to_string));
         blocks.extend(self.qos_policies.iter().map(ToString::to_string));

@@ -313,6 +313,36 @@ fn lldp_dcbx_version_per_interface() {
 }
 
 #[test]
+fn the_watchdog_ingress_extension() {
+    assert!(
+        !clean("").config.pfc_watchdog_ingress_forward,
+        "drop by default"
+    );
+    let c = clean("priority-flow-control watch-dog ingress forward\n").config;
+    assert!(c.pfc_watchdog_ingress_forward);
+    assert_eq!(
+        c.to_string(),
+        "priority-flow-control watch-dog ingress forward\n"
+    );
+    for back in [
+        "priority-flow-control watch-dog ingress drop\n",
+        "no priority-flow-control watch-dog ingress\n",
+    ] {
+        let c = clean(&format!(
+            "priority-flow-control watch-dog ingress forward\n{back}"
+        ))
+        .config;
+        assert!(!c.pfc_watchdog_ingress_forward, "{back}");
+        assert_eq!(c.to_string(), "", "the default prints nothing");
+    }
+    let d = common::one_error("priority-flow-control watch-dog ingress lossy\n");
+    assert_eq!(d.line, 1);
+    assert!(d.message.contains("lossy"), "{}", d.message);
+    let d = common::one_error("priority-flow-control watch-dog ingress\n");
+    assert!(d.message.contains("`drop` or `forward`"), "{}", d.message);
+}
+
+#[test]
 fn the_buffer_size_extension() {
     let c = clean("buffer-size 32 mbytes\n").config;
     assert_eq!(c.buffer_bytes, Some(32 * MBYTE));

@@ -73,22 +73,26 @@ fn headroom_warnings(short: &[ShortHeadroom]) -> Vec<String> {
 }
 
 /// The PFC model of an interface: qos-group n is priority n; PFC is on for
-/// the lossless groups unless the interface says `priority-flow-control mode
-/// off`; thresholds come from the ingress `pause` lines, else the defaults:
-/// [`dp::PgThresholds::software_default_for`] on a backend a software poll
-/// loop serves (`software`), [`dp::PgThresholds::default_for`] otherwise
-/// (replay, where the wire's timing is modelled). Lossless groups whose
-/// headroom cannot cover the software path's response go to `short`.
+/// the lossless groups when the interface says `priority-flow-control mode
+/// on`. `mode auto` (the default) compiles to off, as on NX-OS: PFC comes on
+/// only once DCBX negotiation with a peer succeeds, which the live switch's
+/// LLDP agent applies over this model (`lldp::runner`); replay and pcap runs
+/// have no such peer. Thresholds come from the ingress `pause` lines, else
+/// the defaults: [`dp::PgThresholds::software_default_for`] on a backend a
+/// software poll loop serves (`software`), [`dp::PgThresholds::default_for`]
+/// otherwise (replay, where the wire's timing is modelled). Lossless groups
+/// (in `on` or `auto`) whose headroom cannot cover the software path's
+/// response go to `short`.
 fn pfc(
     eq: &cfg::EffectiveQos,
     m: &InterfaceModel,
     software: bool,
     short: &mut Vec<ShortHeadroom>,
 ) -> dp::PfcModel {
-    let enabled = if eq.pfc_mode == cfg::PfcMode::Off {
-        0
-    } else {
+    let enabled = if eq.pfc_mode == cfg::PfcMode::On {
         eq.lossless
+    } else {
+        0
     };
     let (default, capped) = if software {
         dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, m.buffer_bytes)
@@ -101,7 +105,12 @@ fn pfc(
     let needed = dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, u64::MAX)
         .0
         .headroom_bytes;
-    for group in (0..8).filter(|g| enabled & (1 << g) != 0) {
+    let may_pause = if eq.pfc_mode == cfg::PfcMode::Off {
+        0
+    } else {
+        eq.lossless
+    };
+    for group in (0..8).filter(|g| may_pause & (1 << g) != 0) {
         let (headroom, capped) = match eq.ingress[group].pause {
             None if capped.is_some() => (default.headroom_bytes, true),
             Some(p) if software => (p.buffer_size.saturating_sub(p.xoff), false),
@@ -134,9 +143,116 @@ fn pfc(
                 interval_ns: u64::from(t.interval_ms) * 1_000_000,
                 shutdown_multiplier: u32::from(t.shutdown_multiplier),
                 restore_multiplier: u32::from(t.auto_restore_multiplier),
+                fixed_restore_multiplier: u32::from(t.fixed_restore_multiplier),
+                forward_ingress: false,
             }
         }),
         ..dp::PfcModel::default()
+    }
+}
+
+/// The note `check` (and every load) gives for an interface that carries
+/// lossless qos-groups in `priority-flow-control mode auto`: PFC is off
+/// there until a DCBX peer agrees, which replay and pcap runs never have.
+fn auto_pfc_warning(name: &str, eq: &cfg::EffectiveQos) -> Option<String> {
+    let carried = eq.classifier.groups() & eq.lossless;
+    if eq.pfc_mode != cfg::PfcMode::Auto || carried == 0 {
+        return None;
+    }
+    let groups: Vec<String> = (0..8u8)
+        .filter(|g| carried & (1 << g) != 0)
+        .map(|g| g.to_string())
+        .collect();
+    let plural = if groups.len() == 1 { "" } else { "s" };
+    Some(format!(
+        "{name}: lossless qos-group{plural} {} in priority-flow-control mode auto: PFC is off \
+         until a DCBX peer agrees (LLDP with DCBX, NX-OS behaviour; replay and pcap runs have \
+         no peer); say `priority-flow-control mode on` for PFC regardless",
+        groups.join(", ")
+    ))
+}
+
+/// One lossless class whose thresholds in force break xON < WRED min <
+/// WRED max < xOFF: qos-group, xON, WRED min and max (bytes), xOFF, and
+/// whether any of them is a default or counted from packets.
+type Breach = (usize, u64, u64, u64, u64, bool, bool);
+
+/// `check`'s view of xON < WRED min < WRED max < xOFF on every lossless
+/// class of every interface, with the thresholds the dataplane runs:
+/// the compiled [`dp::PgThresholds`] (defaults from
+/// [`dp::PgThresholds::default_for`] where no `pause` line sets them) and
+/// the queue's WRED. ECN must slow senders before PFC pauses the link.
+/// Interfaces with the same breach share one warning.
+#[derive(Default)]
+struct ThresholdOrder {
+    breaches: Vec<(Breach, Vec<String>)>,
+}
+
+impl ThresholdOrder {
+    /// Checks interface `m` (compiled from `eq`). Explicit `pause` lines
+    /// against a WRED in bytes are left to the configuration's own check,
+    /// which points at the line.
+    fn check(&mut self, m: &InterfaceModel, eq: &cfg::EffectiveQos) {
+        let lossless = lossless_priorities(eq);
+        for g in (0..8usize).filter(|g| lossless & (1 << g) != 0) {
+            let Some(w) = m.queues[g].wred else { continue };
+            let explicit = eq.ingress[g].pause.is_some();
+            let packets = w.unit == ThresholdUnit::Packets;
+            if explicit && !packets {
+                continue;
+            }
+            // Packets counted as MTU-sized frames (MTU plus the Ethernet header).
+            let per = if packets { u64::from(m.mtu) + 14 } else { 1 };
+            let (min, max) = (w.min.saturating_mul(per), w.max.saturating_mul(per));
+            let t = m.pfc.pg[g];
+            if t.xon_bytes < min && min < max && max < t.xoff_bytes {
+                continue;
+            }
+            let b = (g, t.xon_bytes, min, max, t.xoff_bytes, !explicit, packets);
+            match self.breaches.iter_mut().find(|(k, _)| *k == b) {
+                Some((_, names)) => names.push(m.name.clone()),
+                None => self.breaches.push((b, vec![m.name.clone()])),
+            }
+        }
+    }
+
+    /// One warning per distinct breach, naming its interfaces.
+    fn warnings(&self) -> Vec<String> {
+        self.breaches
+            .iter()
+            .map(|((g, xon, min, max, xoff, default, packets), names)| {
+                let source = if *default {
+                    " (xON and xOFF are the defaults: no `pause` line sets them)"
+                } else {
+                    ""
+                };
+                let unit = if *packets {
+                    " (WRED in packets, counted as MTU-sized frames)"
+                } else {
+                    ""
+                };
+                format!(
+                    "qos-group {g} on {}: thresholds in force break xON < WRED min < WRED max < \
+                     xOFF (xON {xon}, WRED {min}-{max}, xOFF {xoff} bytes){source}{unit}; ECN \
+                     should slow senders before PFC pauses the link: give an input queuing \
+                     policy `pause buffer-size … pause-threshold … resume-threshold …` with the \
+                     resume threshold below WRED min and the pause threshold above WRED max",
+                    names.join(", ")
+                )
+            })
+            .collect()
+    }
+}
+
+/// The lossless priorities `eq` would pause on: the lossless qos-groups
+/// unless `priority-flow-control mode off`. In `auto` these are what DCBX
+/// offers the peer and what is in force once it agrees (what the LLDP agent
+/// advertises, and what `check` and `show queuing` describe).
+pub fn lossless_priorities(eq: &cfg::EffectiveQos) -> u8 {
+    if eq.pfc_mode == cfg::PfcMode::Off {
+        0
+    } else {
+        eq.lossless
     }
 }
 
@@ -381,6 +497,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut interfaces = Vec::new();
     let mut binds = Vec::new();
     let mut short_headroom = Vec::new();
+    let mut thresholds = ThresholdOrder::default();
     for ifc in &cfg.interfaces {
         if !ifc.routed {
             warnings.push(format!(
@@ -413,6 +530,11 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             Some(Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_) | Bind::Dpdk(_) | Bind::Ring(_))
         );
         m.pfc = pfc(&eq, &m, software, &mut short_headroom);
+        if let Some(w) = m.pfc.watchdog.as_mut() {
+            w.forward_ingress = cfg.pfc_watchdog_ingress_forward;
+        }
+        thresholds.check(&m, &eq);
+        warnings.extend(auto_pfc_warning(&ifc.name.to_string(), &eq));
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
         }
@@ -476,6 +598,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             })
         })
         .collect();
+    warnings.extend(thresholds.warnings());
     if let Some(cfg::DlbInterfaces::List(names)) = cfg.dlb.as_ref().map(|d| &d.interfaces) {
         for n in names.iter().filter(|n| index(n).is_none()) {
             warnings.push(format!(
@@ -712,6 +835,24 @@ interface Ethernet1/2
             ),
             (100_000_000, 1, 10)
         );
+        assert_eq!(
+            wd.fixed_restore_multiplier, 0,
+            "fixed restore off by default"
+        );
+        let demo_fixed = format!(
+            "{}\npriority-flow-control fixed-restore multiplier 3\n",
+            crate::demo::DEMO_CONFIG
+        );
+        let wd = compiled(&demo_fixed).model.interfaces[0]
+            .pfc
+            .watchdog
+            .unwrap();
+        assert_eq!(wd.fixed_restore_multiplier, 3);
+        assert_eq!(wd.fixed_restore_ns(), Some(300_000_000));
+        assert!(!wd.forward_ingress, "NX-OS drops by default");
+        let fwd = format!("{demo_fixed}priority-flow-control watch-dog ingress forward\n");
+        let wd = compiled(&fwd).model.interfaces[0].pfc.watchdog.unwrap();
+        assert!(wd.forward_ingress);
         let off = text.replace(
             "priority-flow-control mode on send-tlv",
             "priority-flow-control mode off",
@@ -719,6 +860,120 @@ interface Ethernet1/2
         let parsed = railyard_config::parse_str(&off, "off.conf", &Default::default()).unwrap();
         let c = compile(&parsed.config).unwrap();
         assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
+        // `mode auto`: off until DCBX agrees, which a compiled model has no
+        // peer for; the lossless set is still what DCBX would offer.
+        let auto = text.replace(
+            "priority-flow-control mode on send-tlv",
+            "priority-flow-control mode auto",
+        );
+        let parsed = railyard_config::parse_str(&auto, "auto.conf", &Default::default()).unwrap();
+        let c = compile(&parsed.config).unwrap();
+        let e1 = &c.model.interfaces[0];
+        assert_eq!(e1.pfc.enabled_priorities, 0);
+        assert_eq!(e1.pfc.pg[3].xoff_bytes, 3200 * 1024, "thresholds kept");
+        let eq = parsed
+            .config
+            .effective_qos(&railyard_config::InterfaceName::new(1, 1));
+        assert_eq!(lossless_priorities(&eq), 1 << 3);
+        let note = |c: &Compiled| {
+            c.warnings
+                .iter()
+                .filter(|w| w.contains("mode auto: PFC is off until a DCBX peer agrees"))
+                .count()
+        };
+        assert_eq!(note(&c), 2, "Ethernet1/1-2: {:?}", c.warnings);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("Ethernet1/1: lossless qos-group 3 ")),
+            "{:?}",
+            c.warnings
+        );
+        let on = railyard_config::parse_str(text, "on.conf", &Default::default()).unwrap();
+        assert_eq!(note(&compile(&on.config).unwrap()), 0, "mode on: no note");
+    }
+
+    /// The warnings about xON < WRED min < WRED max < xOFF in `c`.
+    fn order_warnings(c: &Compiled) -> Vec<&String> {
+        c.warnings
+            .iter()
+            .filter(|w| w.contains("break xON < WRED min < WRED max < xOFF"))
+            .collect()
+    }
+
+    #[test]
+    fn check_sees_default_thresholds_out_of_order() {
+        // The demo: WRED 150-3000 KB on queue 3 and no `pause` line, so the
+        // defaults (xON 512 KB, xOFF 1 MB at the default buffer) are in force.
+        let c = compiled(crate::demo::DEMO_CONFIG);
+        let w = order_warnings(&c);
+        assert_eq!(w.len(), 1, "one warning for the six like ports: {w:?}");
+        let t = c.model.interfaces[0].pfc.pg[3];
+        assert!(
+            w[0].starts_with("qos-group 3 on Ethernet1/1, Ethernet1/2,"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("Ethernet1/32"), "{}", w[0]);
+        assert!(
+            w[0].contains(&format!(
+                "(xON {}, WRED 153600-3072000, xOFF {} bytes)",
+                t.xon_bytes, t.xoff_bytes
+            )),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("the defaults"), "{}", w[0]);
+        // The shipped lab templates write no `pause` line either.
+        let topo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scripts/topologies/rail-spine.topo");
+        let text = std::fs::read_to_string(&topo).unwrap();
+        let t = crate::lab::topology::parse_str(&text, &topo).unwrap();
+        for r in crate::lab::render::render_all(&t).unwrap() {
+            let c = compiled(&r.config);
+            assert!(
+                order_warnings(&c)
+                    .iter()
+                    .any(|w| w.starts_with("qos-group 3 on ")),
+                "{}: {:?}",
+                r.switch,
+                c.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn check_is_quiet_when_the_thresholds_in_force_are_in_order() {
+        // The book's ingress policy: resume 100 KB < WRED 150 KB < 3000 KB < pause 3200 KB.
+        let text = crate::demo::DEMO_CONFIG
+            .replace(
+                "policy-map type network-qos qos_network",
+                "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 4194304 pause-threshold 3276800 resume-threshold 102400\npolicy-map type network-qos qos_network",
+            )
+            .replace("system qos\n", "system qos\n  service-policy type queuing input IN\n");
+        let parsed = railyard_config::parse_str(&text, "t.conf", &Default::default()).unwrap();
+        assert!(
+            parsed.warnings.iter().all(|d| !d.message.contains("xON")),
+            "{:?}",
+            parsed.warnings
+        );
+        let c = compile(&parsed.config).unwrap();
+        assert_eq!(order_warnings(&c), Vec::<&String>::new());
+        // WRED in packets counts MTU-sized frames (9216 + 14 B): 20 and 300
+        // packets sit between xON and xOFF; 400 packets (3,692,000 B) pass
+        // xOFF 3200 KB.
+        let packets = |max: u32| {
+            compiled(&text.replace(
+                "minimum-threshold 150 kbytes maximum-threshold 3000 kbytes",
+                &format!("minimum-threshold 20 packets maximum-threshold {max} packets"),
+            ))
+        };
+        assert_eq!(order_warnings(&packets(300)), Vec::<&String>::new());
+        let c = packets(400);
+        let w = order_warnings(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(w[0].contains("WRED 184600-3692000"), "{}", w[0]);
+        assert!(w[0].contains("WRED in packets"), "{}", w[0]);
     }
 
     fn compiled(text: &str) -> Compiled {

@@ -79,11 +79,15 @@ pub fn check_json(path: &std::path::Path, strict: bool) -> (bool, String) {
                     )
                 })
                 .collect();
-            let compile_errors = compile::compile(&parsed.config).err().unwrap_or_default();
+            let (compile_errors, compile_warnings) = match compile::compile(&parsed.config) {
+                Ok(c) => (Vec::new(), c.warnings),
+                Err(e) => (e, Vec::new()),
+            };
             serde_json::json!({
                 "valid": compile_errors.is_empty(),
                 "diagnostics": parsed.warnings.iter().map(diag_json).collect::<Vec<_>>(),
                 "compile_errors": compile_errors.iter().map(diag_json).collect::<Vec<_>>(),
+                "compile_warnings": compile_warnings,
                 "config": parsed.config,
                 "effective_qos": effective,
             })

@@ -57,10 +57,11 @@ fn normalise(weights: [u32; 8], include: [bool; 8], total: u32) -> [u8; 8] {
 /// The local DCBX of a port from its compiled model: priority p → TC p
 /// (qos-group n is priority n), strict TCs for queues with a priority level,
 /// ETS with the `bandwidth remaining percent` shares normalised to 100 over
-/// the others; PFC = the lossless priorities, capability 8, willing when the
-/// mode is `auto`; APP = RoCEv2 (UDP 4791) at the lowest lossless priority and
-/// every DSCP classified into a non-zero qos-group.
-pub fn local_dcbx(m: &InterfaceModel, willing: bool) -> LocalDcbx {
+/// the others; PFC = `enable` (the lossless priorities, which in `mode auto`
+/// the compiled model leaves off), capability 8, willing when the mode is
+/// `auto`; APP = RoCEv2 (UDP 4791) at the lowest lossless priority and every
+/// DSCP classified into a non-zero qos-group.
+pub fn local_dcbx(m: &InterfaceModel, enable: u8, willing: bool) -> LocalDcbx {
     let strict: [bool; 8] = std::array::from_fn(|q| m.queues[q].priority_level.is_some());
     let weights: [u32; 8] = std::array::from_fn(|q| {
         let qm = &m.queues[q];
@@ -72,7 +73,6 @@ pub fn local_dcbx(m: &InterfaceModel, willing: bool) -> LocalDcbx {
     });
     let tc_bandwidth = normalise(weights, strict.map(|s| !s), 100);
     let tsa = strict.map(|s| if s { 0 } else { 2 });
-    let enable = m.pfc.enabled_priorities;
     let mut app = Vec::new();
     if enable != 0 {
         app.push(App {
@@ -130,6 +130,11 @@ pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> Agent
         .iter()
         .map(|m| {
             let ifc = cfg.interfaces.iter().find(|c| c.name.to_string() == m.name);
+            // The lossless set as configured: the compiled model has it off
+            // in `mode auto`, where DCBX decides.
+            let configured_pfc = ifc.map_or(0, |c| {
+                crate::compile::lossless_priorities(&cfg.effective_qos(&c.name))
+            });
             let (transmit, receive, description, mode, pfc_mode, send_tlv) = match ifc {
                 Some(c) => (
                     c.lldp_transmit,
@@ -152,9 +157,9 @@ pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> Agent
                     false,
                 ),
             };
-            let configured_pfc = m.pfc.enabled_priorities;
-            let dcbx = (configured_pfc != 0 || send_tlv)
-                .then(|| local_dcbx(m, pfc_mode == railyard_config::PfcMode::Auto));
+            let auto = pfc_mode == railyard_config::PfcMode::Auto;
+            let dcbx =
+                (configured_pfc != 0 || send_tlv).then(|| local_dcbx(m, configured_pfc, auto));
             PortConfig {
                 name: m.name.clone(),
                 description,
@@ -167,6 +172,7 @@ pub fn agent_config(cfg: &railyard_config::Config, model: &SwitchModel) -> Agent
                 dcbx_mode: mode,
                 dcbx,
                 configured_pfc,
+                pfc_auto: auto,
             }
         })
         .collect();

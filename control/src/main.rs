@@ -663,7 +663,15 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         .interfaces
                         .iter()
                         .find(|i| i.name == ifname.to_string())
-                        .cloned();
+                        .cloned()
+                        .map(|mut i| {
+                            // The lossless groups as configured, `auto` included
+                            // (off in the model until DCBX agrees): their
+                            // thresholds are the ones in force once it does.
+                            i.pfc.enabled_priorities =
+                                railyard_control::compile::lossless_priorities(&eq);
+                            i
+                        });
                     let pfc = model.as_ref().map(|i| i.pfc).unwrap_or_default();
                     let response = model
                         .as_ref()
@@ -822,9 +830,12 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     let mut pfc = serde_json::Map::new();
                     for (n, i) in &stats.interfaces {
                         let mut v = serde_json::to_value(&i.pfc).map_err(|e| e.to_string())?;
+                        // The configured mode and the state in force, apart:
+                        // `auto` is off until a DCBX peer agrees.
                         if let Some(m) = modes.get(n) {
                             v["mode"] = m.keyword().into();
                         }
+                        v["oper"] = if show::pfc_oper(i) { "on" } else { "off" }.into();
                         pfc.insert(n.clone(), v);
                     }
                     return print_json(&mut out, &serde_json::json!({ "interfaces": pfc }));

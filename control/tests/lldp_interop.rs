@@ -877,19 +877,17 @@ fn willing_railyard_adopts_lldpd_pfc_and_pauses_on_it() {
     }
     assert!(rows.iter().any(|r| r[3] == "65535"), "an XOFF: {rows:?}");
 
-    // lldpd leaves (its shutdown LLDPDU): the configured set is back in force.
+    // lldpd leaves (its shutdown LLDPDU): no agreeing peer, so `mode auto`
+    // has no PFC in force (NX-OS); the configured set is offered again.
     let mut lldpd = lldpd;
     lldpd.daemon.stop_with(libc::SIGTERM);
-    wait_for(
-        "PFC {3} back in the dataplane",
-        Duration::from_secs(5),
-        || {
-            let e = pfc_enabled(&sw, "Ethernet1/1");
-            (e == 0x08).then_some(()).ok_or_else(|| e.to_string())
-        },
-    );
+    wait_for("PFC off in the dataplane", Duration::from_secs(5), || {
+        let e = pfc_enabled(&sw, "Ethernet1/1");
+        (e == 0).then_some(()).ok_or_else(|| e.to_string())
+    });
     let d = dcbx(&sw, "Ethernet1/1");
-    assert_eq!(d["operational"]["pfc"], 8, "{d}");
+    assert_eq!(d["operational"]["pfc"], 0, "{d}");
+    assert_eq!(d["operational"]["pfc_advertised"], 8, "{d}");
     assert_eq!(d["operational"]["pfc_source"], "local", "{d}");
 }
 
@@ -944,6 +942,23 @@ fn two_willing_railyards_agree_on_the_higher_chassis_mac_set() {
     // Both willing (`mode auto`): A enables priority 3, B priority 4.
     let (a_name, b_name) = ("ry-west", "ry-east");
     let a = start_switch(&lab, &a_ns, "a", &pfc_config(a_name, "auto", 3));
+    // Alone, `auto` is off (NX-OS: PFC only after DCBX negotiation succeeds).
+    wait_for("A's LLDP agent", Duration::from_secs(5), || {
+        let d = dcbx(&a, "Ethernet1/1");
+        (d["local"]["pfc"]["enable"] == 8)
+            .then_some(d.clone())
+            .ok_or_else(|| d.to_string())
+    });
+    assert_eq!(pfc_enabled(&a, "Ethernet1/1"), 0);
+    let t = a
+        .cli(&["show", "interface", "priority-flow-control"])
+        .expect("show interface priority-flow-control");
+    let row: Vec<&str> = t
+        .lines()
+        .find(|l| l.starts_with("Ethernet1/1 "))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(row.get(1..3), Some(&["Auto", "Off"][..]), "{t}");
     let b = start_switch(
         &lab,
         &b_ns,
@@ -985,6 +1000,15 @@ fn two_willing_railyards_agree_on_the_higher_chassis_mac_set() {
             let e = pfc_enabled(sw, port);
             (e == winner_set).then_some(()).ok_or_else(|| e.to_string())
         });
+    }
+    // Both in force and shown so: the link between them is lossless.
+    for sw in [&a, &b] {
+        let v = json(
+            &sw.cli(&["show", "interface", "priority-flow-control", "--json"])
+                .expect("show interface priority-flow-control"),
+        );
+        assert_eq!(v["interfaces"]["Ethernet1/1"]["mode"], "auto", "{v}");
+        assert_eq!(v["interfaces"]["Ethernet1/1"]["oper"], "on", "{v}");
     }
     // Both advertise the set in force, the winner's.
     for sw in [&a, &b] {

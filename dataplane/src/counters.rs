@@ -61,6 +61,10 @@ drop_reasons! {
     IngressOverflow = "ingress_overflow",
     /// Dropped by the PFC watchdog on a stuck queue.
     PfcWatchdog = "pfc_watchdog",
+    /// Lossless traffic arriving on a port whose queue for its priority the
+    /// PFC watchdog has shut (NX-OS drops it; see
+    /// [`WatchdogModel::forward_ingress`](crate::model::WatchdogModel::forward_ingress)).
+    PfcWatchdogIngress = "pfc_watchdog_ingress",
     /// The cross-worker hand-off ring toward the egress worker was full.
     HandoffFull = "handoff_full",
     /// The backend refused the frame (transmit ring full or send error).
@@ -150,6 +154,11 @@ pub struct PfcCounters {
     pub watchdog_storms: [u64; 8],
     /// Stormed queues the watchdog restored, per priority.
     pub watchdog_restores: [u64; 8],
+    /// Packets of a lossless priority that arrived while the watchdog had
+    /// shut the port's queue for it and were forwarded as lossy (with
+    /// `forward_ingress`; otherwise they count as `pfc_watchdog_ingress`
+    /// drops), per priority.
+    pub watchdog_ingress_forwarded: [u64; 8],
     /// Nanoseconds each egress queue spent paused by the peer (counted when
     /// a pause ends).
     pub paused_ns: [u64; 8],

@@ -36,9 +36,15 @@
 //! stays paused by its peer for `interval × shutdown_multiplier` is declared
 //! stormed: its packets are flushed, new packets for it are dropped
 //! (`pfc_watchdog`), pause frames no longer pause it, and the port stops
-//! sending PFC for that priority (its traffic is admitted as lossy). It is
+//! sending PFC for that priority. Traffic of that priority arriving on the
+//! port is dropped (`pfc_watchdog_ingress`, as NX-OS documents), or with
+//! [`WatchdogModel::forward_ingress`](crate::model::WatchdogModel::forward_ingress)
+//! admitted as lossy and counted. It is
 //! restored once no pause frame for the priority has arrived for
-//! `interval × restore_multiplier` (0: never by itself).
+//! `interval × restore_multiplier` (0: never by itself), or, with a
+//! `fixed_restore_multiplier`, `interval × fixed_restore_multiplier` after
+//! the storm even while pause frames keep arriving (NX-OS `fixed-restore`),
+//! whichever comes first.
 //!
 //! # Ingress accounting
 //!
@@ -287,6 +293,8 @@ pub struct PfcPortState {
     pub stormed: u8,
     /// When a pause frame last arrived for each priority.
     pub last_rx_pause: [Nanos; PRIORITIES],
+    /// When each stormed queue was declared stormed (for the fixed restore).
+    pub stormed_at: [Nanos; PRIORITIES],
 }
 
 impl PfcPortState {
@@ -313,16 +321,27 @@ impl PfcPortState {
             let d = self.paused_since[q] + wd.detect_ns();
             t = Some(t.map_or(d, |t| t.min(d)));
         }
-        if let Some(r) = wd.restore_ns() {
-            let mut m = self.stormed;
-            while m != 0 {
-                let q = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let d = self.last_rx_pause[q] + r;
+        let mut m = self.stormed;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some(d) = self.restore_at(q, wd) {
                 t = Some(t.map_or(d, |t| t.min(d)));
             }
         }
         t
+    }
+
+    /// When stormed queue `q` is restored: `restore_ns` after the last pause
+    /// frame, or `fixed_restore_ns` after the storm, whichever is first;
+    /// `None` when neither is configured.
+    pub fn restore_at(&self, q: usize, wd: &WatchdogModel) -> Option<Nanos> {
+        let auto = wd.restore_ns().map(|r| self.last_rx_pause[q] + r);
+        let fixed = wd.fixed_restore_ns().map(|r| self.stormed_at[q] + r);
+        match (auto, fixed) {
+            (Some(a), Some(f)) => Some(a.min(f)),
+            (a, f) => a.or(f),
+        }
     }
 
     /// The earliest XOFF refresh due.

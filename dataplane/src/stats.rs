@@ -125,6 +125,14 @@ pub struct PfcStats {
     /// PFC enable vector it sends and honours.
     #[serde(default)]
     pub enabled: u8,
+    /// Queues paused by the peer at the snapshot (bit n = queue n): a pause
+    /// in force now, unlike `rx_pause`, which also counts refreshes.
+    #[serde(default)]
+    pub rx_paused: u8,
+    /// Priorities this port holds XOFF on at the snapshot (bit n =
+    /// priority n): sent and not yet released by an XON.
+    #[serde(default)]
+    pub tx_xoff: u8,
     /// Pause frames sent, per priority.
     pub tx_pause: [u64; 8],
     /// Resume (quanta 0) frames sent, per priority.
@@ -146,12 +154,19 @@ pub struct PfcStats {
     /// xOFF and xOFF + headroom), per priority.
     #[serde(default)]
     pub ingress_peak_bytes: [u64; 8],
+    /// Lossless packets that arrived while the watchdog had shut the port's
+    /// queue for their priority and were forwarded as lossy, per priority
+    /// (`priority-flow-control watch-dog ingress forward`).
+    #[serde(default)]
+    pub watchdog_ingress_forwarded: [u64; 8],
 }
 
 impl From<&PfcCounters> for PfcStats {
     fn from(c: &PfcCounters) -> Self {
         PfcStats {
             enabled: 0,
+            rx_paused: 0,
+            tx_xoff: 0,
             tx_pause: c.tx_pause,
             tx_resume: c.tx_resume,
             rx_pause: c.rx_pause,
@@ -160,6 +175,7 @@ impl From<&PfcCounters> for PfcStats {
             watchdog_storms: c.watchdog_storms,
             watchdog_restores: c.watchdog_restores,
             ingress_peak_bytes: c.ingress_peak_bytes,
+            watchdog_ingress_forwarded: c.watchdog_ingress_forwarded,
         }
     }
 }

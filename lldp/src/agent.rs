@@ -114,8 +114,13 @@ pub struct PortConfig {
     pub dcbx_mode: DcbxMode,
     /// What DCBX advertises; `None` when the port has no PFC configured.
     pub dcbx: Option<LocalDcbx>,
-    /// The PFC enable set configured (the model's), in force without a DCBX peer.
+    /// The PFC enable set configured (the lossless priorities unless `mode
+    /// off`): what DCBX advertises, and in force without a DCBX peer unless
+    /// `pfc_auto`.
     pub configured_pfc: u8,
+    /// `priority-flow-control mode auto`: the set is in force only once a
+    /// DCBX peer agrees (NX-OS); with no agreeing peer PFC is off.
+    pub pfc_auto: bool,
 }
 
 /// Everything the agent needs, as plain data: the daemon builds it from its
@@ -371,15 +376,15 @@ impl Agent {
     /// counted, validated strictly, and stored in the port's neighbour table.
     /// Never panics.
     pub fn receive(&mut self, port: usize, frame: &[u8], now: Nanos) {
-        let before = self.operational_pfc(port);
+        let before = self.advertised_pfc(port);
         self.receive_frame(port, frame, now);
         self.readvertise_if_changed(port, before, now);
     }
 
-    /// A change of the PFC set in force is a local change: it is
+    /// A change of the PFC set advertised is a local change: it is
     /// re-advertised at once with a fast start.
     fn readvertise_if_changed(&mut self, port: usize, before: u8, now: Nanos) {
-        if self.operational_pfc(port) != before {
+        if self.advertised_pfc(port) != before {
             // What CEE sends changed: a new sequence number tells the peer.
             if let Some(s) = self.ports.get_mut(port) {
                 s.cee_seq = next_seq(s.cee_seq);
@@ -500,7 +505,7 @@ impl Agent {
     }
 
     fn age(&mut self, port: usize, now: Nanos) {
-        let pfc = self.operational_pfc(port);
+        let pfc = self.advertised_pfc(port);
         let Some(s) = self.ports.get_mut(port) else {
             return;
         };
@@ -637,24 +642,31 @@ impl Agent {
 
     fn operational(&self, i: usize) -> dcbx::Operational {
         let Some(p) = self.cfg.ports.get(i) else {
-            return dcbx::resolve(None, 0, [0; 6], None, false);
+            return dcbx::resolve(None, 0, false, [0; 6], None, false);
         };
         let local = self.dialect(i).and(p.dcbx.as_ref());
         let present = self.ports.get(i).is_some_and(|s| !s.neighbors.is_empty());
         dcbx::resolve(
             local,
             p.configured_pfc,
+            p.pfc_auto,
             self.cfg.chassis_mac.0,
             self.peer(i).map(|(_, d, m)| (d, m)),
             present,
         )
     }
 
-    /// The PFC enable bitmap in force on `port` after DCBX: the configured
-    /// set without a DCBX peer, the peer's when the willing rules say adopt.
-    /// 0 for an unknown port.
+    /// The PFC enable bitmap in force on `port` after DCBX: the peer's when
+    /// the willing rules say adopt; otherwise the configured set, except on
+    /// a `pfc_auto` port, which has none until a DCBX peer agrees. 0 for an
+    /// unknown port.
     pub fn operational_pfc(&self, port: usize) -> u8 {
         self.operational(port).pfc
+    }
+
+    /// The PFC enable bitmap `port` advertises (the willing rules' choice).
+    fn advertised_pfc(&self, port: usize) -> u8 {
+        self.operational(port).pfc_advertised
     }
 
     /// Neighbours, DCBX state and counters of every port, at the latest time seen.
@@ -687,6 +699,7 @@ impl Agent {
                         in_use: dialect,
                         local: dialect.and(p.dcbx.clone()),
                         configured_pfc: p.configured_pfc,
+                        pfc_auto: p.pfc_auto,
                         peer: peer.map(|(_, d, _)| d.clone()),
                         peer_chassis_id: dcbx_neighbor(&s.neighbors)
                             .map(|n| chassis_text(&n.pdu.chassis_id)),
@@ -747,10 +760,12 @@ impl Agent {
         pdu.org_specific
             .push(OrgTlv::new_max_frame_size(p.mtu.saturating_add(18)));
         if let (Some(dialect), Some(configured)) = (self.dialect(i), p.dcbx.as_ref()) {
-            // The PFC set in force is what the port advertises (willing bit
-            // unchanged), so a peer sees what this port actually pauses.
+            // The set the willing rules chose is what the port advertises
+            // (willing bit unchanged), so a peer sees what this port pauses
+            // on, or (`auto`, not yet agreed) what it will pause on once
+            // the peer agrees.
             let mut l = configured.clone();
-            l.pfc.enable = self.operational(i).pfc;
+            l.pfc.enable = self.operational(i).pfc_advertised;
             let l = &l;
             match dialect {
                 DcbxDialect::Ieee => pdu.org_specific.extend(dcbx::ieee_tlvs(l)),

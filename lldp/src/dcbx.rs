@@ -172,8 +172,14 @@ pub struct PeerDcbx {
 /// The DCBX state in force on a port after resolution.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Operational {
-    /// PFC enable bitmap in force (what the dataplane pauses on).
+    /// PFC enable bitmap in force (what the dataplane pauses on): 0 on a
+    /// port in `priority-flow-control mode auto` until a DCBX peer agrees.
     pub pfc: u8,
+    /// PFC enable bitmap the port advertises: the set the willing rules
+    /// chose (the configured one or the peer's), also while an `auto` port
+    /// waits for its peer to agree, so two `auto` ports can reach agreement.
+    #[serde(default)]
+    pub pfc_advertised: u8,
     /// Whether `pfc` is the local configuration or the peer's.
     pub pfc_source: Source,
     /// ETS in force (reporting only: railyard's queues do not change).
@@ -399,10 +405,35 @@ pub(crate) fn cee_tlv(l: &LocalDcbx, seq: CeeSeq) -> Option<crate::wire::lldpdu:
 
 /// Applies the willing rules (module docs) to a port.
 ///
-/// `configured_pfc` is the model's PFC set, in force without a DCBX peer;
-/// `peer_present` says whether any neighbour is heard (so a neighbour without
-/// DCBX is reported as a mismatch).
+/// `configured_pfc` is the port's configured PFC set; `auto` says the port
+/// is in `priority-flow-control mode auto`, where (as on NX-OS) PFC is in
+/// force only once negotiation with a DCBX peer succeeds: the peer
+/// advertises a PFC TLV whose set equals the one the willing rules chose.
+/// Without such a peer an `auto` port has no PFC in force; any other port
+/// keeps its configured set. `peer_present` says whether any neighbour is
+/// heard (so a neighbour without DCBX is reported as a mismatch).
 pub fn resolve(
+    local: Option<&LocalDcbx>,
+    configured_pfc: u8,
+    auto: bool,
+    local_mac: [u8; 6],
+    peer: Option<(&PeerDcbx, [u8; 6])>,
+    peer_present: bool,
+) -> Operational {
+    let mut op = resolve_willing(local, configured_pfc, local_mac, peer, peer_present);
+    op.pfc_advertised = op.pfc;
+    let agreed = peer
+        .and_then(|(p, _)| p.pfc)
+        .is_some_and(|pp| local.is_some() && pp.enable == op.pfc);
+    if auto && !agreed {
+        op.pfc = 0;
+    }
+    op
+}
+
+/// The willing rules alone: the PFC set chosen (configured or the peer's),
+/// ETS and APP, before `auto` asks for agreement.
+fn resolve_willing(
     local: Option<&LocalDcbx>,
     configured_pfc: u8,
     local_mac: [u8; 6],
@@ -411,6 +442,7 @@ pub fn resolve(
 ) -> Operational {
     let mut op = Operational {
         pfc: configured_pfc,
+        pfc_advertised: configured_pfc,
         pfc_source: Source::Local,
         ets: local.map(|l| l.ets),
         ets_source: Source::Local,

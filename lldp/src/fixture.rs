@@ -76,6 +76,7 @@ fn book_switch(host: &str, base: [u8; 4], ip: Ipv4Addr, description: &str) -> Ag
             dcbx_mode: DcbxMode::Auto,
             dcbx: Some(book_dcbx()),
             configured_pfc: 0x08,
+            pfc_auto: true,
         }],
     }
 }
@@ -127,6 +128,7 @@ pub fn leaf1_pfc_on() -> AgentConfig {
             d.ets.willing = false;
             d.pfc.willing = false;
         }
+        p.pfc_auto = false;
     }
     c
 }

@@ -119,8 +119,11 @@ pub struct DcbxSnapshot {
     pub in_use: Option<DcbxDialect>,
     /// What the port advertises (`None` when the port has no PFC configured or dcbxp is off).
     pub local: Option<LocalDcbx>,
-    /// The PFC set configured on the port (in force without a peer).
+    /// The PFC set configured on the port (in force without a peer unless `pfc_auto`).
     pub configured_pfc: u8,
+    /// `priority-flow-control mode auto`: PFC is in force only once a DCBX peer agrees.
+    #[serde(default)]
+    pub pfc_auto: bool,
     /// The peer's DCBX in the dialect in use, if heard.
     pub peer: Option<PeerDcbx>,
     /// The peer's chassis ID, when a peer is heard.

@@ -293,6 +293,8 @@ fn watchdog() -> railyard_dataplane::model::WatchdogModel {
         interval_ns: 1_000_000,
         shutdown_multiplier: 1,
         restore_multiplier: 2,
+        fixed_restore_multiplier: 0,
+        forward_ingress: false,
     }
 }
 

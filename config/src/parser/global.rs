@@ -692,6 +692,25 @@ pub(super) fn pause_quanta(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), 
     Ok(())
 }
 
+/// `priority-flow-control watch-dog ingress drop|forward` (railyard
+/// extension): what happens to lossless traffic arriving on a port whose
+/// queue for its priority the watchdog has shut. `drop` (the default) is
+/// what NX-OS documents; `forward` admits it as lossy.
+pub(super) fn watchdog_ingress(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let t = a.expect("`drop` or `forward`")?;
+    let forward = keyword(t, &["drop", "forward"], "watch-dog ingress action")? == "forward";
+    a.finish()?;
+    b.config.pfc_watchdog_ingress_forward = forward;
+    Ok(())
+}
+
+/// `no priority-flow-control watch-dog ingress`: back to `drop`.
+pub(super) fn no_watchdog_ingress(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    b.config.pfc_watchdog_ingress_forward = false;
+    Ok(())
+}
+
 /// `no priority-flow-control pause-quanta`.
 pub(super) fn no_pause_quanta(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();

@@ -95,6 +95,16 @@ pub(super) static TABLE: &[Spec] = &[
         global::no_timer,
     ),
     Spec::run(
+        &["priority-flow-control", "watch-dog", "ingress"],
+        "priority-flow-control watch-dog ingress drop|forward",
+        global::watchdog_ingress,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "watch-dog", "ingress"],
+        "no priority-flow-control watch-dog ingress",
+        global::no_watchdog_ingress,
+    ),
+    Spec::run(
         &["priority-flow-control", "pause-quanta"],
         "priority-flow-control pause-quanta 1-65535",
         global::pause_quanta,

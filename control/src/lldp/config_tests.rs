@@ -165,3 +165,43 @@ pub(crate) fn traffic_snapshot() -> LldpSnapshot {
     );
     a.snapshot()
 }
+
+/// Two railyards whose link is in `mode auto`: the compiled models have PFC
+/// off; once DCBX agrees the runner's overrides put priority 3 in force on
+/// both, and the model they apply is lossless on that port.
+#[test]
+fn auto_link_between_railyards_comes_up_lossless_once_dcbx_agrees() {
+    let compiled = |text: &str| {
+        let parsed = railyard_config::parse_str(text, "t.conf", &Default::default()).unwrap();
+        let c = crate::compile::compile(&parsed.config).unwrap();
+        (agent_config(&parsed.config, &c.model), c.model)
+    };
+    let (c1, m1) = compiled(&book_text("leaf1", "10.0.0.1", "x", ""));
+    let (c2, m2) = compiled(&book_text("leaf2", "10.0.0.2", "x", ""));
+    assert_eq!(m1.interfaces[0].pfc.enabled_priorities, 0, "auto: off");
+    assert_eq!(c1.ports[0].configured_pfc, 0x08, "but offered to DCBX");
+    let (mut a, mut b) = (Agent::new(c1, 0), Agent::new(c2, 0));
+    let shared = runner::LldpShared::default();
+    assert_eq!(runner::pfc_overrides(&a, &m1), vec![None], "no peer yet");
+    for t in 0..5 {
+        let now = t * S;
+        for (_, f) in collect(&mut a, now) {
+            b.receive(0, &f, now);
+        }
+        for (_, f) in collect(&mut b, now) {
+            a.receive(0, &f, now);
+        }
+    }
+    for (agent, model) in [(&a, &m1), (&b, &m2)] {
+        let o = runner::pfc_overrides(agent, model);
+        assert_eq!(o, vec![Some(0x08)]);
+        *shared.pfc_overrides.lock().unwrap() = o;
+        let applied = shared.effective_model(model);
+        assert_eq!(applied.interfaces[0].pfc.enabled_priorities, 0x08);
+    }
+    // The peer goes quiet past its TTL: PFC off again, the model as compiled.
+    let later = 200 * S;
+    let mut sink = |_: usize, _: Vec<u8>| {};
+    a.poll(later, &mut sink);
+    assert_eq!(runner::pfc_overrides(&a, &m1), vec![None]);
+}

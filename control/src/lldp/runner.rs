@@ -53,6 +53,23 @@ impl LldpShared {
     }
 }
 
+/// Per port, the PFC set the agent puts in force where it differs from the
+/// compiled `model`'s (`None` where they agree): a `mode auto` port, off in
+/// the model, comes on here once its DCBX peer agrees; a willing port that
+/// adopted its peer's set carries that set. These are what
+/// [`LldpShared::effective_model`] applies.
+pub fn pfc_overrides(agent: &Agent, model: &SwitchModel) -> Vec<Option<u8>> {
+    model
+        .interfaces
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let set = agent.operational_pfc(i);
+            (set != m.pfc.enabled_priorities).then_some(set)
+        })
+        .collect()
+}
+
 /// The running agent thread.
 pub struct LldpRunner {
     stop: Arc<AtomicBool>,
@@ -115,6 +132,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
     let loaded = lock_loaded(running);
     let mut agent = Agent::new(agent_config(&loaded.0, &loaded.1), clock.now());
     let mut generation = shared.generation.load(Ordering::Acquire);
+    let mut model = loaded.1.clone();
     let mut links: Vec<Option<bool>> = vec![None; loaded.1.interfaces.len()];
     let mut last_links: Nanos = 0;
     let mut applied: Vec<Option<u8>> = vec![None; links.len()];
@@ -124,8 +142,9 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
         let g = shared.generation.load(Ordering::Acquire);
         if g != generation {
             generation = g;
-            let (config, model) = lock_loaded(running);
-            agent.reconfigure(agent_config(&config, &model), now);
+            let (config, m) = lock_loaded(running);
+            agent.reconfigure(agent_config(&config, &m), now);
+            model = m;
         }
         while let Some(pkt) = control.recv() {
             agent.receive(usize::from(pkt.in_port), pkt.data(), now);
@@ -146,13 +165,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
             }
         }
         agent.poll(now, &mut out);
-        let oper: Vec<Option<u8>> = (0..applied.len())
-            .map(|i| {
-                let set = agent.operational_pfc(i);
-                let configured = agent.config().ports.get(i).map(|p| p.configured_pfc);
-                (Some(set) != configured).then_some(set)
-            })
-            .collect();
+        let oper = pfc_overrides(&agent, &model);
         if oper != applied {
             if let Ok(mut o) = shared.pfc_overrides.lock() {
                 o.clone_from(&oper);
@@ -163,11 +176,11 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                     for (i, (new, old)) in oper.iter().zip(&applied).enumerate() {
                         if new != old {
                             let name = model.interfaces.get(i).map_or("?", |m| m.name.as_str());
-                            let set = new.map_or_else(
-                                || "the configured set".to_string(),
-                                |s| format!("priorities {}", super::dcbx::prio_list(s)),
+                            let set = agent.operational_pfc(i);
+                            tracing::info!(
+                                "{name}: DCBX puts PFC on priorities {} in force",
+                                super::dcbx::prio_list(set)
                             );
-                            tracing::info!("{name}: DCBX puts PFC on {set} in force");
                         }
                     }
                     applied = oper;

@@ -363,6 +363,13 @@ pub fn render_dcbx(out: &mut dyn Write, s: &LldpSnapshot, p: &PortSnapshot) -> s
         prio_list(op.pfc),
         source_name(op.pfc_source)
     )?;
+    if d.pfc_auto && op.pfc == 0 && op.pfc_advertised != 0 {
+        writeln!(
+            out,
+            "                 mode auto: off until the peer agrees on priorities {}",
+            prio_list(op.pfc_advertised)
+        )?;
+    }
     writeln!(out)?;
     writeln!(out, "  ETS")?;
     match &d.local {

@@ -358,15 +358,23 @@ pub fn pfc_mode_name(mode: PfcMode) -> &'static str {
     }
 }
 
+/// Whether PFC is operational on an interface: priorities in force in the
+/// dataplane and the link up; the Oper column of `show interface
+/// priority-flow-control` and its JSON `oper`.
+pub fn pfc_oper(i: &InterfaceStats) -> bool {
+    i.pfc.enabled != 0 && i.admin_up && i.link_up
+}
+
 /// `show interface priority-flow-control [detail]`: per port the PFC mode
 /// as configured (`modes`, by interface; `-` where unknown), the
 /// operational state with the lossless priorities (the VL bitmap) and pause
 /// frames received and sent; `detail` adds the per-priority counts and
 /// paused time.
 ///
-/// The operational column is what the switch does: a port in `auto` mode
-/// sends and honours PFC on its lossless priorities as `on` does, since
-/// negotiation with a DCBX peer is not modelled.
+/// The operational column is what the dataplane does: a port in `auto`
+/// mode is `Off` until DCBX negotiation with a peer succeeds (as on NX-OS),
+/// then `On` with the negotiated priorities; replay and pcap runs have no
+/// peer, so `auto` is `Off` there.
 ///
 /// # Errors
 /// Only I/O errors of `out`.
@@ -383,10 +391,9 @@ pub fn render_pfc(
     let mut lines = Vec::new();
     for (name, i) in in_port_order(stats) {
         let p = &i.pfc;
-        let on = p.enabled != 0;
         let rx: u64 = p.rx_pause.iter().chain(&p.rx_resume).sum();
         let tx: u64 = p.tx_pause.iter().chain(&p.tx_resume).sum();
-        let oper = if on && i.admin_up && i.link_up {
+        let oper = if pfc_oper(i) {
             format!("On  ({:x})", p.enabled)
         } else {
             "Off".to_string()
@@ -551,7 +558,12 @@ mod tests {
     #[test]
     fn pfc_mode_auto_is_shown_as_configured() {
         let mut stats = SwitchStats::default();
-        for (n, enabled, up) in [("Ethernet1/1", 0x08, true), ("Ethernet1/2", 0x08, false)] {
+        // 1/1: DCBX agreed; 1/2: agreed but down; 1/4: no agreeing peer.
+        for (n, enabled, up) in [
+            ("Ethernet1/1", 0x08, true),
+            ("Ethernet1/2", 0x08, false),
+            ("Ethernet1/4", 0, true),
+        ] {
             let mut i = InterfaceStats {
                 admin_up: up,
                 link_up: up,
@@ -566,6 +578,7 @@ mod tests {
         let modes = BTreeMap::from([
             ("Ethernet1/1".to_string(), PfcMode::Auto),
             ("Ethernet1/2".to_string(), PfcMode::Auto),
+            ("Ethernet1/4".to_string(), PfcMode::Auto),
         ]);
         let mut out = Vec::new();
         render_pfc(&mut out, &stats, &modes, false).unwrap();
@@ -582,6 +595,7 @@ mod tests {
         );
         assert_eq!(rows[1], ["Ethernet1/2", "Auto", "Off", "0", "0"], "{s}");
         assert_eq!(rows[2], ["Ethernet1/3", "-", "Off", "0", "0"], "{s}");
+        assert_eq!(rows[3], ["Ethernet1/4", "Auto", "Off", "0", "0"], "{s}");
     }
 
     #[test]

@@ -416,9 +416,11 @@ pub fn render_ingress(
     let mut rows =
         vec!["PFC_COS QOS_Group    TxPause  TxCount    RxPause  RxCount     Paused".to_string()];
     rows.extend((0..8usize).map(|q| {
-        let lossless = p.enabled & (1 << q) != 0;
-        let state = |n: u64, r: u64| {
-            if lossless && n > r {
+        // Active only while a pause is in force: an XOFF held toward the
+        // peer (Tx) or a pause the peer put on the queue (Rx). Frame counts
+        // cannot say so, since refreshes count as pauses.
+        let state = |held: u8| {
+            if held & (1 << q) != 0 {
                 "Active"
             } else {
                 "Inactive"
@@ -426,9 +428,9 @@ pub fn render_ingress(
         };
         format!(
             "{q:>7} {q:>9} {:>10} {:>8} {:>10} {:>8} {:>10}",
-            state(p.tx_pause[q], p.tx_resume[q]),
+            state(p.tx_xoff),
             p.tx_pause[q] + p.tx_resume[q],
-            state(p.rx_pause[q], p.rx_resume[q]),
+            state(p.rx_paused),
             p.rx_pause[q] + p.rx_resume[q],
             crate::show::duration(p.paused_ns[q])
         )
@@ -557,8 +559,13 @@ pub fn render_pfc_queue(
 ) -> std::io::Result<()> {
     let t = &cfg.pfc_watchdog;
     let timers = format!(
-        "Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}",
-        t.interval_ms, t.shutdown_multiplier, t.auto_restore_multiplier
+        "Watchdog interval {} ms, shutdown multiplier {}, restore multiplier {}, \
+         fixed restore multiplier {}, ingress {}",
+        t.interval_ms,
+        t.shutdown_multiplier,
+        t.auto_restore_multiplier,
+        t.fixed_restore_multiplier,
+        ingress_action(cfg)
     );
     let rule = format!("+{}+", "-".repeat(timers.chars().count() + 2));
     writeln!(out, "{rule}\n| {timers} |\n{rule}")?;
@@ -605,6 +612,15 @@ pub fn render_pfc_queue(
     Ok(())
 }
 
+/// What happens to lossless traffic arriving for a queue the watchdog shut.
+fn ingress_action(cfg: &Config) -> &'static str {
+    if cfg.pfc_watchdog_ingress_forward {
+        "forward"
+    } else {
+        "drop"
+    }
+}
+
 /// `show queuing pfc-queue --json`.
 pub fn pfc_queue_json(
     cfg: &Config,
@@ -632,6 +648,7 @@ pub fn pfc_queue_json(
                         "restores": restores,
                         "drops": qs.map_or(0, |q| q.watchdog_drops),
                         "drop_bytes": qs.map_or(0, |q| q.watchdog_drop_bytes),
+                        "ingress_forwarded": s.map_or(0, |s| s.pfc.watchdog_ingress_forwarded[q]),
                     })
                 })
                 .collect();
@@ -645,6 +662,8 @@ pub fn pfc_queue_json(
         "interval_ms": cfg.pfc_watchdog.interval_ms,
         "shutdown_multiplier": cfg.pfc_watchdog.shutdown_multiplier,
         "restore_multiplier": cfg.pfc_watchdog.auto_restore_multiplier,
+        "fixed_restore_multiplier": cfg.pfc_watchdog.fixed_restore_multiplier,
+        "ingress": ingress_action(cfg),
         "interfaces": interfaces,
     })
 }
@@ -707,6 +726,51 @@ mod tests {
         );
         assert!(s.contains("queue transmit pkts: 30"), "{s}");
         assert!(find_interface(&c, "e1/9").is_err());
+    }
+
+    /// The Tx and Rx pause states of `q`'s row in `render_ingress`'s PFC table.
+    fn pause_states(stats: &InterfaceStats, q: usize) -> (String, String) {
+        let mut out = Vec::new();
+        render_ingress(&mut out, "Ethernet1/4", &PfcModel::default(), Some(stats)).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let q = q.to_string();
+        let w: Vec<&str> = s
+            .lines()
+            .skip_while(|l| !l.starts_with("PFC_COS"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.first() == Some(&q.as_str()))
+            .unwrap_or_else(|| panic!("no row {q}:\n{s}"));
+        (w[2].to_string(), w[4].to_string())
+    }
+
+    #[test]
+    fn a_pause_is_active_only_while_in_force() {
+        let mut stats = InterfaceStats::default();
+        stats.pfc.enabled = 0x08;
+        // Many refreshes, one resume: more pauses than resumes, yet nothing
+        // held now.
+        stats.pfc.tx_pause[3] = 3941;
+        stats.pfc.tx_resume[3] = 1;
+        stats.pfc.rx_pause[3] = 17;
+        assert_eq!(
+            pause_states(&stats, 3),
+            ("Inactive".into(), "Inactive".into())
+        );
+        stats.pfc.tx_xoff = 0x08;
+        assert_eq!(
+            pause_states(&stats, 3),
+            ("Active".into(), "Inactive".into())
+        );
+        stats.pfc.tx_xoff = 0;
+        stats.pfc.rx_paused = 0x08;
+        assert_eq!(
+            pause_states(&stats, 3),
+            ("Inactive".into(), "Active".into())
+        );
+        assert_eq!(
+            pause_states(&stats, 4),
+            ("Inactive".into(), "Inactive".into())
+        );
     }
 
     #[test]

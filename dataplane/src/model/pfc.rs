@@ -110,6 +110,15 @@ pub struct WatchdogModel {
     pub shutdown_multiplier: u32,
     /// Intervals without pause frames before a stormed queue is restored; 0: never.
     pub restore_multiplier: u32,
+    /// Intervals after the storm before a stormed queue is restored whether
+    /// or not pause frames still arrive (NX-OS `fixed-restore multiplier`,
+    /// for a peer that never stops pausing); 0: off.
+    pub fixed_restore_multiplier: u32,
+    /// Lossless traffic arriving on the port while the watchdog has shut its
+    /// queue for that priority is forwarded as lossy (railyard's
+    /// `priority-flow-control watch-dog ingress forward`) instead of dropped
+    /// as NX-OS does (`pfc_watchdog_ingress`).
+    pub forward_ingress: bool,
 }
 
 impl WatchdogModel {
@@ -121,6 +130,13 @@ impl WatchdogModel {
     /// How long without pause frames restores a stormed queue; `None`: never.
     pub fn restore_ns(&self) -> Option<Nanos> {
         (self.restore_multiplier > 0).then(|| self.interval_ns * u64::from(self.restore_multiplier))
+    }
+
+    /// How long after a storm a stormed queue is restored regardless of
+    /// pause frames; `None`: no fixed restore.
+    pub fn fixed_restore_ns(&self) -> Option<Nanos> {
+        (self.fixed_restore_multiplier > 0)
+            .then(|| self.interval_ns * u64::from(self.fixed_restore_multiplier))
     }
 }
 

@@ -2,7 +2,9 @@
 //! qos-group (DSCP, CoS, ACL rules), which names the egress queue; the PFC
 //! priority follows the PCP of a tagged frame or else the qos-group; the
 //! packet is lossless when that priority is on the ingress port and its
-//! queue is not stormed.
+//! queue is not stormed. A packet of a lossless priority whose queue the
+//! watchdog has stormed is dropped, or forwarded as lossy when the watchdog
+//! says `forward_ingress`.
 
 use super::Switch;
 use crate::model::pfc::PRIORITIES;
@@ -22,6 +24,26 @@ impl Switch {
         pkt.meta.pfc_priority = prio;
         let lossless = slot.model.pfc.enabled_priorities & !slot.pfc.stormed;
         pkt.meta.lossless = usize::from(prio) < PRIORITIES && lossless & (1 << prio) != 0;
+    }
+
+    /// Whether a classified packet arriving on port `p` goes on, as the PFC
+    /// watchdog decides: a packet of a lossless priority whose queue on `p`
+    /// the watchdog has shut is dropped (false: NX-OS), or, with
+    /// `forward_ingress`, forwarded as lossy (classify already made it so)
+    /// and counted.
+    #[inline]
+    pub(super) fn watchdog_ingress(&mut self, pkt: &PacketBuf, p: usize) -> bool {
+        let slot = &mut self.ports[p];
+        let prio = usize::from(pkt.meta.pfc_priority);
+        let shut = slot.model.pfc.enabled_priorities & slot.pfc.stormed;
+        if prio >= PRIORITIES || shut & (1 << prio) == 0 {
+            return true;
+        }
+        let forward = slot.model.pfc.watchdog.is_some_and(|w| w.forward_ingress);
+        if forward {
+            slot.counters.pfc.watchdog_ingress_forwarded[prio] += 1;
+        }
+        forward
     }
 }
 
@@ -81,5 +103,51 @@ mod tests {
         sw.ports[0].pfc.stormed = 1 << 3;
         let m = classified(&sw, &pool, 24, None);
         assert_eq!((m.qos_group, m.lossless), (3, false));
+    }
+
+    /// A classified DSCP `dscp` packet on port 0, and whether the watchdog
+    /// lets it on.
+    fn watchdog_says(sw: &mut Switch, pool: &Pool, dscp: u8) -> bool {
+        let mut pkt = pool.alloc_from(&[0u8; 60]).unwrap();
+        pkt.meta.kind = crate::meta::FrameKind::Ipv4;
+        pkt.meta.dscp = dscp;
+        sw.classify(&mut pkt, 0);
+        sw.watchdog_ingress(&pkt, 0)
+    }
+
+    fn with_watchdog(sw: &mut Switch, forward_ingress: bool) {
+        sw.ports[0].model.pfc.watchdog = Some(crate::model::WatchdogModel {
+            interval_ns: 100_000_000,
+            shutdown_multiplier: 1,
+            restore_multiplier: 10,
+            fixed_restore_multiplier: 0,
+            forward_ingress,
+        });
+    }
+
+    #[test]
+    fn lossless_traffic_into_a_shut_queue_is_dropped_by_default() {
+        let (mut sw, pool) = switch();
+        with_watchdog(&mut sw, false);
+        assert!(watchdog_says(&mut sw, &pool, 24), "not stormed: on");
+        sw.ports[0].pfc.stormed = 1 << 3;
+        assert!(!watchdog_says(&mut sw, &pool, 24), "stormed: dropped");
+        assert!(watchdog_says(&mut sw, &pool, 0), "a lossy class: on");
+        assert_eq!(sw.ports[0].counters.pfc.watchdog_ingress_forwarded, [0; 8]);
+    }
+
+    #[test]
+    fn forward_ingress_forwards_it_as_lossy_and_counts_it() {
+        let (mut sw, pool) = switch();
+        with_watchdog(&mut sw, true);
+        sw.ports[0].pfc.stormed = 1 << 3;
+        assert!(watchdog_says(&mut sw, &pool, 24));
+        assert!(watchdog_says(&mut sw, &pool, 24));
+        assert!(watchdog_says(&mut sw, &pool, 0));
+        let c = &sw.ports[0].counters.pfc;
+        assert_eq!(c.watchdog_ingress_forwarded[3], 2);
+        assert_eq!(c.watchdog_ingress_forwarded.iter().sum::<u64>(), 2);
+        let m = classified(&sw, &pool, 24, None);
+        assert!(!m.lossless, "forwarded as lossy");
     }
 }

@@ -88,6 +88,9 @@ impl Switch {
         }
         pkt.meta.out_port = hop.port;
         self.classify(&mut pkt, p);
+        if !self.watchdog_ingress(&pkt, p) {
+            return self.count_drop(p, DropReason::PfcWatchdogIngress);
+        }
         match self.neighbors.lookup(hop.port, hop.addr) {
             Some(mac) => self.forward(pkt, mac),
             None => self.park(pkt, hop, now),

@@ -53,8 +53,13 @@ impl Switch {
             *s.drops
                 .entry(DropReason::NoBuffer.name().to_string())
                 .or_default() += io.rx_no_buffer;
-            // The enable vector is configuration, not a counter.
+            // The enable vector is configuration, not a counter; the pause
+            // state is the owner's (a lane only follows it).
             s.pfc.enabled = m.pfc.enabled_priorities;
+            if p.owned {
+                s.pfc.rx_paused = p.pfc.rx_paused;
+                s.pfc.tx_xoff = p.pfc.tx_xoff;
+            }
             (p.owned, m.name.clone(), s)
         });
         for (owned, name, s) in snapshots {

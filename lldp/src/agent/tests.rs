@@ -400,7 +400,8 @@ fn pfc_tlv(willing: bool, enable: u8) -> OrgTlv {
 #[test]
 fn willing_local_adopts_non_willing_peer_pfc_and_readvertises_it() {
     let mut a = Agent::new(leaf1(), 0);
-    assert_eq!(a.operational_pfc(0), 0x08);
+    // `mode auto` with no peer: nothing in force, the configured set advertised.
+    assert_eq!(a.operational_pfc(0), 0);
     a.receive(
         0,
         &peer_frame(PEER, "p1", 120, vec![pfc_tlv(false, 0x18)]),
@@ -416,9 +417,10 @@ fn willing_local_adopts_non_willing_peer_pfc_and_readvertises_it() {
         &f,
         &[0xfe, 0x06, 0x00, 0x80, 0xc2, 0x0b, 0x88, 0x18]
     ));
-    // Peer gone (TTL 0): back to the configured set, advertised at once.
+    // Peer gone (TTL 0): no agreeing peer, so no PFC in force (`auto`);
+    // the configured set is advertised again at once.
     a.receive(0, &peer_frame(PEER, "p1", 0, vec![]), 10 * S);
-    assert_eq!(a.operational_pfc(0), 0x08);
+    assert_eq!(a.operational_pfc(0), 0);
     let again = collect(&mut a, 10 * S);
     assert_eq!(again.len(), 1, "no immediate re-advertisement");
     assert!(contains(
@@ -451,6 +453,56 @@ fn non_willing_local_keeps_its_own_and_reports_mismatch() {
         vec!["peer advertises no DCBX TLVs".to_string()]
     );
     assert_eq!(a.operational_pfc(0), 0x08);
+}
+
+#[test]
+fn auto_port_has_no_pfc_until_a_dcbx_peer_agrees() {
+    let mut a = Agent::new(leaf1(), 0);
+    // No peer: off, but the configured set is what the port offers.
+    assert_eq!(a.operational_pfc(0), 0);
+    let f = collect(&mut a, 0).remove(0).1;
+    assert!(contains(
+        &f,
+        &[0xfe, 0x06, 0x00, 0x80, 0xc2, 0x0b, 0x88, 0x08]
+    ));
+    // A neighbour without DCBX: still off.
+    a.receive(0, &peer_frame(PEER, "p1", 120, vec![]), S);
+    assert_eq!(a.operational_pfc(0), 0);
+    // A willing peer with a lower MAC that has not adopted our set yet:
+    // the sets differ, so PFC stays off and the mismatch is reported.
+    let low = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
+    a.receive(
+        0,
+        &peer_frame(low, "p1", 120, vec![pfc_tlv(true, 0x10)]),
+        2 * S,
+    );
+    assert_eq!(a.operational_pfc(0), 0);
+    let op = a.snapshot().ports[0].dcbx.operational.clone();
+    assert_eq!(op.pfc_advertised, 0x08);
+    assert_eq!(op.mismatches.len(), 1, "{op:?}");
+    // It adopts ours: agreement, PFC {3} in force.
+    a.receive(
+        0,
+        &peer_frame(low, "p1", 120, vec![pfc_tlv(true, 0x08)]),
+        3 * S,
+    );
+    assert_eq!(a.operational_pfc(0), 0x08);
+    assert_eq!(
+        a.snapshot().ports[0].dcbx.operational.pfc_source,
+        Source::Local
+    );
+    assert!(a.snapshot().ports[0].dcbx.pfc_auto);
+}
+
+#[test]
+fn mode_on_keeps_its_set_with_or_without_a_peer() {
+    let mut a = Agent::new(leaf1_pfc_on(), 0);
+    assert_eq!(a.operational_pfc(0), 0x08);
+    a.receive(0, &peer_frame(PEER, "p1", 120, vec![]), 0);
+    assert_eq!(a.operational_pfc(0), 0x08);
+    let mut off = leaf1_pfc_on();
+    off.ports[0].configured_pfc = 0;
+    assert_eq!(Agent::new(off, 0).operational_pfc(0), 0);
 }
 
 /// Passes every frame one agent emits to the other, for `secs` seconds.
