@@ -803,16 +803,29 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
     eprintln!("sustained incast on rail-spine: {:?}", t0.elapsed());
 }
 
-/// The same promise on the shortest path between two switches.
+/// The same promise on the shortest path between two switches, with their
+/// ports on AF_PACKET and on AF_XDP.
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn sustained_incast_on_a_two_switch_chain_loses_nothing_between_them() {
-    let lab = Fabric::up(
-        "chain",
-        CHAIN_TOPO,
-        &[("rail", sustained_template("rail", true))],
-    );
+    for backend in ["af-packet", "af-xdp"] {
+        eprintln!("two-switch chain over {backend}");
+        let template =
+            sustained_template("rail", true).replace("bind af-packet", &format!("bind {backend}"));
+        assert!(template.contains(&format!("bind {backend} ")));
+        chain_incast(&template, backend);
+    }
+}
+
+/// A 3:1 incast through `CHAIN_TOPO` with the `rail` role's `template`,
+/// whose switch–switch ports must run on `backend`.
+fn chain_incast(template: &str, backend: &str) {
+    let lab = Fabric::up("chain", CHAIN_TOPO, &[("rail", template.to_string())]);
     let stats = sustained_incast(&lab, 3);
+    for sw in ["sw1", "sw2"] {
+        let on = stats[sw]["interfaces"]["Ethernet1/31"]["backend"].as_str();
+        assert!(on.is_some_and(|b| b.starts_with(backend)), "{sw}: {on:?}");
+    }
     let pauses = assert_lossless_between_switches(
         &stats,
         &[("sw1", "Ethernet1/31"), ("sw2", "Ethernet1/31")],

@@ -19,8 +19,14 @@ const PER_SENDER: u64 = 400;
 /// Gap between one sender's frames: line rate at 100 Gb/s.
 const GAP: u64 = 80;
 
-/// Four 100 Gb/s ports; DSCP 24 → qos-group 3, lossless everywhere.
+/// Four 100 Gb/s ports; DSCP 24 → qos-group 3, lossless everywhere, with
+/// 20 kB of headroom.
 fn model() -> SwitchModel {
+    model_with_headroom(20_000)
+}
+
+/// As [`model`], with `headroom` bytes of headroom.
+fn model_with_headroom(headroom: u64) -> SwitchModel {
     let interfaces = (0..=EGRESS)
         .map(|i| {
             let mut m = routed_port(i);
@@ -30,7 +36,7 @@ fn model() -> SwitchModel {
             m.pfc.pg[PRIO] = PgThresholds {
                 xoff_bytes: 40_000,
                 xon_bytes: 20_000,
-                headroom_bytes: 20_000,
+                headroom_bytes: headroom,
             };
             m
         })
@@ -56,6 +62,10 @@ fn data(sender: usize, seq: u64) -> Vec<u8> {
 }
 
 fn replay(options: ReplayOptions) -> ModelRun {
+    replay_on(&model(), options)
+}
+
+fn replay_on(model: &SwitchModel, options: ReplayOptions) -> ModelRun {
     let inputs: Vec<Vec<Timed>> = (0..SENDERS)
         .map(|i| {
             (0..PER_SENDER)
@@ -63,7 +73,7 @@ fn replay(options: ReplayOptions) -> ModelRun {
                 .collect()
         })
         .collect();
-    replay_model_with(&model(), &inputs, &options)
+    replay_model_with(model, &inputs, &options)
 }
 
 #[test]
@@ -72,15 +82,19 @@ fn a_closed_loop_lossless_incast_loses_nothing() {
 }
 
 /// Polling once a microsecond, the switch sees its ingress thresholds a
-/// poll late (12.5 kB at 100 Gb/s); the headroom covers it, because the
-/// senders resume at line rate. (Releasing their whole backlog at the
-/// instant of the XON overran it: 41 drops on one sender.)
+/// poll late (12.5 kB at 100 Gb/s) on top of the wire's response (16 kB);
+/// a headroom that covers both holds, because the senders resume at line
+/// rate. (Releasing their whole backlog at the instant of the XON overran
+/// it: 41 drops on one sender.)
 #[test]
 fn polling_every_microsecond_the_incast_still_loses_nothing() {
-    assert_lossless(&replay(ReplayOptions {
-        poll_interval: 1_000,
-        ..ReplayOptions::default()
-    }));
+    assert_lossless(&replay_on(
+        &model_with_headroom(32_000),
+        ReplayOptions {
+            poll_interval: 1_000,
+            ..ReplayOptions::default()
+        },
+    ));
 }
 
 fn assert_lossless(run: &ModelRun) {
@@ -123,6 +137,29 @@ fn the_same_incast_open_loop_overflows_the_headroom() {
         .map(|i| s.interfaces[&format!("Ethernet1/{}", i + 1)].drops["ingress_overflow"])
         .sum();
     assert!(overflow > 0);
+    let sent = run.out[EGRESS]
+        .iter()
+        .filter(|(_, f)| f.len() == FRAME)
+        .count() as u64;
+    assert_eq!(sent + overflow, SENDERS as u64 * PER_SENDER);
+}
+
+/// The senders keep sending for the wire's response time after each pause
+/// (1 285 ns at 100 Gb/s with MTU 1500: the cable's round trip, a frame in
+/// flight at each end, the peer's reaction), about 16 kB: a headroom of two
+/// frames overflows, closed loop or not, where a sender that stopped the
+/// instant the pause left the switch would have lost nothing.
+#[test]
+fn a_headroom_below_the_wires_response_overflows_even_closed_loop() {
+    let run = replay_on(
+        &model_with_headroom(2 * FRAME as u64),
+        ReplayOptions::default(),
+    );
+    let s = &run.report.stats;
+    let overflow: u64 = (0..SENDERS)
+        .map(|i| s.interfaces[&format!("Ethernet1/{}", i + 1)].drops["ingress_overflow"])
+        .sum();
+    assert!(overflow > 0, "a 2 kB headroom held a 16 kB response");
     let sent = run.out[EGRESS]
         .iter()
         .filter(|(_, f)| f.len() == FRAME)

@@ -79,6 +79,21 @@ impl PgThresholds {
     }
 }
 
+/// How long after a port sends a pause its peer's frames stop arriving, on
+/// a wire: the cable's round trip ([`DEFAULT_CABLE_METRES`]), a largest
+/// frame the port may be sending when it decides (the pause waits for it)
+/// and one the peer may be sending when the pause arrives, and the peer's
+/// response ([`PEER_RESPONSE_BITS`]). The same terms as
+/// [`PgThresholds::default_for`]'s headroom, in time rather than bytes, so
+/// replay, which models them, loses nothing with that default and shows
+/// what a smaller headroom would lose.
+pub fn wire_response_ns(speed_mbps: Option<u32>, mtu: u16) -> u64 {
+    let speed = speed_or_default(speed_mbps);
+    let bits = 2 * (u64::from(mtu) + FRAME_OVERHEAD_BYTES) * 8 + PEER_RESPONSE_BITS;
+    // ns = bits × 1000 / Mb/s.
+    2 * DEFAULT_CABLE_METRES * CABLE_NS_PER_METRE + (bits * 1000).div_ceil(speed)
+}
+
 /// Bytes a sender at `speed_mbps` (100 Gb/s when `None`) puts on the wire
 /// in `ns` nanoseconds.
 pub fn bytes_at(ns: u64, speed_mbps: Option<u32>) -> u64 {

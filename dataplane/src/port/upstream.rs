@@ -8,6 +8,13 @@
 //! pause-until times of quanta × 512 bit times at the interface's speed,
 //! and quanta 0 resumes at once.
 //!
+//! A pause takes effect at the sender only after the path's response time
+//! ([`PfcUpstream::with_response`]; for a configured interface
+//! [`wire_response_ns`]: the cable's round trip, a frame in flight at each
+//! end, the peer's reaction): trace frames that reach the switch before
+//! then still arrive, as they would from a real sender, and so does a
+//! resume. Without it any headroom of one frame would replay lossless.
+//!
 //! On receive, a trace frame whose priority is paused at its timestamp is
 //! moved aside into a per-priority queue (a NIC's per-priority queues), so
 //! later frames of other priorities still pass; it is delivered when the
@@ -27,7 +34,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Nanos;
-use crate::model::pfc::{speed_or_default, PRIORITIES};
+use crate::model::pfc::{speed_or_default, wire_response_ns, PRIORITIES};
 use crate::model::InterfaceModel;
 use crate::pfc::quanta_ns;
 use crate::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes};
@@ -44,6 +51,11 @@ pub struct PfcUpstream {
     speed_mbps: Option<u32>,
     dscp_to_prio: [u8; 64],
     cos_to_prio: Option<[u8; 8]>,
+    /// From a pause frame leaving the switch to the sender's frames no
+    /// longer arriving (and the same for a resume).
+    response_ns: Nanos,
+    /// Arrivals from this time on, until `paused_until`, are paused.
+    paused_from: [Nanos; PRIORITIES],
     paused_until: [Nanos; PRIORITIES],
     /// The latest of `paused_until`: at or after it no priority is paused,
     /// so the per-frame checks need not classify the frame (replay fast path).
@@ -64,6 +76,8 @@ impl PfcUpstream {
             speed_mbps,
             dscp_to_prio: dscp_to_qos_group.map(|g| g & 7),
             cos_to_prio: cos.map(|t| t.map(|g| g & 7)),
+            response_ns: 0,
+            paused_from: [0; PRIORITIES],
             paused_until: [0; PRIORITIES],
             pause_horizon: 0,
             held: std::array::from_fn(|_| VecDeque::new()),
@@ -74,9 +88,18 @@ impl PfcUpstream {
         }
     }
 
-    /// The upstream of a configured interface: its speed and classification.
+    /// The upstream of a configured interface: its speed, classification
+    /// and the wire's response time at that speed.
     pub fn for_interface(m: &InterfaceModel) -> Self {
         Self::new(m.speed_mbps, m.dscp_to_qos_group, m.cos_to_qos_group)
+            .with_response(wire_response_ns(m.speed_mbps, m.mtu))
+    }
+
+    /// The same upstream with pauses and resumes taking effect `ns` after
+    /// the switch sends them (0, the default of [`new`](Self::new): at once).
+    pub fn with_response(mut self, ns: Nanos) -> Self {
+        self.response_ns = ns;
+        self
     }
 
     /// The priority (qos-group) the switch gives `frame` on this interface.
@@ -130,9 +153,20 @@ impl PfcUpstream {
             MacControlRepr::Unknown(_) => return,
         };
         self.pause_frames += 1;
+        let effective = now + self.response_ns;
         for (p, q) in quanta.iter().enumerate() {
-            if enable & (1 << p) != 0 {
-                self.paused_until[p] = now + quanta_ns(*q, self.speed_mbps);
+            if enable & (1 << p) == 0 {
+                continue;
+            }
+            if *q == 0 {
+                // A resume ends a pause when it reaches the sender.
+                self.paused_until[p] = self.paused_until[p].min(effective);
+            } else {
+                // A pause still in force then is extended, not restarted.
+                if self.paused_until[p] < effective {
+                    self.paused_from[p] = effective;
+                }
+                self.paused_until[p] = effective + quanta_ns(*q, self.speed_mbps);
             }
         }
         self.pause_horizon = self.paused_until.iter().copied().max().unwrap_or(0);
@@ -154,7 +188,12 @@ impl PfcUpstream {
             // Every paused_until is at or before t.
             return t;
         }
-        t.max(self.paused_until[self.priority(frame)])
+        let p = self.priority(frame);
+        if self.paused_from[p] <= t {
+            t.max(self.paused_until[p])
+        } else {
+            t
+        }
     }
 
     /// Whether a trace frame stamped `t` must be moved aside rather than
@@ -166,7 +205,8 @@ impl PfcUpstream {
             return false;
         }
         let p = self.priority(frame);
-        self.held_now < MAX_HELD && (self.paused_until[p] > t || !self.held[p].is_empty())
+        self.held_now < MAX_HELD
+            && ((self.paused_from[p] <= t && self.paused_until[p] > t) || !self.held[p].is_empty())
     }
 
     /// Moves a trace frame aside until its priority resumes.
@@ -283,5 +323,33 @@ mod tests {
         assert_eq!(up.release(3).map(|(t, _)| t), Some(300));
         assert_eq!(up.held_now(), 0);
         assert_eq!(up.held_frames(), 1);
+    }
+
+    /// With a response time, what the sender sent before the pause reached
+    /// it still arrives; a refresh in force extends the pause from where it
+    /// began; a resume takes as long to arrive.
+    #[test]
+    fn pauses_and_resumes_take_the_response_time_to_act() {
+        let mut dscp = [0u8; 64];
+        dscp[24] = 3;
+        let mut up = PfcUpstream::new(Some(100_000), dscp, None).with_response(1_000);
+        up.on_tx(&pfc(3, 1000), 100);
+        let q = quanta_ns(1000, Some(100_000));
+        // In flight: arrives unpaused until 100 + 1000.
+        assert!(!up.should_hold(1_099, &ipv4(24)));
+        assert_eq!(up.release_time(1_099, &ipv4(24)), 1_099);
+        assert!(up.should_hold(1_100, &ipv4(24)));
+        assert_eq!(up.release_time(1_100, &ipv4(24)), 1_100 + q);
+        // A refresh while paused: still paused from 1100, now until 3000 + q.
+        up.on_tx(&pfc(3, 1000), 2_000);
+        assert!(up.should_hold(1_100, &ipv4(24)));
+        assert_eq!(up.release_time(2_500, &ipv4(24)), 3_000 + q);
+        // A resume at 2500 ends the pause at 3500, not at once.
+        up.on_tx(&pfc(3, 0), 2_500);
+        assert!(up.should_hold(3_499, &ipv4(24)));
+        assert!(!up.should_hold(3_500, &ipv4(24)));
+        // The wire's terms at 100 Gb/s, MTU 9216: 1000 ns of cable, two
+        // 9258-byte frames and 3840 bits: 2520 ns in all.
+        assert_eq!(wire_response_ns(Some(100_000), 9216), 1_000 + 1_520);
     }
 }
