@@ -866,7 +866,7 @@ fn write_timed_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
 fn paused_rail_conf() -> String {
     let with_thresholds = BOOK.replace(
         "policy-map type network-qos qos_network",
-        "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 60000 pause-threshold 20000 resume-threshold 10000\npolicy-map type network-qos qos_network",
+        "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 60000 pause-threshold 15000 resume-threshold 7500\npolicy-map type network-qos qos_network",
     )
     .replace(
         "system qos\n",
@@ -1016,7 +1016,7 @@ fn replay_counters_are_read_by_every_show_command() {
         assert!(!out.stdout.is_empty(), "{words:?}");
     }
     let out = show(&["running-config"]);
-    assert!(text(&out.stdout).contains("pause-threshold 20000"));
+    assert!(text(&out.stdout).contains("pause-threshold 15000"));
     // LLDP has nothing in a replay, and says why.
     let out = show(&["lldp", "neighbors"]);
     assert_eq!(out.status.code(), Some(1));
