@@ -678,6 +678,53 @@ mod tests {
             .config
     }
 
+    /// The response section sets each lossless group's headroom against
+    /// what a peer at the port's speed sends in the worst recent gap of any
+    /// worker, and marks the short ones; no gaps (replay) or no lossless
+    /// group: no section.
+    #[test]
+    fn response_sets_headroom_against_the_worst_recent_gap() {
+        let mut m = InterfaceModel::new("Ethernet1/1", railyard_dataplane::wire::MacAddr([2; 6]));
+        m.speed_mbps = Some(1000);
+        m.mtu = 1500;
+        m.pfc.enabled_priorities = 1 << 3;
+        m.pfc.pg[3].xoff_bytes = 1_000_000;
+        m.pfc.pg[3].headroom_bytes = 1_000_000;
+        let gap = |recent, max| PollGapStats {
+            recent_max_ns: recent,
+            max_ns: max,
+            buckets: vec![],
+        };
+        let mut stats = InterfaceStats::default();
+        stats.pfc.ingress_peak_bytes[3] = 1_400_000;
+        let gaps = [gap(2_000_000, 40_000_000), gap(10_000_000, 10_000_000)];
+        let v = response(&m, Some(&stats), &gaps).expect("a lossless group");
+        let g = &v["groups"][0];
+        // 10 ms at 1 Gb/s is 1 250 000 bytes, plus a 1542-byte frame at each end.
+        assert_eq!(g["needed_bytes"], 1_250_000 + 2 * 1542);
+        assert_eq!(
+            (g["peak_beyond_xoff_bytes"].clone(), g["short"].clone()),
+            (400_000.into(), true.into())
+        );
+        assert_eq!(v["poll_gap_max_ns"], 40_000_000);
+        let mut out = Vec::new();
+        render_response(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("last 10-20 s: 10.0 ms (since start: 40.0 ms)"),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["3", "1000000", "1253084", "1400000", "400000", "short"]),
+            "{text}"
+        );
+        assert!(response(&m, Some(&stats), &[]).is_none());
+        m.pfc.enabled_priorities = 0;
+        assert!(response(&m, Some(&stats), &gaps).is_none());
+    }
+
     #[test]
     fn class_maps_in_nxos_layout() {
         let mut out = Vec::new();

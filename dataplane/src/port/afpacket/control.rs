@@ -26,7 +26,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{bind_packet, packet_socket};
+use super::{bind_packet, map_ring, packet_socket};
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE};
 use crate::port::sys::{ctx, setsockopt};
 
@@ -76,24 +76,8 @@ impl ControlLane {
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
             .map_err(|e| ctx(ifname, "PACKET_RX_RING (control lane)", e))?;
         let len = (BLOCK_SIZE * BLOCKS) as usize;
-        // SAFETY: maps the ring the kernel just allocated for this socket;
-        // the result is checked before use.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                s,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(ctx(ifname, "mmap control lane", io::Error::last_os_error()));
-        }
         let lane = ControlLane {
-            base: NonNull::new(base.cast())
-                .ok_or_else(|| io::Error::other("mmap returned null"))?,
+            base: map_ring(s, len, ifname, "mmap control lane")?,
             len,
             next: 0,
             pool: Pool::new(BUFFERS),

@@ -228,6 +228,27 @@ fn packet_socket(ifname: &str) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
+/// Maps the `len`-byte receive ring the kernel allocated for packet socket
+/// `fd` (`what` names the step in the error, with `ifname`).
+fn map_ring(fd: RawFd, len: usize, ifname: &str, what: &str) -> io::Result<NonNull<u8>> {
+    // SAFETY: maps the ring the kernel just allocated for this socket; the
+    // result is checked before use.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(ctx(ifname, what, io::Error::last_os_error()));
+    }
+    NonNull::new(base.cast()).ok_or_else(|| io::Error::other("mmap returned null"))
+}
+
 /// Binds packet socket `fd` to interface `ifindex` for EtherType
 /// `protocol` (host order; `ETH_P_ALL` for every frame, 0 to send only).
 fn bind_packet(fd: RawFd, ifindex: c_int, protocol: u16, ifname: &str) -> io::Result<()> {
@@ -302,24 +323,9 @@ impl AfPacketPort {
         setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
             .map_err(|e| ctx(ifname, "PACKET_RX_RING", e))?;
         let len = opts.block_size as usize * opts.block_count as usize;
-        // SAFETY: maps the ring the kernel just allocated for this socket;
-        // the result is checked before use.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                s,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(ctx(ifname, "mmap rx ring", io::Error::last_os_error()));
-        }
+        let base = map_ring(s, len, ifname, "mmap rx ring")?;
         let ring = RxRing {
-            base: NonNull::new(base.cast())
-                .ok_or_else(|| io::Error::other("mmap returned null"))?,
+            base,
             len,
             block_size: opts.block_size as usize,
             block_count: opts.block_count as usize,
