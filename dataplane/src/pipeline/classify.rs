@@ -12,9 +12,11 @@ use crate::packet::PacketBuf;
 
 impl Switch {
     /// Sets `pkt`'s qos-group, PFC priority and lossless flag as ingress
-    /// port `p` classifies it.
+    /// port `p` classifies it. Returns true when the packet's priority is
+    /// lossless on `p` but the watchdog has shut its queue there (see
+    /// [`watchdog_forwards`](Self::watchdog_forwards)).
     #[inline]
-    pub(super) fn classify(&self, pkt: &mut PacketBuf, p: usize) {
+    pub(super) fn classify(&self, pkt: &mut PacketBuf, p: usize) -> bool {
         let slot = &self.ports[p];
         let qg = slot.classifier.classify(pkt);
         pkt.meta.qos_group = qg;
@@ -22,25 +24,28 @@ impl Switch {
         // traffic is DSCP-based, so its priority is its qos-group.
         let prio = pkt.meta.pcp().unwrap_or(qg);
         pkt.meta.pfc_priority = prio;
-        let lossless = slot.model.pfc.enabled_priorities & !slot.pfc.stormed;
-        pkt.meta.lossless = usize::from(prio) < PRIORITIES && lossless & (1 << prio) != 0;
+        let bit = if usize::from(prio) < PRIORITIES {
+            1u8 << prio
+        } else {
+            0
+        };
+        let enabled = slot.model.pfc.enabled_priorities & bit;
+        pkt.meta.lossless = enabled & !slot.pfc.stormed != 0;
+        enabled & slot.pfc.stormed != 0
     }
 
-    /// Whether a classified packet arriving on port `p` goes on, as the PFC
-    /// watchdog decides: a packet of a lossless priority whose queue on `p`
-    /// the watchdog has shut is dropped (false: NX-OS), or, with
-    /// `forward_ingress`, forwarded as lossy (classify already made it so)
-    /// and counted.
-    #[inline]
-    pub(super) fn watchdog_ingress(&mut self, pkt: &PacketBuf, p: usize) -> bool {
+    /// Whether a packet [`classify`](Self::classify) found in a priority
+    /// the watchdog has shut on its ingress port `p` goes on: dropped
+    /// (false), as NX-OS does, or, with `forward_ingress`, forwarded as
+    /// lossy (classify already made it so) and counted. Out of line: the
+    /// fast path meets it only during a storm.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn watchdog_forwards(&mut self, pkt: &PacketBuf, p: usize) -> bool {
         let slot = &mut self.ports[p];
-        let prio = usize::from(pkt.meta.pfc_priority);
-        let shut = slot.model.pfc.enabled_priorities & slot.pfc.stormed;
-        if prio >= PRIORITIES || shut & (1 << prio) == 0 {
-            return true;
-        }
         let forward = slot.model.pfc.watchdog.is_some_and(|w| w.forward_ingress);
         if forward {
+            let prio = usize::from(pkt.meta.pfc_priority) & (PRIORITIES - 1);
             slot.counters.pfc.watchdog_ingress_forwarded[prio] += 1;
         }
         forward
@@ -111,8 +116,7 @@ mod tests {
         let mut pkt = pool.alloc_from(&[0u8; 60]).unwrap();
         pkt.meta.kind = crate::meta::FrameKind::Ipv4;
         pkt.meta.dscp = dscp;
-        sw.classify(&mut pkt, 0);
-        sw.watchdog_ingress(&pkt, 0)
+        !sw.classify(&mut pkt, 0) || sw.watchdog_forwards(&pkt, 0)
     }
 
     fn with_watchdog(sw: &mut Switch, forward_ingress: bool) {

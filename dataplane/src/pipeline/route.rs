@@ -87,8 +87,7 @@ impl Switch {
             return self.count_drop(p, DropReason::InterfaceDown);
         }
         pkt.meta.out_port = hop.port;
-        self.classify(&mut pkt, p);
-        if !self.watchdog_ingress(&pkt, p) {
+        if self.classify(&mut pkt, p) && !self.watchdog_forwards(&pkt, p) {
             return self.count_drop(p, DropReason::PfcWatchdogIngress);
         }
         match self.neighbors.lookup(hop.port, hop.addr) {
