@@ -102,9 +102,7 @@ fn pfc(
             None,
         )
     };
-    let needed = dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, u64::MAX)
-        .0
-        .headroom_bytes;
+    let needed = dp::PgThresholds::software_headroom_bytes(m.speed_mbps, m.mtu);
     let may_pause = if eq.pfc_mode == cfg::PfcMode::Off {
         0
     } else {

@@ -688,7 +688,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             }))
                             .collect::<Vec<_>>());
                         if let Some(r) = response {
-                            v["response"] = r;
+                            v["response"] = serde_json::json!(r);
                         }
                         print_json(&mut out, &v)
                     } else {

@@ -11,7 +11,7 @@ use railyard_config::{
     Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
     QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
-use railyard_dataplane::model::{InterfaceModel, PfcModel};
+use railyard_dataplane::model::{pfc, InterfaceModel, PfcModel};
 use railyard_dataplane::stats::{InterfaceStats, PollGapStats};
 
 fn indented(out: &mut dyn Write, text: &str, by: usize) -> std::io::Result<()> {
@@ -439,6 +439,38 @@ pub fn render_ingress(
     ruled_table(out, &[&total, &rows])
 }
 
+/// What the response of a software path asks of the headroom (see
+/// [`response`]); its JSON is `show queuing interface --json`'s `response`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Response {
+    /// The port's speed, which the need is computed at.
+    pub speed_mbps: u64,
+    /// The longest gap between polls of any worker, last 10 to 20 s.
+    pub poll_gap_recent_max_ns: u64,
+    /// The longest since the switch started.
+    pub poll_gap_max_ns: u64,
+    /// Per lossless qos-group.
+    pub groups: Vec<GroupResponse>,
+}
+
+/// One lossless qos-group's headroom against the need.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GroupResponse {
+    /// The qos-group (= PFC priority).
+    pub qos_group: usize,
+    /// The headroom in force.
+    pub headroom_bytes: u64,
+    /// What a peer at the port's speed sends in the recent longest gap,
+    /// plus a largest frame in flight at each end.
+    pub needed_bytes: u64,
+    /// The most the ingress group has held.
+    pub peak_bytes: u64,
+    /// How much of the headroom that took.
+    pub peak_beyond_xoff_bytes: u64,
+    /// The headroom is below the need.
+    pub short: bool,
+}
+
 /// What the response of a software path asks of the headroom: per lossless
 /// qos-group, the bytes a peer sending at the port's speed puts beyond xOFF
 /// during the longest recent gap between the worker's polls (plus a largest
@@ -449,37 +481,35 @@ pub fn response(
     m: &InterfaceModel,
     stats: Option<&InterfaceStats>,
     gaps: &[PollGapStats],
-) -> Option<serde_json::Value> {
+) -> Option<Response> {
     let recent = gaps.iter().map(|g| g.recent_max_ns).max()?;
     let ever = gaps.iter().map(|g| g.max_ns).max().unwrap_or(recent);
     if m.pfc.enabled_priorities == 0 {
         return None;
     }
-    let speed = railyard_dataplane::model::pfc::speed_or_default(m.speed_mbps);
-    let frame = u64::from(m.mtu) + railyard_dataplane::model::pfc::FRAME_OVERHEAD_BYTES;
-    // bits = ns × Mb/s / 1000; bytes = bits / 8.
-    let needed = 2 * frame + recent.saturating_mul(speed) / 8000;
-    let groups: Vec<_> = (0..8usize)
+    let frame = u64::from(m.mtu) + pfc::FRAME_OVERHEAD_BYTES;
+    let needed = 2 * frame + pfc::bytes_at(recent, m.speed_mbps);
+    let groups = (0..8usize)
         .filter(|q| m.pfc.enabled_priorities & (1 << q) != 0)
         .map(|q| {
             let t = &m.pfc.pg[q];
             let peak = stats.map_or(0, |s| s.pfc.ingress_peak_bytes[q]);
-            serde_json::json!({
-                "qos_group": q,
-                "headroom_bytes": t.headroom_bytes,
-                "needed_bytes": needed,
-                "peak_bytes": peak,
-                "peak_beyond_xoff_bytes": peak.saturating_sub(t.xoff_bytes),
-                "short": t.headroom_bytes < needed,
-            })
+            GroupResponse {
+                qos_group: q,
+                headroom_bytes: t.headroom_bytes,
+                needed_bytes: needed,
+                peak_bytes: peak,
+                peak_beyond_xoff_bytes: peak.saturating_sub(t.xoff_bytes),
+                short: t.headroom_bytes < needed,
+            }
         })
         .collect();
-    Some(serde_json::json!({
-        "speed_mbps": speed,
-        "poll_gap_recent_max_ns": recent,
-        "poll_gap_max_ns": ever,
-        "groups": groups,
-    }))
+    Some(Response {
+        speed_mbps: pfc::speed_or_default(m.speed_mbps),
+        poll_gap_recent_max_ns: recent,
+        poll_gap_max_ns: ever,
+        groups,
+    })
 }
 
 /// The text form of [`response`], after the ingress tables of `show
@@ -487,36 +517,31 @@ pub fn response(
 ///
 /// # Errors
 /// Only I/O errors of `out`.
-pub fn render_response(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
-    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+pub fn render_response(out: &mut dyn Write, r: &Response) -> std::io::Result<()> {
     let head = [
         format!(
             "Longest gap between polls, last 10-20 s: {} (since start: {})",
-            crate::show::duration(n(&v["poll_gap_recent_max_ns"])),
-            crate::show::duration(n(&v["poll_gap_max_ns"]))
+            crate::show::duration(r.poll_gap_recent_max_ns),
+            crate::show::duration(r.poll_gap_max_ns)
         ),
         format!(
             "Bytes a peer sends in it at {} Mb/s, plus a frame at each end:",
-            n(&v["speed_mbps"])
+            r.speed_mbps
         ),
     ];
     let mut rows =
         vec!["QoS-Group      Headroom        Needed     Peak held  Beyond xOFF".to_string()];
-    for g in v["groups"].as_array().into_iter().flatten() {
-        rows.push(format!(
+    rows.extend(r.groups.iter().map(|g| {
+        format!(
             "{:>9} {:>13} {:>13} {:>13} {:>12}{}",
-            n(&g["qos_group"]),
-            n(&g["headroom_bytes"]),
-            n(&g["needed_bytes"]),
-            n(&g["peak_bytes"]),
-            n(&g["peak_beyond_xoff_bytes"]),
-            if g["short"].as_bool() == Some(true) {
-                "  short"
-            } else {
-                ""
-            }
-        ));
-    }
+            g.qos_group,
+            g.headroom_bytes,
+            g.needed_bytes,
+            g.peak_bytes,
+            g.peak_beyond_xoff_bytes,
+            if g.short { "  short" } else { "" }
+        )
+    }));
     writeln!(out, "\nPFC Response on This Path")?;
     ruled_table(out, &[&head, &rows])
 }
@@ -699,14 +724,11 @@ mod tests {
         stats.pfc.ingress_peak_bytes[3] = 1_400_000;
         let gaps = [gap(2_000_000, 40_000_000), gap(10_000_000, 10_000_000)];
         let v = response(&m, Some(&stats), &gaps).expect("a lossless group");
-        let g = &v["groups"][0];
+        let g = &v.groups[0];
         // 10 ms at 1 Gb/s is 1 250 000 bytes, plus a 1542-byte frame at each end.
-        assert_eq!(g["needed_bytes"], 1_250_000 + 2 * 1542);
-        assert_eq!(
-            (g["peak_beyond_xoff_bytes"].clone(), g["short"].clone()),
-            (400_000.into(), true.into())
-        );
-        assert_eq!(v["poll_gap_max_ns"], 40_000_000);
+        assert_eq!(g.needed_bytes, 1_250_000 + 2 * 1542);
+        assert_eq!((g.peak_beyond_xoff_bytes, g.short), (400_000, true));
+        assert_eq!(v.poll_gap_max_ns, 40_000_000);
         let mut out = Vec::new();
         render_response(&mut out, &v).unwrap();
         let text = String::from_utf8(out).unwrap();

@@ -63,19 +63,27 @@ impl PgThresholds {
     }
 
     /// The defaults for a port a software poll loop serves: as
-    /// [`default_for`](Self::default_for), with headroom also covering
-    /// [`SOFTWARE_RESPONSE_NS`] at the port's speed, but no more than the
-    /// port buffer. The second value is the headroom that would take when
-    /// the buffer capped it.
+    /// [`default_for`](Self::default_for), with the headroom of
+    /// [`software_headroom_bytes`](Self::software_headroom_bytes) but no
+    /// more than the port buffer. The second value is the headroom the
+    /// buffer cut, when it did.
     pub fn software_default_for(
         speed_mbps: Option<u32>,
         mtu: u16,
         buffer_bytes: u64,
     ) -> (Self, Option<u64>) {
         let mut t = Self::default_for(speed_mbps, mtu, buffer_bytes);
-        let needed = t.headroom_bytes + bytes_at(SOFTWARE_RESPONSE_NS, speed_mbps);
+        let needed = Self::software_headroom_bytes(speed_mbps, mtu);
         t.headroom_bytes = needed.min(buffer_bytes);
         (t, (needed > buffer_bytes).then_some(needed))
+    }
+
+    /// The headroom a software path needs: the wire's terms of
+    /// [`default_for`](Self::default_for) plus [`SOFTWARE_RESPONSE_NS`] at
+    /// the port's speed.
+    pub fn software_headroom_bytes(speed_mbps: Option<u32>, mtu: u16) -> u64 {
+        Self::default_for(speed_mbps, mtu, 0).headroom_bytes
+            + bytes_at(SOFTWARE_RESPONSE_NS, speed_mbps)
     }
 }
 
