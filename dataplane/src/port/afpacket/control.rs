@@ -114,52 +114,37 @@ impl ControlLane {
             if self.status(i).load(Ordering::Acquire) & libc::TP_STATUS_USER == 0 {
                 break;
             }
+            let slot = self.slot(i).cast::<u8>();
             // SAFETY: the slot is ours (TP_STATUS_USER, observed with
-            // Acquire), so its header is initialised and stable.
-            let h = unsafe { self.slot(i).read() };
-            let start = usize::from(h.tp_mac);
-            let end = start + h.tp_snaplen as usize;
-            // SAFETY: the sockaddr_ll follows the header inside the slot (see
-            // the assertion at the end of this file).
-            let pkttype = unsafe {
-                std::ptr::addr_of!(
-                    (*self
-                        .slot(i)
-                        .cast::<u8>()
-                        .add(SLL_OFFSET)
-                        .cast::<libc::sockaddr_ll>())
-                    .sll_pkttype
+            // Acquire), so its header, and the sockaddr_ll after it (see the
+            // assertion at the end of this file), are initialised and stable.
+            let (h, pkttype) = unsafe {
+                let sll = slot.add(SLL_OFFSET).cast::<libc::sockaddr_ll>();
+                (
+                    self.slot(i).read(),
+                    std::ptr::addr_of!((*sll).sll_pkttype).read(),
                 )
-                .read()
             };
-            let ours = pkttype == libc::PACKET_OUTGOING;
-            let taken = if ours {
-                true
-            } else if end <= FRAME_SIZE as usize && h.tp_snaplen == h.tp_len {
-                // SAFETY: [start, end) lies within this slot (checked), which
-                // the kernel does not write until we return it.
-                let frame = unsafe {
-                    std::slice::from_raw_parts(self.slot(i).cast::<u8>().add(start), end - start)
-                };
-                match self.pool.alloc() {
-                    Some(mut pkt) => {
-                        let room = pkt.tailroom_mut();
-                        copy_bytes(&mut room[..frame.len()], frame);
-                        pkt.set_len(frame.len());
-                        pkt.timestamp = now;
-                        burst.push(pkt);
-                        n += 1;
-                        true
-                    }
-                    None => false,
+            let (start, len) = (usize::from(h.tp_mac), h.tp_snaplen as usize);
+            if pkttype != libc::PACKET_OUTGOING {
+                if start + len > FRAME_SIZE as usize || h.tp_snaplen != h.tp_len {
+                    // Not a MAC control frame's size: give the slot back unread.
+                    *dropped += 1;
+                } else {
+                    // No buffer: the frame waits in its slot.
+                    let Some(mut pkt) = self.pool.alloc() else {
+                        break;
+                    };
+                    // SAFETY: [start, start + len) lies within this slot
+                    // (checked), which the kernel does not write until we
+                    // return it.
+                    let frame = unsafe { std::slice::from_raw_parts(slot.add(start), len) };
+                    copy_bytes(&mut pkt.tailroom_mut()[..len], frame);
+                    pkt.set_len(len);
+                    pkt.timestamp = now;
+                    burst.push(pkt);
+                    n += 1;
                 }
-            } else {
-                // Not a MAC control frame's size: give the slot back unread.
-                *dropped += 1;
-                true
-            };
-            if !taken {
-                break;
             }
             self.status(i)
                 .store(libc::TP_STATUS_KERNEL, Ordering::Release);
