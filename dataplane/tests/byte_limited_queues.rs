@@ -10,6 +10,7 @@ use railyard_dataplane::model::{InterfaceModel, PgThresholds, QueueLimit, Switch
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::null::NullPort;
 use railyard_dataplane::port::Port;
+use railyard_dataplane::stats::InterfaceStats;
 use railyard_dataplane::wire::{checksum, MacAddr};
 use railyard_dataplane::{Pool, BURST_SIZE};
 
@@ -45,6 +46,13 @@ fn frame() -> Vec<u8> {
     f[36..38].copy_from_slice(&4791u16.to_be_bytes());
     f[38..40].copy_from_slice(&((LEN - 34) as u16).to_be_bytes());
     f
+}
+
+/// The counters of the ingress (Ethernet1/1) and egress (Ethernet1/2) ports.
+fn ends(sw: &Switch) -> (InterfaceStats, InterfaceStats) {
+    let mut stats = sw.stats();
+    let mut take = |name: &str| stats.interfaces.remove(name).expect(name);
+    (take("Ethernet1/1"), take("Ethernet1/2"))
 }
 
 fn model() -> SwitchModel {
@@ -96,11 +104,7 @@ fn a_paused_queue_of_64_byte_lossless_packets_fills_to_the_ingress_headroom() {
         now += 1_000;
         sw.poll(now);
     }
-    let stats = sw.stats();
-    let (ingress, egress) = (
-        &stats.interfaces["Ethernet1/1"],
-        &stats.interfaces["Ethernet1/2"],
-    );
+    let (ingress, egress) = ends(&sw);
     assert_eq!(ingress.total_drops(), 0, "{:?}", ingress.drops);
     assert_eq!(egress.total_drops(), 0, "{:?}", egress.drops);
     let q = sw.queues(1).unwrap();
@@ -113,11 +117,7 @@ fn a_paused_queue_of_64_byte_lossless_packets_fills_to_the_ingress_headroom() {
     // it is an ingress overflow, and the egress queue drops none.
     now += 1_000;
     sw.poll(now);
-    let stats = sw.stats();
-    let (ingress, egress) = (
-        &stats.interfaces["Ethernet1/1"],
-        &stats.interfaces["Ethernet1/2"],
-    );
+    let (ingress, egress) = ends(&sw);
     assert_eq!(ingress.drops["ingress_overflow"], BURST_SIZE as u64);
     assert_eq!(ingress.total_drops(), BURST_SIZE as u64);
     assert_eq!(egress.total_drops(), 0, "{:?}", egress.drops);
@@ -150,14 +150,10 @@ fn a_pool_that_runs_dry_first_is_a_counted_no_buffer_drop() {
     for k in 1..=polls {
         sw.poll(k * 1_000);
     }
-    let stats = sw.stats();
-    let (ingress, egress) = (
-        &stats.interfaces["Ethernet1/1"],
-        &stats.interfaces["Ethernet1/2"],
-    );
+    let (ingress, egress) = ends(&sw);
     let held = sw.queues(1).unwrap().depth_packets(PRIO) as u64;
     assert!(held > 4096 && held <= BUFFERS as u64, "{held}");
-    assert!(stats.pool.exhausted > 0);
+    assert!(sw.stats().pool.exhausted > 0);
     // Every frame the source offered is held or counted as no_buffer.
     let offered = polls * BURST_SIZE as u64;
     assert_eq!(ingress.drops["no_buffer"], offered - held);
