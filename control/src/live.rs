@@ -270,7 +270,12 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         opts.runtime.workers.max(1),
         opts.socket.display()
     );
+    let mut dead = None;
     while !stop.load(Ordering::Relaxed) {
+        dead = runtime.dead_worker();
+        if dead.is_some() {
+            break;
+        }
         if hangup.swap(false, Ordering::Relaxed) {
             log_reload(&reload(
                 &runtime,
@@ -287,7 +292,14 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     drop(server);
     let runtime = Arc::try_unwrap(runtime)
         .map_err(|_| "management thread still holds the runtime".to_string())?;
-    Ok(runtime.shutdown())
+    let stats = runtime.shutdown();
+    match dead {
+        Some(w) => Err(format!(
+            "worker {w} stopped (it panicked; see above): its ports no longer forwarded, \
+             so the switch stopped too"
+        )),
+        None => Ok(stats),
+    }
 }
 
 fn log_reload(reply: &ReloadReply) {

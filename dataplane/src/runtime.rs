@@ -282,6 +282,16 @@ impl Runtime {
         Ok(warnings)
     }
 
+    /// The first worker whose thread has ended although no stop was asked
+    /// for: it panicked, and its ports no longer move packets. A switch with
+    /// a dead worker must not go on answering as if it forwarded.
+    pub fn dead_worker(&self) -> Option<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.handles.iter().position(|h| h.is_finished())
+    }
+
     /// Asks every worker to stop, waits for them, and returns the final counters.
     pub fn shutdown(mut self) -> SwitchStats {
         self.stop.store(true, Ordering::Relaxed);

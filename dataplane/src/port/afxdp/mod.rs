@@ -24,8 +24,10 @@
 //! so pool buffers never belong to the kernel and `rx_burst`/`tx_burst` keep
 //! the same contract as the other backends. The UMEM is split in two fixed
 //! halves: the receive half lives in the fill ring, the kernel or the receive
-//! ring, and goes straight back to the fill ring once copied out, so the
-//! fill ring is always full; the transmit half sits on a free list, goes out
+//! ring, and goes back to the fill ring once copied out (the kernel may not
+//! yet have said it took a frame off the fill ring when it hands it over, so
+//! a frame can wait for room in a small stash until the next poll); the
+//! transmit half sits on a free list, goes out
 //! through the transmit ring and comes back through the completion ring,
 //! which `tx_burst` reaps every call.
 //!
@@ -192,6 +194,14 @@ pub struct AfXdpPort {
     /// Transmit-half frames not in flight (UMEM offsets). Preallocated with
     /// room for every transmit frame; never grows past it.
     tx_free: Vec<u64>,
+    /// Receive-half frames copied out but not yet back on the fill ring.
+    /// The kernel publishes how far it has read the fill ring lazily (in
+    /// copy mode it may have handed frames to the receive ring before it
+    /// says it took them off the fill ring), so the ring can briefly have
+    /// less room than the frames just received; they wait here for the next
+    /// poll instead of being lost to the UMEM. Preallocated with room for
+    /// every receive frame.
+    refill: Vec<u64>,
     frame_size: u32,
     zero_copy: bool,
     attach_mode: &'static str,
@@ -351,6 +361,7 @@ impl AfXdpPort {
             area,
             ctl,
             tx_free,
+            refill: Vec::with_capacity(opts.ring_size as usize),
             frame_size: opts.frame_size,
             zero_copy,
             attach_mode,
@@ -422,6 +433,22 @@ impl AfXdpPort {
         if n > 0 {
             self.sock.comp.release(n);
         }
+    }
+
+    /// Puts received frames back on the fill ring, as many as it has room
+    /// for; the rest stay in `refill` for the next poll.
+    fn refill_fill_ring(&mut self) {
+        let free = self.sock.fill.free(self.refill.len() as u32) as usize;
+        let put = self.refill.len().min(free);
+        if put == 0 {
+            return;
+        }
+        let from = self.refill.len() - put;
+        for (i, addr) in self.refill[from..].iter().enumerate() {
+            self.sock.fill.write(i as u32, *addr);
+        }
+        self.sock.fill.submit(put as u32);
+        self.refill.truncate(from);
     }
 
     /// Asks the kernel to transmit what is on the tx ring: always in copy
@@ -509,57 +536,51 @@ impl Port for AfXdpPort {
             return 0;
         }
         let mask = !(u64::from(self.frame_size) - 1);
-        let mut done = [0u64; BURST_SIZE];
-        let mut n_done = 0usize;
         let mut n = 0;
-        {
-            let avail = self.sock.rx.available(want);
-            for i in 0..avail {
-                let Some(mut pkt) = pool.alloc() else {
-                    // Leave the rest on the ring; the pool counts the miss.
-                    break;
-                };
-                let desc = self.sock.rx.read(i);
-                done[n_done] = desc.addr & mask;
-                n_done += 1;
-                let len = desc.len as usize;
-                let room = pkt.tailroom_mut();
-                let fits = len <= room.len().min(MAX_FRAME);
-                match self.area.bytes(desc.addr, len) {
-                    Some(src) if fits => {
-                        // SAFETY: [addr, addr + len) lies inside the UMEM
-                        // (checked by `bytes`), the kernel handed this frame
-                        // to us through the rx ring (read with Acquire) and
-                        // does not touch it until it is back on the fill
-                        // ring; `room` is a distinct pool buffer of at least
-                        // `len` bytes.
-                        let src = unsafe { std::slice::from_raw_parts(src, len) };
-                        // A small frame is copied in line, not by a call
-                        // into the C library.
-                        copy_bytes(&mut room[..len], src);
-                        pkt.set_len(len);
-                        pkt.timestamp = now;
-                        burst.push(pkt);
-                        n += 1;
-                    }
-                    _ => self.counters.rx_dropped += 1,
-                }
+        let mut n_read = 0;
+        let avail = self.sock.rx.available(want);
+        for i in 0..avail {
+            let Some(mut pkt) = pool.alloc() else {
+                // Leave the rest on the ring; the pool counts the miss.
+                break;
+            };
+            let desc = self.sock.rx.read(i);
+            n_read += 1;
+            // Cannot exceed the capacity: a receive frame is here, on the
+            // fill ring, with the kernel or on the receive ring.
+            if self.refill.len() < self.refill.capacity() {
+                self.refill.push(desc.addr & mask);
             }
-            if n_done > 0 {
-                self.sock.rx.release(n_done as u32);
+            let len = desc.len as usize;
+            let room = pkt.tailroom_mut();
+            let fits = len <= room.len().min(MAX_FRAME);
+            match self.area.bytes(desc.addr, len) {
+                Some(src) if fits => {
+                    // SAFETY: [addr, addr + len) lies inside the UMEM
+                    // (checked by `bytes`), the kernel handed this frame to
+                    // us through the rx ring (read with Acquire) and does
+                    // not touch it until it is back on the fill ring;
+                    // `room` is a distinct pool buffer of at least `len`
+                    // bytes.
+                    let src = unsafe { std::slice::from_raw_parts(src, len) };
+                    // A small frame is copied in line, not by a call into
+                    // the C library.
+                    copy_bytes(&mut room[..len], src);
+                    pkt.set_len(len);
+                    pkt.timestamp = now;
+                    burst.push(pkt);
+                    n += 1;
+                }
+                _ => self.counters.rx_dropped += 1,
             }
         }
-        if n_done > 0 {
-            // The fill ring has room for every receive frame, so this always
-            // takes all of them back.
-            let free = self.sock.fill.free(n_done as u32);
-            debug_assert!(free as usize >= n_done);
-            let put = n_done.min(free as usize);
-            for (i, addr) in done[..put].iter().enumerate() {
-                self.sock.fill.write(i as u32, *addr);
-            }
-            self.sock.fill.submit(put as u32);
-        } else if self.sock.fill.needs_wakeup() {
+        if n_read > 0 {
+            self.sock.rx.release(n_read);
+        }
+        if !self.refill.is_empty() {
+            self.refill_fill_ring();
+        }
+        if n_read == 0 && self.sock.fill.needs_wakeup() {
             // Nothing arrived and the kernel asks to be woken to use the
             // fill ring (zero-copy drivers): one poll, no timeout.
             self.sock.wake_fill();
