@@ -692,6 +692,19 @@ fn sustained_incast(lab: &Fabric, n: usize) -> BTreeMap<String, Value> {
     lab.settled(Duration::from_secs(120))
 }
 
+/// Asserts that every port of every switch runs on `backend`.
+fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
+    for (sw, s) in stats {
+        for (ifname, i) in ifaces(s) {
+            let described = i["backend"].as_str().unwrap_or_default();
+            assert!(
+                described.starts_with(backend),
+                "{sw} {ifname} runs on {described}, not {backend}"
+            );
+        }
+    }
+}
+
 /// Asserts that no lossless packet was lost on a port between two
 /// switches: no ingress overflow, no tail or WRED drop in queue 3, nothing
 /// lost in the backend's ring or for want of a buffer. Returns the XOFF
@@ -746,18 +759,22 @@ const RAIL_SPINE_LINKS: [(&str, &str); 8] = [
 fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
     let t0 = Instant::now();
     let topo = sustained_rail_spine();
-    for senders in [2, 3] {
+    for (backend, senders) in [("af-packet", 2), ("af-packet", 3), ("af-xdp", 3)] {
+        let on = |role| {
+            sustained_template(role, true).replace("bind af-packet", &format!("bind {backend}"))
+        };
         let lab = Fabric::up(
             "rail-spine",
             &topo,
-            &[
-                ("rail", sustained_template("rail", true)),
-                ("spine", sustained_template("spine", true)),
-            ],
+            &[("rail", on("rail")), ("spine", on("spine"))],
         );
         let stats = sustained_incast(&lab, senders);
+        assert_backend(&stats, backend);
         let pauses = assert_lossless_between_switches(&stats, &RAIL_SPINE_LINKS);
-        assert!(pauses > 0, "{senders}:1 incast: no switch paused another");
+        assert!(
+            pauses > 0,
+            "{backend} {senders}:1 incast: no switch paused another"
+        );
         // What the hosts sent beyond the pause was dropped at rail 1's
         // host ports, counted as such.
         let host_drops: u64 = (1..=senders)
@@ -792,25 +809,25 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
     eprintln!("sustained incast on rail-spine: {:?}", t0.elapsed());
 }
 
-/// The same promise on the shortest path between two switches. (Over
-/// AF_XDP the chain does not drain yet: sw1's uplink stops transmitting
-/// with 26 MB queued and no pause in force.)
+/// The same promise on the shortest path between two switches, once over
+/// AF_PACKET (the shipped template's backend) and once over AF_XDP.
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn sustained_incast_on_a_two_switch_chain_loses_nothing_between_them() {
-    let lab = Fabric::up(
-        "chain",
-        CHAIN_TOPO,
-        &[("rail", sustained_template("rail", true))],
-    );
-    let stats = sustained_incast(&lab, 3);
-    let pauses = assert_lossless_between_switches(
-        &stats,
-        &[("sw1", "Ethernet1/31"), ("sw2", "Ethernet1/31")],
-    );
-    assert!(pauses > 0, "sw2 never paused sw1");
-    for (sw, s) in &stats {
-        assert_conserved(&lab, sw, s);
+    for backend in ["af-packet", "af-xdp"] {
+        let template =
+            sustained_template("rail", true).replace("bind af-packet", &format!("bind {backend}"));
+        let lab = Fabric::up("chain", CHAIN_TOPO, &[("rail", template)]);
+        let stats = sustained_incast(&lab, 3);
+        assert_backend(&stats, backend);
+        let pauses = assert_lossless_between_switches(
+            &stats,
+            &[("sw1", "Ethernet1/31"), ("sw2", "Ethernet1/31")],
+        );
+        assert!(pauses > 0, "{backend}: sw2 never paused sw1");
+        for (sw, s) in &stats {
+            assert_conserved(&lab, sw, s);
+        }
     }
 }
 
