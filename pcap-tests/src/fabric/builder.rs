@@ -1,14 +1,15 @@
 //! Wiring a fabric: switches, cables (optionally tapped) and hosts, built
 //! into a [`Fabric`].
 
-use railyard_dataplane::clock::VirtualClock;
+use railyard_dataplane::clock::{Nanos, VirtualClock};
 use railyard_dataplane::model::{PortId, SwitchModel};
 use railyard_dataplane::pipeline::Switch;
-use railyard_dataplane::port::ring::RingLink;
+use railyard_dataplane::port::ring::{LinkControl, RingLink};
 use railyard_dataplane::port::Port;
 use railyard_dataplane::Pool;
 
-use super::{ArrivalLog, Fabric, HostPort, TapLog, TapPort, RING_CAPACITY};
+use super::gaps::GapClock;
+use super::{ArrivalLog, Fabric, Gaps, HostPort, TapLog, TapPort, CABLE_DELAY_NS, RING_CAPACITY};
 
 /// Where a port is: switch number and port number.
 pub type Attach = (usize, PortId);
@@ -19,7 +20,11 @@ pub struct FabricBuilder {
     ports: Vec<Vec<Option<Box<dyn Port>>>>,
     hosts: Vec<(Attach, ArrivalLog)>,
     taps: Vec<(Attach, TapLog)>,
+    links: Vec<LinkControl>,
+    gaps: Vec<Option<Gaps>>,
     pool_buffers: usize,
+    cable_delay_ns: Nanos,
+    ring_capacity: usize,
 }
 
 impl FabricBuilder {
@@ -31,8 +36,28 @@ impl FabricBuilder {
             ports: Vec::new(),
             hosts: Vec::new(),
             taps: Vec::new(),
+            links: Vec::new(),
+            gaps: Vec::new(),
             pool_buffers,
+            cable_delay_ns: CABLE_DELAY_NS,
+            ring_capacity: RING_CAPACITY,
         }
+    }
+
+    /// Sets the one-way delay of the cables [`cable`](Self::cable) adds from
+    /// now on ([`CABLE_DELAY_NS`] until set; 0: frames arrive when sent).
+    pub fn cable_delay(&mut self, delay_ns: Nanos) -> &mut Self {
+        self.cable_delay_ns = delay_ns;
+        self
+    }
+
+    /// Sets how many frames each direction of the cables added from now on
+    /// holds ([`RING_CAPACITY`] until set): enough for what a peer sends
+    /// while a switch is in its longest gap, or the run counts the
+    /// refusals in [`FabricRun::ring_full`](super::FabricRun::ring_full).
+    pub fn ring_capacity(&mut self, frames: usize) -> &mut Self {
+        self.ring_capacity = frames;
+        self
     }
 
     /// Adds a switch; returns its number.
@@ -40,7 +65,17 @@ impl FabricBuilder {
         self.ports
             .push((0..model.interfaces.len()).map(|_| None).collect());
         self.models.push(model);
+        self.gaps.push(None);
         self.models.len() - 1
+    }
+
+    /// Gives switch `sw` worker scheduling gaps: it is not polled during
+    /// them (see [`Gaps`]).
+    pub fn gaps(&mut self, sw: usize, gaps: Gaps) -> &mut Self {
+        if let Some(g) = self.gaps.get_mut(sw) {
+            *g = Some(gaps);
+        }
+        self
     }
 
     fn place(&mut self, at: Attach, port: Box<dyn Port>) {
@@ -49,11 +84,14 @@ impl FabricBuilder {
         *slot = Some(port);
     }
 
-    /// Joins two switch ports with a cable; with `tap`, what each end sends
-    /// is recorded (logs in [`FabricRun::taps`](super::FabricRun::taps), `a`'s first).
+    /// Joins two switch ports with a cable of the set delay and capacity;
+    /// with `tap`, what each end sends is recorded (logs in
+    /// [`FabricRun::taps`](super::FabricRun::taps), `a`'s first).
     pub fn cable(&mut self, a: Attach, b: Attach, tap: bool) {
         let name = format!("{}:{}-{}:{}", a.0, a.1, b.0, b.1);
-        let (ea, eb, _) = RingLink::pair(&name, RING_CAPACITY);
+        let (ea, eb, link) =
+            RingLink::pair_with_delay(&name, self.ring_capacity, self.cable_delay_ns);
+        self.links.push(link);
         for (at, end) in [(a, ea), (b, eb)] {
             if tap {
                 let (t, log) = TapPort::new(Box::new(end));
@@ -96,6 +134,12 @@ impl FabricBuilder {
             clock: VirtualClock::new(0),
             hosts: self.hosts,
             taps: self.taps,
+            links: self.links,
+            gaps: self
+                .gaps
+                .into_iter()
+                .map(|g| g.map(GapClock::new))
+                .collect(),
         }
     }
 }

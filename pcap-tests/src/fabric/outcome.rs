@@ -103,6 +103,10 @@ pub struct Outcome {
     pub end_ns: Nanos,
     /// See [`FabricRun::blind_steps`].
     pub blind_steps: u64,
+    /// See [`FabricRun::ring_full`].
+    pub ring_full: u64,
+    /// See [`FabricRun::gaps`] (leaves first, then spines).
+    pub gaps: Vec<u64>,
 }
 
 impl Outcome {

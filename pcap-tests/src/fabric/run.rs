@@ -1,12 +1,15 @@
-//! Running a fabric in virtual time: poll every switch, jump the shared
-//! clock to the next receive or departure, stop when everything drained.
+//! Running a fabric in virtual time: poll every switch that is not in a
+//! scheduling gap, jump the shared clock to the next receive, departure or
+//! gap end, stop when everything drained.
 
 use std::sync::{Arc, Mutex};
 
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::pipeline::Switch;
+use railyard_dataplane::port::ring::LinkControl;
 use railyard_dataplane::stats::SwitchStats;
 
+use super::gaps::GapClock;
 use super::{Arrival, ArrivalLog, Attach, TapLog, TapRecord, WEDGE_NS};
 
 /// Empties a shared log (a poisoned one reads as empty).
@@ -22,6 +25,8 @@ pub struct Fabric {
     pub(super) clock: VirtualClock,
     pub(super) hosts: Vec<(Attach, ArrivalLog)>,
     pub(super) taps: Vec<(Attach, TapLog)>,
+    pub(super) links: Vec<LinkControl>,
+    pub(super) gaps: Vec<Option<GapClock>>,
 }
 
 /// What a fabric run produced.
@@ -38,6 +43,12 @@ pub struct FabricRun {
     /// Times the loop found queued packets but no next event and had to
     /// step time blindly (expected 0 without PFC).
     pub blind_steps: u64,
+    /// Frames switch–switch cables refused because their ring was full
+    /// (each retry again): 0 unless a ring is too small for a gap, in which
+    /// case the run models backpressure a kernel ring would not give.
+    pub ring_full: u64,
+    /// Per switch, the scheduling gaps that deferred a poll.
+    pub gaps: Vec<u64>,
 }
 
 impl Fabric {
@@ -54,17 +65,25 @@ impl Fabric {
         loop {
             let now = self.clock.now();
             let mut work = 0;
-            for s in &mut self.switches {
-                work += s.poll(now);
+            for (s, g) in self.switches.iter_mut().zip(&mut self.gaps) {
+                if !g.as_mut().is_some_and(|g| g.off_cpu(now)) {
+                    work += s.poll(now);
+                }
             }
             if work > 0 {
                 stuck_since = None;
                 continue;
             }
+            // A switch off the CPU has one event: the end of its gap, when
+            // it takes everything its cables and hosts delivered meanwhile.
             let next = self
                 .switches
                 .iter()
-                .flat_map(|s| [s.next_rx_time(), s.next_departure()])
+                .zip(&self.gaps)
+                .flat_map(|(s, g)| match g.as_ref().filter(|g| g.off(now)) {
+                    Some(g) => [Some(g.end()), None],
+                    None => [s.next_rx_time(), s.next_departure()],
+                })
                 .flatten()
                 .min();
             match next {
@@ -99,6 +118,12 @@ impl Fabric {
                 .collect(),
             end_ns: self.clock.now(),
             blind_steps,
+            ring_full: self.links.iter().map(LinkControl::ring_full).sum(),
+            gaps: self
+                .gaps
+                .iter()
+                .map(|g| g.as_ref().map_or(0, |g| g.hit))
+                .collect(),
         }
     }
 }

@@ -10,9 +10,10 @@ use railyard_dataplane::balance::hash::ecmp_hash;
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::fib::{Fib, RouteAction};
 use railyard_dataplane::meta::Meta;
+use railyard_dataplane::model::pfc::bytes_at;
 use railyard_dataplane::model::{
-    DlbMode, DlbModel, EcmpHashModel, InterfaceModel, LoadBalanceModel, NextHopModel, PortId,
-    RouteModel, SwitchModel, ThresholdUnit, WredModel, KBYTE,
+    DlbMode, DlbModel, EcmpHashModel, InterfaceModel, LoadBalanceModel, NextHopModel, PgThresholds,
+    PortId, RouteModel, SwitchModel, ThresholdUnit, WredModel, KBYTE,
 };
 use railyard_dataplane::nexthop::EcmpGroup;
 use railyard_dataplane::parse::parse;
@@ -20,9 +21,27 @@ use railyard_dataplane::wire::MacAddr;
 
 use super::outcome::summarise;
 use super::{
-    Balance, FabricBuilder, Flow, HostId, HostPort, HostTx, Outcome, Tag, ECT0, ROCE_DSCP,
-    ROCE_QUEUE,
+    Balance, FabricBuilder, Flow, Gaps, HostId, HostPort, HostTx, Outcome, Tag, CABLE_DELAY_NS,
+    ECT0, RING_CAPACITY, ROCE_DSCP, ROCE_QUEUE,
 };
+
+/// Whether the RoCE class (qos-group and priority 3) is lossless, and with
+/// which ingress thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lossless {
+    /// PFC off: the class is lossy like any other.
+    Off,
+    /// PFC on priority 3 with these thresholds on every port, as an explicit
+    /// `pause buffer-size B pause-threshold X resume-threshold Y` gives
+    /// (headroom B − X).
+    Thresholds(PgThresholds),
+    /// PFC on with the defaults a software backend gets
+    /// ([`PgThresholds::software_default_for`]) at each port's speed.
+    SoftwareDefault,
+    /// PFC on with the defaults of a wire, whose response only the cable and
+    /// the peer's hardware delay ([`PgThresholds::default_for`]).
+    WireDefault,
+}
 
 /// A rail/spine topology of railyard switches.
 ///
@@ -31,7 +50,9 @@ use super::{
 /// `spines` ports (uplink `s` in 172.{16+s}.{l}.0/24, leaf .1, spine .2).
 /// Spine `s` has leaf `l` on port `l` and routes 10.{l+1}.0.0/16 there.
 /// Leaves route every remote host's /24 through one ECMP group over all
-/// uplinks. All neighbours are static ARP entries.
+/// uplinks. All neighbours are static ARP entries. As a
+/// [`chain`](Self::chain) there are no spines: two leaves joined by one
+/// cable between their uplinks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TwoTier {
     /// Leaves (rail switches).
@@ -57,6 +78,17 @@ pub struct TwoTier {
     pub buffer_bytes: u64,
     /// Packet buffers shared by the fabric.
     pub pool_buffers: usize,
+    /// One-way delay of every leaf–spine cable.
+    pub cable_delay_ns: Nanos,
+    /// Whether queue 3 is lossless, and how.
+    pub lossless: Lossless,
+    /// Worker scheduling gaps of every switch (switch `n`, leaves first,
+    /// seeded with the seed plus `n`); `None`: polled at every event.
+    pub gaps: Option<Gaps>,
+    /// Host ports whose speed is not `host_speed_mbps` (a congestion point).
+    pub host_port_speeds: Vec<(HostId, u32)>,
+    /// Two leaves cabled uplink to uplink, no spine.
+    pub chain: bool,
 }
 
 impl TwoTier {
@@ -81,7 +113,39 @@ impl TwoTier {
             hash: EcmpHashModel::default(),
             buffer_bytes: railyard_dataplane::model::DEFAULT_BUFFER_BYTES,
             pool_buffers: 16_384,
+            cable_delay_ns: CABLE_DELAY_NS,
+            lossless: Lossless::Off,
+            gaps: None,
+            host_port_speeds: Vec::new(),
+            chain: false,
         }
+    }
+
+    /// Two leaves with `hosts_per_leaf` hosts each, cabled directly uplink to
+    /// uplink (the shortest path between two switches); otherwise as
+    /// [`new`](Self::new).
+    pub fn chain(hosts_per_leaf: usize) -> Self {
+        TwoTier {
+            chain: true,
+            ..TwoTier::new(2, 1, hosts_per_leaf)
+        }
+    }
+
+    /// Frames each direction of a cable holds: what the fastest uplink
+    /// carries in twice the longest gap in the smallest frames, so a switch
+    /// off the CPU never fills a ring (at least the fabric's default).
+    fn ring_capacity(&self) -> usize {
+        let gap = self.gaps.map_or(0, |g| g.max_ns);
+        let frames = bytes_at(2 * gap + 1_000_000, Some(self.uplink_speed_mbps)) / 84;
+        usize::try_from(frames).map_or(usize::MAX, |f| f.max(RING_CAPACITY))
+    }
+
+    /// The speed of a host's switch port.
+    fn host_port_speed(&self, h: HostId) -> u32 {
+        self.host_port_speeds
+            .iter()
+            .find(|(at, _)| *at == h)
+            .map_or(self.host_speed_mbps, |(_, s)| *s)
     }
 
     /// The same topology in another balancing mode.
@@ -153,6 +217,22 @@ impl TwoTier {
                 ecn: true,
             });
         }
+        let pg = match self.lossless {
+            Lossless::Off => None,
+            Lossless::Thresholds(t) => Some(t),
+            Lossless::SoftwareDefault => {
+                Some(PgThresholds::software_default_for(Some(speed), m.mtu, m.buffer_bytes).0)
+            }
+            Lossless::WireDefault => Some(PgThresholds::default_for(
+                Some(speed),
+                m.mtu,
+                m.buffer_bytes,
+            )),
+        };
+        if let Some(pg) = pg {
+            m.pfc.enabled_priorities = 1 << ROCE_QUEUE;
+            m.pfc.pg[ROCE_QUEUE] = pg;
+        }
         m
     }
 
@@ -167,7 +247,7 @@ impl TwoTier {
                 format!("Ethernet1/{}", h + 1),
                 self.leaf_mac(l, h),
                 Ipv4Addr::from(ip),
-                self.host_speed_mbps,
+                self.host_port_speed(host),
             );
             m.static_arp.push((self.host_ip(host), self.host_mac(host)));
             interfaces.push(m);
@@ -180,8 +260,12 @@ impl TwoTier {
                 self.link_ip(l, s, 1),
                 self.uplink_speed_mbps,
             );
-            m.static_arp
-                .push((self.link_ip(l, s, 2), self.spine_mac(s, l)));
+            let gateway = if self.chain {
+                self.leaf_mac(1 - l.min(1), p)
+            } else {
+                self.spine_mac(s, l)
+            };
+            m.static_arp.push((self.link_ip(l, s, 2), gateway));
             interfaces.push(m);
         }
         let next_hops: Vec<NextHopModel> = (0..self.spines)
@@ -336,15 +420,35 @@ impl TwoTier {
     /// # Panics
     ///
     /// When a flow names a host outside the topology, or stays inside one
-    /// leaf (that traffic never meets the balancer), or the fabric wedges.
+    /// leaf (that traffic never meets the balancer), or the fabric wedges,
+    /// or a chain has other than two leaves and one uplink each.
     pub fn run(&self, flows: &[Flow]) -> Outcome {
+        assert!(
+            !self.chain || (self.leaves == 2 && self.spines == 1),
+            "a chain is two leaves with one uplink each"
+        );
         let mut b = FabricBuilder::new(self.pool_buffers);
         let leaves: Vec<usize> = (0..self.leaves)
             .map(|l| b.switch(self.leaf_model(l)))
             .collect();
-        let spines: Vec<usize> = (0..self.spines)
-            .map(|s| b.switch(self.spine_model(s)))
-            .collect();
+        let spines: Vec<usize> = if self.chain {
+            Vec::new()
+        } else {
+            (0..self.spines)
+                .map(|s| b.switch(self.spine_model(s)))
+                .collect()
+        };
+        b.cable_delay(self.cable_delay_ns)
+            .ring_capacity(self.ring_capacity());
+        if let Some(g) = self.gaps {
+            for sw in leaves.iter().chain(&spines) {
+                b.gaps(*sw, g.seeded(g.seed.wrapping_add(*sw as u64)));
+            }
+        }
+        if self.chain {
+            let up = self.uplink_port(0);
+            b.cable((leaves[0], up), (leaves[1], up), true);
+        }
         for (l, leaf) in leaves.iter().enumerate() {
             for (s, spine) in spines.iter().enumerate() {
                 b.cable((*leaf, self.uplink_port(s)), (*spine, l as PortId), true);
@@ -411,6 +515,8 @@ impl TwoTier {
             uplink_log,
             end_ns: run.end_ns,
             blind_steps: run.blind_steps,
+            ring_full: run.ring_full,
+            gaps: run.gaps,
         }
     }
 }
