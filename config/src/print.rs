@@ -140,7 +140,7 @@ impl fmt::Display for Delay {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
         for (unit, div) in [("ms", 1_000_000), ("us", 1_000)] {
-            if n != 0 && n % div == 0 {
+            if n != 0 && n.is_multiple_of(div) {
                 return write!(f, "{} {unit}", n / div);
             }
         }
