@@ -19,8 +19,8 @@ pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
 pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
 use crate::qos::{
-    AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcMode,
-    PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
+    AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcDelays,
+    PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 
 /// MTU of an interface that has no `mtu` command.
@@ -167,6 +167,10 @@ pub struct Interface {
     pub pfc_send_tlv: bool,
     /// `priority-flow-control watch-dog-interval on|off`; `None` follows the global setting.
     pub pfc_watchdog: Option<bool>,
+    /// railyard's `priority-flow-control cable-length`, `peer-response` and
+    /// `software-response`: the delays a pause takes on this link, which the
+    /// default headroom covers (unset terms take the standard values).
+    pub pfc_delays: PfcDelays,
     /// `[no] lldp transmit` (default true).
     pub lldp_transmit: bool,
     /// `[no] lldp receive` (default true).
@@ -200,6 +204,7 @@ impl Interface {
             pfc_mode: PfcMode::Auto,
             pfc_send_tlv: false,
             pfc_watchdog: None,
+            pfc_delays: PfcDelays::default(),
             lldp_transmit: true,
             lldp_receive: true,
             dcbx_version: DcbxVersion::Auto,
@@ -234,6 +239,7 @@ impl PartialEq for Interface {
             && self.pfc_mode == other.pfc_mode
             && self.pfc_send_tlv == other.pfc_send_tlv
             && self.pfc_watchdog == other.pfc_watchdog
+            && self.pfc_delays == other.pfc_delays
             && self.lldp_transmit == other.lldp_transmit
             && self.lldp_receive == other.lldp_receive
             && self.dcbx_version == other.dcbx_version

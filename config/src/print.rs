@@ -15,8 +15,8 @@ use std::fmt::{self, Write as _};
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, Lldp,
-    LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PfcMode, PfcWatchdogTimers, QosPolicy,
-    QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
+    LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode, PfcWatchdogTimers,
+    QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
 };
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.
@@ -130,6 +130,21 @@ impl fmt::Display for Rate {
             }
         }
         write!(f, "{n} bps")
+    }
+}
+
+/// A delay in the largest of `ms`, `us`, `ns` that divides it.
+struct Delay(u64);
+
+impl fmt::Display for Delay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        for (unit, div) in [("ms", 1_000_000), ("us", 1_000)] {
+            if n != 0 && n.is_multiple_of(div) {
+                return write!(f, "{} {unit}", n / div);
+            }
+        }
+        write!(f, "{n} ns")
     }
 }
 
@@ -562,6 +577,22 @@ impl fmt::Display for Interface {
         if let Some(on) = self.pfc_watchdog {
             let v = if on { "on" } else { "off" };
             writeln!(f, "  priority-flow-control watch-dog-interval {v}")?;
+        }
+        let d = &self.pfc_delays;
+        if let Some(m) = d.cable_metres {
+            writeln!(f, "  priority-flow-control cable-length {m}")?;
+        }
+        match d.peer_response {
+            Some(PeerResponse::Bits(n)) => {
+                writeln!(f, "  priority-flow-control peer-response {n} bits")?;
+            }
+            Some(PeerResponse::Nanos(ns)) => {
+                writeln!(f, "  priority-flow-control peer-response {}", Delay(ns))?;
+            }
+            None => {}
+        }
+        if let Some(ns) = d.software_response_ns {
+            writeln!(f, "  priority-flow-control software-response {}", Delay(ns))?;
         }
         if let Some(p) = &self.service_policy_qos_input {
             writeln!(f, "  service-policy type qos input {p}")?;

@@ -572,6 +572,54 @@ impl DcbxVersion {
     }
 }
 
+/// Longest cable `priority-flow-control cable-length` accepts, in metres
+/// (100 km: beyond any data-centre link PFC is used on).
+pub const MAX_CABLE_METRES: u32 = 100_000;
+/// Longest response `priority-flow-control peer-response` and
+/// `software-response` accept, in nanoseconds (1 s: a pause of 65535 quanta
+/// lasts 336 µs at 100 Gb/s and 3.4 s at 10 Mb/s, so a longer response
+/// cannot be met by any headroom worth configuring).
+pub const MAX_RESPONSE_NS: u64 = 1_000_000_000;
+/// Largest `priority-flow-control peer-response N bits`.
+pub const MAX_RESPONSE_BITS: u64 = 1_000_000_000;
+
+/// How long the peer on an interface takes to stop sending once a pause
+/// reaches it (railyard's `priority-flow-control peer-response`): in bit
+/// times, as 802.1Qbb states the response of a MAC and PHY (so it scales
+/// with the port's speed), or as a fixed time, as a host's software answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum PeerResponse {
+    /// `N bits`: bit times at the port's speed.
+    Bits(u64),
+    /// `N ns|us|ms`: a time, stored in nanoseconds.
+    Nanos(u64),
+}
+
+/// railyard's interface lines that say how long a pause takes to act on
+/// the link, from which the default headroom is derived and against which
+/// `check` measures a configured one. `None`: the standard term (the
+/// dataplane's `PfcDelays::default`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct PfcDelays {
+    /// `priority-flow-control cable-length METRES` (0–[`MAX_CABLE_METRES`]):
+    /// the cable to the peer, whose round trip a pause and the frames
+    /// already on it take.
+    pub cable_metres: Option<u32>,
+    /// `priority-flow-control peer-response N bits|ns|us|ms`.
+    pub peer_response: Option<PeerResponse>,
+    /// `priority-flow-control software-response N ns|us|ms`: how long the
+    /// poll loop serving a software backend (AF_PACKET, AF_XDP, TAP, DPDK,
+    /// ring) may go without polling, in nanoseconds; ignored on other ports.
+    pub software_response_ns: Option<u64>,
+}
+
+impl PfcDelays {
+    /// Whether no line sets any term.
+    pub fn is_default(&self) -> bool {
+        *self == PfcDelays::default()
+    }
+}
+
 /// Default PFC watchdog polling interval, in milliseconds.
 pub const DEFAULT_WATCHDOG_INTERVAL_MS: u16 = 100;
 /// Default PFC watchdog shutdown multiplier.

@@ -25,8 +25,71 @@ pub struct Compiled {
     pub warnings: Vec<String>,
 }
 
-/// A lossless group whose headroom cannot cover a software path's
-/// response time ([`dp::pfc::SOFTWARE_RESPONSE_NS`] at the port's speed).
+/// The delays a pause takes on an interface's link, in the dataplane's
+/// terms: each one the interface configures
+/// (`priority-flow-control cable-length`, `peer-response`,
+/// `software-response`), else the standard term of [`dp::PfcDelays::default`].
+pub fn pfc_delays(c: &cfg::PfcDelays) -> dp::PfcDelays {
+    let d = dp::PfcDelays::default();
+    dp::PfcDelays {
+        cable_metres: c.cable_metres.map_or(d.cable_metres, u64::from),
+        peer_response: match c.peer_response {
+            Some(cfg::PeerResponse::Bits(b)) => dp::PeerResponse::Bits(b),
+            Some(cfg::PeerResponse::Nanos(ns)) => dp::PeerResponse::Nanos(ns),
+            None => d.peer_response,
+        },
+        software_response_ns: c.software_response_ns.unwrap_or(d.software_response_ns),
+    }
+}
+
+/// Whether a software poll loop serves a port bound to `bind` (AF_PACKET,
+/// AF_XDP, TAP, DPDK, ring): its frames are admitted, and its pauses sent,
+/// only while the loop polls, so its headroom must also cover the
+/// software response. Replay (`pcap`, or no bind) models the wire alone.
+pub fn software_path(bind: Option<&Bind>) -> bool {
+    matches!(
+        bind,
+        Some(Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_) | Bind::Dpdk(_) | Bind::Ring(_))
+    )
+}
+
+/// The terms a port's headroom need is made of, in words, each saying
+/// whether the configuration sets it: for warnings that must name them.
+fn describe_terms(
+    c: &cfg::PfcDelays,
+    d: &dp::PfcDelays,
+    software: bool,
+    speed_mbps: Option<u32>,
+    mtu: u16,
+) -> String {
+    let origin = |set: bool| if set { "configured" } else { "default" };
+    let frame = u64::from(mtu) + dp::pfc::FRAME_OVERHEAD_BYTES;
+    let peer = match d.peer_response {
+        dp::PeerResponse::Bits(b) => format!("{b} bit times"),
+        dp::PeerResponse::Nanos(ns) => crate::show::duration(ns),
+    };
+    let mut s = format!(
+        "a {frame}-byte frame in flight at each end, {} m of cable ({}; {} round trip), \
+         peer response {peer} ({}; {} bytes)",
+        d.cable_metres,
+        origin(c.cable_metres.is_some()),
+        crate::show::duration(d.cable_round_trip_ns()),
+        origin(c.peer_response.is_some()),
+        d.peer_response.bytes_at(speed_mbps),
+    );
+    if software {
+        s.push_str(&format!(
+            ", software response {} ({})",
+            crate::show::duration(d.software_response_ns),
+            origin(c.software_response_ns.is_some())
+        ));
+    }
+    s
+}
+
+/// A lossless group whose headroom cannot cover its link's response: the
+/// wire's terms, and on a software path the software response too
+/// ([`dp::PfcDelays`], as configured or standard, at the port's speed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ShortHeadroom {
     interface: String,
@@ -36,36 +99,53 @@ struct ShortHeadroom {
     needed: u64,
     /// The default, cut to the port buffer (else a configured `pause` line).
     capped: bool,
+    /// A software poll loop serves the port.
+    software: bool,
+    /// The terms of the need, in words ([`describe_terms`]).
+    terms: String,
 }
 
 /// One warning per kind of shortfall, naming every interface it touches
 /// (a lab at 100 Gb/s would otherwise repeat it for every port).
 fn headroom_warnings(short: &[ShortHeadroom]) -> Vec<String> {
-    let mut kinds: BTreeMap<(bool, u64, u64, u64), Vec<String>> = BTreeMap::new();
+    type Kind = (bool, bool, u64, u64, u64, String);
+    let mut kinds: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
     for s in short {
         kinds
-            .entry((s.capped, s.speed_mbps, s.headroom, s.needed))
+            .entry((
+                s.capped,
+                s.software,
+                s.speed_mbps,
+                s.headroom,
+                s.needed,
+                s.terms.clone(),
+            ))
             .or_default()
             .push(format!("{} qos-group {}", s.interface, s.group));
     }
-    let ms = dp::pfc::SOFTWARE_RESPONSE_NS / 1_000_000;
     kinds
         .into_iter()
-        .map(|((capped, speed, headroom, needed), at)| {
+        .map(|((capped, software, speed, headroom, needed, terms), at)| {
             let at = at.join(", ");
+            let gaps = if software {
+                "; `show queuing interface` measures the real gaps"
+            } else {
+                ""
+            };
             if capped {
                 format!(
                     "{at}: at {speed} Mb/s a software path needs {needed} bytes of headroom \
-                     (what a peer sends in {ms} ms without a poll); the port buffer caps it at \
-                     {headroom}. Give switch-switch links a speed the host carries, or a larger \
-                     buffer-size; `show queuing interface` measures the real gaps"
+                     ({terms}); the port buffer caps it at {headroom}. Give switch-switch links \
+                     a speed the host carries, a larger buffer-size, or, where each worker has \
+                     a core of its own, a shorter `priority-flow-control software-response`{gaps}"
                 )
             } else {
                 format!(
                     "{at}: headroom {headroom} bytes (buffer-size - pause-threshold) is less \
-                     than the {needed} bytes a peer sends at {speed} Mb/s in the {ms} ms a \
-                     software path may take to answer; lossless traffic may overflow \
-                     (`show queuing interface` measures the real gaps)"
+                     than the {needed} bytes a peer sends at {speed} Mb/s before a pause stops \
+                     it ({terms}); lossless traffic may overflow. If these are not the link's, \
+                     say so with `priority-flow-control cable-length`, `peer-response` or \
+                     `software-response` on the interface{gaps}"
                 )
             }
         })
@@ -78,14 +158,17 @@ fn headroom_warnings(short: &[ShortHeadroom]) -> Vec<String> {
 /// only once DCBX negotiation with a peer succeeds, which the live switch's
 /// LLDP agent applies over this model (`lldp::runner`); replay and pcap runs
 /// have no such peer. Thresholds come from the ingress `pause` lines, else
-/// the defaults: [`dp::PgThresholds::software_default_for`] on a backend a
-/// software poll loop serves (`software`), [`dp::PgThresholds::default_for`]
-/// otherwise (replay, where the wire's timing is modelled). Lossless groups
-/// (in `on` or `auto`) whose headroom cannot cover the software path's
-/// response go to `short`.
+/// the defaults derived from the link's delays (`configured`, see
+/// [`pfc_delays`]): [`dp::PgThresholds::software_default_for`] on a backend
+/// a software poll loop serves (`software`),
+/// [`dp::PgThresholds::default_for`] otherwise (replay, where the wire's
+/// timing is modelled). Lossless groups (in `on` or `auto`) whose headroom
+/// cannot cover the link's response (with the software response where a
+/// poll loop serves the port) go to `short`.
 fn pfc(
     eq: &cfg::EffectiveQos,
     m: &InterfaceModel,
+    configured: &cfg::PfcDelays,
     software: bool,
     short: &mut Vec<ShortHeadroom>,
 ) -> dp::PfcModel {
@@ -94,15 +177,20 @@ fn pfc(
     } else {
         0
     };
+    let delays = pfc_delays(configured);
     let (default, capped) = if software {
-        dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, m.buffer_bytes)
+        dp::PgThresholds::software_default_for(m.speed_mbps, m.mtu, m.buffer_bytes, &delays)
     } else {
         (
-            dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes),
+            dp::PgThresholds::default_for(m.speed_mbps, m.mtu, m.buffer_bytes, &delays),
             None,
         )
     };
-    let needed = dp::PgThresholds::software_headroom_bytes(m.speed_mbps, m.mtu);
+    let needed = if software {
+        delays.software_headroom_bytes(m.speed_mbps, m.mtu)
+    } else {
+        delays.wire_headroom_bytes(m.speed_mbps, m.mtu)
+    };
     let may_pause = if eq.pfc_mode == cfg::PfcMode::Off {
         0
     } else {
@@ -111,8 +199,8 @@ fn pfc(
     for group in (0..8).filter(|g| may_pause & (1 << g) != 0) {
         let (headroom, capped) = match eq.ingress[group].pause {
             None if capped.is_some() => (default.headroom_bytes, true),
-            Some(p) if software => (p.buffer_size.saturating_sub(p.xoff), false),
-            _ => continue,
+            Some(p) => (p.buffer_size.saturating_sub(p.xoff), false),
+            None => continue,
         };
         if headroom < needed {
             short.push(ShortHeadroom {
@@ -122,6 +210,8 @@ fn pfc(
                 headroom,
                 needed,
                 capped,
+                software,
+                terms: describe_terms(configured, &delays, software, m.speed_mbps, m.mtu),
             });
         }
     }
@@ -145,6 +235,7 @@ fn pfc(
                 forward_ingress: false,
             }
         }),
+        delays,
         ..dp::PfcModel::default()
     }
 }
@@ -523,11 +614,8 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         if let Some(b) = cfg.buffer_bytes {
             m.buffer_bytes = b;
         }
-        let software = matches!(
-            ifc.bind,
-            Some(Bind::AfPacket(_) | Bind::AfXdp(_) | Bind::Tap(_) | Bind::Dpdk(_) | Bind::Ring(_))
-        );
-        m.pfc = pfc(&eq, &m, software, &mut short_headroom);
+        let software = software_path(ifc.bind.as_ref());
+        m.pfc = pfc(&eq, &m, &ifc.pfc_delays, software, &mut short_headroom);
         if let Some(w) = m.pfc.watchdog.as_mut() {
             w.forward_ingress = cfg.pfc_watchdog_ingress_forward;
         }
@@ -750,7 +838,12 @@ interface Ethernet1/2
         let [e1, e2, e3] = &c.model.interfaces[..] else {
             panic!("three interfaces: {:?}", c.model.interfaces.len());
         };
-        let wire = dp::PgThresholds::default_for(Some(1000), e1.mtu, e1.buffer_bytes);
+        let wire = dp::PgThresholds::default_for(
+            Some(1000),
+            e1.mtu,
+            e1.buffer_bytes,
+            &dp::PfcDelays::default(),
+        );
         assert_eq!(e2.pfc.pg[3], wire, "no backend: the wire's terms");
         assert_eq!(e1.pfc.pg[3].headroom_bytes, wire.headroom_bytes + 1_250_000);
         assert_eq!(e3.pfc.pg[3], e1.pfc.pg[3]);
@@ -787,6 +880,137 @@ interface Ethernet1/2
         assert!(named[0].contains(&format!("{} bytes", wire.headroom_bytes + 1_250_000)));
     }
 
+    /// The warnings about headroom in `c`.
+    fn headroom_warnings_of(c: &Compiled) -> Vec<&String> {
+        c.warnings
+            .iter()
+            .filter(|w| w.contains("headroom"))
+            .collect()
+    }
+
+    /// A configured headroom is held against the delays the interface
+    /// configures: 20 000 bytes cover the standard wire at 100 Gb/s
+    /// (2 × 1542 + 12 500 for 100 m + 480 for 3840 bits = 16 064) but not
+    /// 300 m of cable (37 500 bytes of round trip: 41 064), and the warning
+    /// names the terms and where each came from; the default derived from
+    /// the same 300 m covers it, and replay waits out its 3 µs.
+    #[test]
+    fn a_configured_headroom_short_of_the_configured_delays_warns() {
+        let text = include_str!("../../config/fuzz/seeds/ingress.conf");
+        let base = text.split("\ninterface ").next().unwrap();
+        let small = base.replace(
+            "pause buffer-size 4194304 pause-threshold 3200 kbytes resume-threshold 100 kbytes",
+            "pause buffer-size 1020000 pause-threshold 1000000 resume-threshold 500000",
+        );
+        assert_ne!(small, base);
+        let port = |n: u8, extra: &str| {
+            format!(
+                "interface Ethernet1/{n}\n  no switchport\n  speed 100000\n  \
+                 priority-flow-control mode on\n  service-policy type queuing input IN\n{extra}"
+            )
+        };
+        let standard = compiled(&format!("{small}\n{}", port(1, "")));
+        assert_eq!(
+            headroom_warnings_of(&standard),
+            Vec::<&String>::new(),
+            "16 064 needed, 20 000 configured"
+        );
+        let long = "  priority-flow-control cable-length 300\n";
+        let c = compiled(&format!("{small}\n{}{}", port(1, ""), port(2, long)));
+        let w = headroom_warnings_of(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(
+            w[0].starts_with(
+                "Ethernet1/2 qos-group 3: headroom 20000 bytes (buffer-size - pause-threshold) \
+                 is less than the 41064 bytes a peer sends at 100000 Mb/s"
+            ),
+            "{}",
+            w[0]
+        );
+        for term in [
+            "a 1542-byte frame in flight at each end",
+            "300 m of cable (configured; 3000 ns round trip)",
+            "peer response 3840 bit times (default; 480 bytes)",
+            "`priority-flow-control cable-length`",
+        ] {
+            assert!(w[0].contains(term), "{term}: {}", w[0]);
+        }
+        assert!(!w[0].contains("software response"), "{}", w[0]);
+        let e2 = &c.model.interfaces[1];
+        assert_eq!(e2.pfc.delays.cable_metres, 300);
+        assert_eq!(c.model.interfaces[0].pfc.delays, dp::PfcDelays::default());
+
+        // Without the pause line, the default comes from the same terms.
+        let c = compiled(&format!("{base}\n{}", port(1, long)).replace(
+            "pause buffer-size 4194304 pause-threshold 3200 kbytes resume-threshold 100 kbytes",
+            "queue-limit dynamic 5",
+        ));
+        assert_eq!(c.model.interfaces[0].pfc.pg[3].headroom_bytes, 41_064);
+        assert_eq!(headroom_warnings_of(&c), Vec::<&String>::new());
+
+        // A peer answering in 2 µs (25 000 bytes at 100 Gb/s) is named in time.
+        let c = compiled(&format!(
+            "{small}\n{}",
+            port(1, "  priority-flow-control peer-response 2 us\n")
+        ));
+        let w = headroom_warnings_of(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(
+            w[0].contains("peer response 2000 ns (configured; 25000 bytes)"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("the 40584 bytes"), "{}", w[0]);
+    }
+
+    /// On a software path the configured software response replaces the
+    /// standard 10 ms: at 10 Gb/s 10 ms is 12.5 MB, cut to the 8 MiB buffer
+    /// (warned); 500 µs is 625 000 bytes, which fits.
+    #[test]
+    fn a_shorter_software_response_takes_a_software_paths_headroom_down() {
+        let text = include_str!("../../config/fuzz/seeds/ingress.conf");
+        let base = text.split("\ninterface ").next().unwrap().replace(
+            "pause buffer-size 4194304 pause-threshold 3200 kbytes resume-threshold 100 kbytes",
+            "queue-limit dynamic 5",
+        );
+        let conf = |extra: &str| {
+            format!(
+                "{base}\ninterface Ethernet1/1\n  no switchport\n  speed 10000\n  \
+                 priority-flow-control mode on\n  service-policy type queuing input IN\n  \
+                 bind af-packet veth1\n{extra}"
+            )
+        };
+        let c = compiled(&conf(""));
+        let w = headroom_warnings_of(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(w[0].contains("the port buffer caps it"), "{}", w[0]);
+        assert!(
+            w[0].contains("software response 10.0 ms (default)"),
+            "{}",
+            w[0]
+        );
+        let c = compiled(&conf("  priority-flow-control software-response 500 us\n"));
+        assert_eq!(headroom_warnings_of(&c), Vec::<&String>::new());
+        let e1 = &c.model.interfaces[0];
+        // 2 × 1542 + 1250 (100 m at 10 Gb/s) + 480 + 625 000.
+        assert_eq!(e1.pfc.pg[3].headroom_bytes, 3_084 + 1_250 + 480 + 625_000);
+        assert_eq!(e1.pfc.delays.software_response_ns, 500_000);
+        // A configured headroom below that need names the configured term.
+        let short = conf("  priority-flow-control software-response 500 us\n").replace(
+            "queue-limit dynamic 5",
+            "pause buffer-size 1100000 pause-threshold 1000000 resume-threshold 500000",
+        );
+        let c = compiled(&short);
+        let w = headroom_warnings_of(&c);
+        assert_eq!(w.len(), 1, "{:?}", c.warnings);
+        assert!(
+            w[0].contains("software response 500.0 us (configured)"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("measures the real gaps"), "{}", w[0]);
+    }
+
     #[test]
     fn pfc_compiles_from_network_qos_and_ingress_policy() {
         let text = include_str!("../../config/fuzz/seeds/ingress.conf");
@@ -804,7 +1028,12 @@ interface Ethernet1/2
         );
         assert_eq!(
             e1.pfc.pg[0],
-            dp::PgThresholds::default_for(e1.speed_mbps, e1.mtu, e1.buffer_bytes)
+            dp::PgThresholds::default_for(
+                e1.speed_mbps,
+                e1.mtu,
+                e1.buffer_bytes,
+                &dp::PfcDelays::default()
+            )
         );
         assert_eq!(e1.pfc.quanta, 0xFFFF);
         assert_eq!(e1.pfc.watchdog, None, "no watch-dog-interval");

@@ -673,9 +673,13 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             i
                         });
                     let pfc = model.as_ref().map(|i| i.pfc).unwrap_or_default();
-                    let response = model
-                        .as_ref()
-                        .and_then(|m| show::qos::response(m, stats.as_ref(), &gaps));
+                    let ifc = config.interface_by_name(&ifname);
+                    let configured = ifc.map(|i| i.pfc_delays).unwrap_or_default();
+                    let software =
+                        railyard_control::compile::software_path(ifc.and_then(|i| i.bind.as_ref()));
+                    let response = model.as_ref().and_then(|m| {
+                        show::qos::response(m, &configured, software, stats.as_ref(), &gaps)
+                    });
                     if json {
                         let mut v = show::qos::queuing_json(&eq, stats.as_ref());
                         v["ingress"] = serde_json::json!((0..8)

@@ -19,7 +19,9 @@
 //! # Default thresholds
 //!
 //! When the ingress queuing policy gives no `pause` line for a lossless
-//! group, [`PgThresholds::default_for`] computes (REFERENCE §7):
+//! group, [`PgThresholds::default_for`] computes (REFERENCE §7), from the
+//! link's [`PfcDelays`](crate::model::PfcDelays) (each term as the interface
+//! configures it, else the standard one):
 //!
 //! * headroom = 2 × (MTU + [`FRAME_OVERHEAD_BYTES`](crate::model::pfc::FRAME_OVERHEAD_BYTES)) (a frame in flight at
 //!   each end) + 2 × cable delay × rate (the round trip of the cable,
@@ -360,6 +362,7 @@ impl PfcPortState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::PfcDelays;
 
     #[test]
     fn quanta_at_two_speeds() {
@@ -372,21 +375,22 @@ mod tests {
 
     #[test]
     fn default_thresholds() {
-        let t = PgThresholds::default_for(None, 9216, 8 << 20);
+        let d = PfcDelays::default();
+        let t = PgThresholds::default_for(None, 9216, 8 << 20, &d);
         assert_eq!(t.xoff_bytes, 1 << 20);
         assert_eq!(t.xon_bytes, 512 << 10);
         assert_eq!(t.headroom_bytes, 2 * 9258 + 12_500 + 480);
-        let slow = PgThresholds::default_for(Some(10_000), 1500, 8 << 20);
+        let slow = PgThresholds::default_for(Some(10_000), 1500, 8 << 20, &d);
         assert_eq!(slow.headroom_bytes, 2 * 1542 + 1250 + 480);
         // A software path adds 10 ms at the port's speed: 1 250 000 bytes
         // at 1 Gb/s; at 100 Gb/s the 125 MB it would take is cut to the buffer.
-        let (gig, capped) = PgThresholds::software_default_for(Some(1000), 1500, 8 << 20);
+        let (gig, capped) = PgThresholds::software_default_for(Some(1000), 1500, 8 << 20, &d);
         assert_eq!(gig.headroom_bytes, 2 * 1542 + 125 + 480 + 1_250_000);
         assert_eq!(
             (gig.xoff_bytes, gig.xon_bytes, capped),
             (1 << 20, 512 << 10, None)
         );
-        let (fast, capped) = PgThresholds::software_default_for(None, 1500, 8 << 20);
+        let (fast, capped) = PgThresholds::software_default_for(None, 1500, 8 << 20, &d);
         assert_eq!(fast.headroom_bytes, 8 << 20);
         assert_eq!(capped, Some(2 * 1542 + 12_500 + 480 + 125_000_000));
     }

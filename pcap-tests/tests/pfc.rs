@@ -284,7 +284,7 @@ fn xoff_is_refreshed_at_half_the_pause_time() {
 
 /// Thresholds the pause tests never reach.
 fn roomy() -> PgThresholds {
-    PgThresholds::default_for(None, 1500, 8 << 20)
+    PgThresholds::default_for(None, 1500, 8 << 20, &Default::default())
 }
 
 /// A watchdog that trips after 1 ms of pause and restores 2 ms later.

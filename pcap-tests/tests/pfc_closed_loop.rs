@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use railyard_control::replay::ReplayOptions;
 use railyard_control::traffic::{build, FrameSpec};
-use railyard_dataplane::model::{PgThresholds, SwitchModel};
+use railyard_dataplane::model::{PfcDelays, PgThresholds, SwitchModel};
 use railyard_pcap_tests::plan::{host_ip, host_mac, port_mac, routed_port};
 use railyard_pcap_tests::{replay_model_with, ModelRun, Timed};
 
@@ -98,6 +98,12 @@ fn polling_every_microsecond_the_incast_still_loses_nothing() {
 }
 
 fn assert_lossless(run: &ModelRun) {
+    assert_lossless_within(run, 60_000);
+}
+
+/// As [`assert_lossless`], with the egress queue bounded by what the three
+/// senders' groups may hold: `held` = xOFF + headroom each.
+fn assert_lossless_within(run: &ModelRun, held: u64) {
     let s = &run.report.stats;
     let mut pauses = 0;
     for i in 0..SENDERS {
@@ -123,7 +129,7 @@ fn assert_lossless(run: &ModelRun) {
     // Held frames waited upstream, not in the switch: the queue stayed
     // within the senders' xOFF + headroom.
     let q = &egress.queues[PRIO];
-    assert!(q.max_depth_bytes <= 3 * 60_000, "{}", q.max_depth_bytes);
+    assert!(q.max_depth_bytes <= 3 * held, "{}", q.max_depth_bytes);
 }
 
 #[test]
@@ -165,4 +171,55 @@ fn a_headroom_below_the_wires_response_overflows_even_closed_loop() {
         .filter(|(_, f)| f.len() == FRAME)
         .count() as u64;
     assert_eq!(sent + overflow, SENDERS as u64 * PER_SENDER);
+}
+
+/// Ingress overflow drops on the senders' ports of `run`, checking that
+/// every frame was either forwarded or counted as one.
+fn overflowed(run: &ModelRun) -> u64 {
+    let s = &run.report.stats;
+    let overflow: u64 = (0..SENDERS)
+        .map(|i| s.interfaces[&format!("Ethernet1/{}", i + 1)].drops["ingress_overflow"])
+        .sum();
+    let sent = run.out[EGRESS]
+        .iter()
+        .filter(|(_, f)| f.len() == FRAME)
+        .count() as u64;
+    assert_eq!(sent + overflow, SENDERS as u64 * PER_SENDER);
+    overflow
+}
+
+/// Replay waits out each port's configured delays. The 20 kB headroom
+/// that holds the standard 100 m of cable (1 286 ns of response at
+/// 100 Gb/s, about 16 kB) overflows when the ports say 500 m: a round trip
+/// of 2 × 500 m × 5 ns/m = 5 000 ns, 5 286 ns of response in all, in which
+/// a sender at 100 Gb/s puts 66 kB beyond xOFF. The default headroom
+/// derived from the same 500 m (2 × 1542 + 62 500 + 480 = 66 064 bytes)
+/// is lossless again.
+#[test]
+fn a_longer_configured_cable_overflows_a_headroom_its_derived_default_holds() {
+    let long = PfcDelays {
+        cable_metres: 500,
+        ..PfcDelays::default()
+    };
+    let with_cable = |mut m: SwitchModel, headroom: Option<u64>| {
+        for ifc in &mut m.interfaces {
+            ifc.pfc.delays = long;
+            if let Some(h) = headroom {
+                ifc.pfc.pg[PRIO].headroom_bytes = h;
+            }
+        }
+        m
+    };
+    assert_eq!(overflowed(&replay(ReplayOptions::default())), 0, "100 m");
+    let run = replay_on(&with_cable(model(), None), ReplayOptions::default());
+    let lost = overflowed(&run);
+    assert!(lost > 0, "a 20 kB headroom held 500 m of cable");
+
+    let derived = PgThresholds::default_for(Some(100_000), 1500, 8 << 20, &long).headroom_bytes;
+    assert_eq!(derived, 2 * 1542 + 62_500 + 480);
+    let run = replay_on(
+        &with_cable(model(), Some(derived)),
+        ReplayOptions::default(),
+    );
+    assert_lossless_within(&run, 40_000 + derived);
 }

@@ -12,7 +12,9 @@ use super::table::Spec;
 use super::value::keyword;
 use super::{qos, value, Args, Builder, Fail};
 use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
-use crate::qos::{DcbxVersion, PfcMode};
+use crate::qos::{
+    DcbxVersion, PeerResponse, PfcMode, MAX_CABLE_METRES, MAX_RESPONSE_BITS, MAX_RESPONSE_NS,
+};
 use crate::validate::{At, GlobalItem};
 
 /// Speeds (Mb/s) `speed` accepts.
@@ -22,6 +24,13 @@ const SPEEDS: &[u32] = &[
 
 /// NX-OS's limit on description length.
 const MAX_DESCRIPTION: usize = 254;
+
+/// Usage of `priority-flow-control cable-length`.
+const CABLE_LENGTH: &str = "priority-flow-control cable-length 0-100000 (metres)";
+/// Usage of `priority-flow-control peer-response`.
+const PEER_RESPONSE: &str = "priority-flow-control peer-response N bits | ns | us | ms";
+/// Usage of `priority-flow-control software-response`.
+const SOFTWARE_RESPONSE: &str = "priority-flow-control software-response N ns | us | ms";
 
 /// Commands accepted under `interface`.
 pub(super) static TABLE: &[Spec] = &[
@@ -118,6 +127,36 @@ pub(super) static TABLE: &[Spec] = &[
         &["no", "priority-flow-control", "watch-dog"],
         "no priority-flow-control watch-dog",
         no_pfc_watchdog,
+    ),
+    Spec::run(
+        &["priority-flow-control", "cable-length"],
+        CABLE_LENGTH,
+        pfc_cable_length,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "cable-length"],
+        "no priority-flow-control cable-length",
+        no_pfc_cable_length,
+    ),
+    Spec::run(
+        &["priority-flow-control", "peer-response"],
+        PEER_RESPONSE,
+        pfc_peer_response,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "peer-response"],
+        "no priority-flow-control peer-response",
+        no_pfc_peer_response,
+    ),
+    Spec::run(
+        &["priority-flow-control", "software-response"],
+        SOFTWARE_RESPONSE,
+        pfc_software_response,
+    ),
+    Spec::run(
+        &["no", "priority-flow-control", "software-response"],
+        "no priority-flow-control software-response",
+        no_pfc_software_response,
     ),
     Spec::run(&["lldp", "transmit"], "lldp transmit", lldp_transmit),
     Spec::run(
@@ -781,5 +820,64 @@ fn lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> 
 fn no_lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
     set(b, |i| i.dcbx_version = DcbxVersion::Auto);
+    Ok(())
+}
+
+/// `priority-flow-control cable-length METRES` (railyard extension): the
+/// cable to the peer, whose round trip the default headroom covers.
+fn pfc_cable_length(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("cable length in metres")?;
+    a.finish()?;
+    let n = value::ranged(tok, "cable length", 0, u64::from(MAX_CABLE_METRES))?;
+    let metres = u32::try_from(n).unwrap_or(MAX_CABLE_METRES);
+    set(b, |i| i.pfc_delays.cable_metres = Some(metres));
+    Ok(())
+}
+
+/// `no priority-flow-control cable-length [...]`: back to the standard 100 m.
+fn no_pfc_cable_length(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.pfc_delays.cable_metres = None);
+    Ok(())
+}
+
+/// `priority-flow-control peer-response N bits|ns|us|ms` (railyard
+/// extension): how long the peer takes to stop once a pause reaches it.
+fn pfc_peer_response(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let n = a.expect("peer response")?;
+    let unit = a.expect("unit (bits, ns, us or ms)")?;
+    a.finish()?;
+    const UNITS: &[&str] = &["bits", "ns", "us", "ms"];
+    let response = match keyword(unit, UNITS, "unit")? {
+        "bits" => PeerResponse::Bits(value::ranged(n, "peer response", 0, MAX_RESPONSE_BITS)?),
+        _ => PeerResponse::Nanos(value::delay_ns(n, unit, "peer response", MAX_RESPONSE_NS)?),
+    };
+    set(b, |i| i.pfc_delays.peer_response = Some(response));
+    Ok(())
+}
+
+/// `no priority-flow-control peer-response [...]`: back to the standard 3840 bit times.
+fn no_pfc_peer_response(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.pfc_delays.peer_response = None);
+    Ok(())
+}
+
+/// `priority-flow-control software-response N ns|us|ms` (railyard
+/// extension): how long the poll loop of a software backend may go without
+/// polling, which its default headroom covers.
+fn pfc_software_response(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let n = a.expect("software response")?;
+    let unit = a.expect("unit (ns, us or ms)")?;
+    a.finish()?;
+    let ns = value::delay_ns(n, unit, "software response", MAX_RESPONSE_NS)?;
+    set(b, |i| i.pfc_delays.software_response_ns = Some(ns));
+    Ok(())
+}
+
+/// `no priority-flow-control software-response [...]`: back to the standard 10 ms.
+fn no_pfc_software_response(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.pfc_delays.software_response_ns = None);
     Ok(())
 }

@@ -162,6 +162,41 @@ pub(crate) fn rate(n: Token<'_>, unit: Token<'_>, what: &str) -> Result<u64, Fai
     scaled(n, count, mult, what)
 }
 
+/// Units a delay may be written in.
+pub(crate) const TIME_UNITS: &[&str] = &["ns", "us", "ms"];
+
+/// A delay of at most `max_ns`: a number and one of [`TIME_UNITS`], in
+/// nanoseconds. The range is checked after scaling, at the number.
+pub(crate) fn delay_ns(
+    n: Token<'_>,
+    unit: Token<'_>,
+    what: &str,
+    max_ns: u64,
+) -> Result<u64, Fail> {
+    let count = number(
+        n,
+        what,
+        &format!(
+            "{what} is a whole number followed by {}",
+            one_of(TIME_UNITS)
+        ),
+    )?;
+    let mult = match unit_keyword(unit, TIME_UNITS)? {
+        "ns" => 1,
+        "us" => 1_000,
+        _ => 1_000_000,
+    };
+    let ns = scaled(n, count, mult, what)?;
+    if ns > max_ns {
+        return Err(Fail::new(
+            n.col,
+            format!("{what} {} {} is out of range", n.text, unit.text),
+            Some(format!("{what} is at most {} ms", max_ns / 1_000_000)),
+        ));
+    }
+    Ok(ns)
+}
+
 /// A unit keyword, with "unknown unit" errors.
 fn unit_keyword(tok: Token<'_>, units: &[&'static str]) -> Result<&'static str, Fail> {
     keyword(tok, units, "unit")

@@ -8,8 +8,8 @@
 use std::io::Write;
 
 use railyard_config::{
-    Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, QueueLimit,
-    QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
+    Bandwidth, ClassMap, Config, Direction, EffectiveQos, InterfaceName, MatchMode, PfcDelays,
+    QueueLimit, QueuingClass, QueuingPolicy, Threshold, CLASS_DEFAULT,
 };
 use railyard_dataplane::model::{pfc, InterfaceModel, PfcModel};
 use railyard_dataplane::stats::{InterfaceStats, PollGapStats};
@@ -439,16 +439,71 @@ pub fn render_ingress(
     ruled_table(out, &[&total, &rows])
 }
 
-/// What the response of a software path asks of the headroom (see
+/// Where a delay term in force came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The interface's `priority-flow-control …` line sets it.
+    Configured,
+    /// The standard term ([`PfcDelays::default`](railyard_dataplane::model::PfcDelays)).
+    Default,
+}
+
+impl Origin {
+    fn of(set: bool) -> Self {
+        if set {
+            Origin::Configured
+        } else {
+            Origin::Default
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Origin::Configured => "configured",
+            Origin::Default => "default",
+        }
+    }
+}
+
+/// The delays a pause takes on the port's link, as in force, and where
+/// each came from: what the headroom need is computed from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ResponseTerms {
+    /// A largest frame (MTU plus Ethernet overhead): one is in flight at each end.
+    pub frame_bytes: u64,
+    /// The cable to the peer.
+    pub cable_metres: u64,
+    /// Its round trip (5 ns per metre each way).
+    pub cable_round_trip_ns: u64,
+    /// Where the cable length came from.
+    pub cable_source: Origin,
+    /// The peer's response in bit times, when given so.
+    pub peer_response_bits: Option<u64>,
+    /// The peer's response in time at the port's speed.
+    pub peer_response_ns: u64,
+    /// Where the peer's response came from.
+    pub peer_response_source: Origin,
+    /// How long the port's poll loop may go without polling; `None` where
+    /// no poll loop serves the port (replay, `bind pcap`).
+    pub software_response_ns: Option<u64>,
+    /// Where the software response came from (with it).
+    pub software_response_source: Option<Origin>,
+}
+
+/// What the response of the port's path asks of the headroom (see
 /// [`response`]); its JSON is `show queuing interface --json`'s `response`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Response {
     /// The port's speed, which the need is computed at.
     pub speed_mbps: u64,
-    /// The longest gap between polls of any worker, last 10 to 20 s.
-    pub poll_gap_recent_max_ns: u64,
-    /// The longest since the switch started.
-    pub poll_gap_max_ns: u64,
+    /// The delays in force.
+    pub terms: ResponseTerms,
+    /// The longest gap between polls of any worker, last 10 to 20 s (a
+    /// running switch only).
+    pub poll_gap_recent_max_ns: Option<u64>,
+    /// The longest since the switch started (a running switch only).
+    pub poll_gap_max_ns: Option<u64>,
     /// Per lossless qos-group.
     pub groups: Vec<GroupResponse>,
 }
@@ -460,35 +515,48 @@ pub struct GroupResponse {
     pub qos_group: usize,
     /// The headroom in force.
     pub headroom_bytes: u64,
-    /// What a peer at the port's speed sends in the recent longest gap,
-    /// plus a largest frame in flight at each end.
+    /// What a peer at the port's speed sends before the pause stops it,
+    /// by the terms in force (what `check` holds a configured headroom to).
     pub needed_bytes: u64,
+    /// The same with the recent longest gap between polls in place of the
+    /// software response (a running switch only).
+    pub measured_needed_bytes: Option<u64>,
     /// The most the ingress group has held.
     pub peak_bytes: u64,
     /// How much of the headroom that took.
     pub peak_beyond_xoff_bytes: u64,
-    /// The headroom is below the need.
+    /// The headroom is below either need.
     pub short: bool,
 }
 
-/// What the response of a software path asks of the headroom: per lossless
-/// qos-group, the bytes a peer sending at the port's speed puts beyond xOFF
-/// during the longest recent gap between the worker's polls (plus a largest
-/// frame in flight at each end), beside the headroom in force and the most
-/// the group has held. `None` for a port without lossless groups or a
-/// switch that reports no gaps (replay, or a config read from a file).
+/// What the response of a port's path asks of the headroom: the delays in
+/// force (`m.pfc.delays`; `configured` says which the interface sets, and
+/// `software` whether a poll loop serves the port, adding its response)
+/// and, per lossless qos-group, the bytes a peer at the port's speed sends
+/// beyond xOFF before it stops, beside the headroom in force and the most
+/// the group has held. From a running switch, also the need with the
+/// longest recent gap between the workers' polls as the software
+/// response. `None` for a port without lossless groups.
 pub fn response(
     m: &InterfaceModel,
+    configured: &PfcDelays,
+    software: bool,
     stats: Option<&InterfaceStats>,
     gaps: &[PollGapStats],
 ) -> Option<Response> {
-    let recent = gaps.iter().map(|g| g.recent_max_ns).max()?;
-    let ever = gaps.iter().map(|g| g.max_ns).max().unwrap_or(recent);
     if m.pfc.enabled_priorities == 0 {
         return None;
     }
-    let frame = u64::from(m.mtu) + pfc::FRAME_OVERHEAD_BYTES;
-    let needed = 2 * frame + pfc::bytes_at(recent, m.speed_mbps);
+    let d = &m.pfc.delays;
+    let recent = gaps.iter().map(|g| g.recent_max_ns).max();
+    let ever = gaps.iter().map(|g| g.max_ns).max();
+    let wire = d.wire_headroom_bytes(m.speed_mbps, m.mtu);
+    let needed = if software {
+        d.software_headroom_bytes(m.speed_mbps, m.mtu)
+    } else {
+        wire
+    };
+    let measured = recent.map(|gap| wire.saturating_add(pfc::bytes_at(gap, m.speed_mbps)));
     let groups = (0..8usize)
         .filter(|q| m.pfc.enabled_priorities & (1 << q) != 0)
         .map(|q| {
@@ -498,14 +566,31 @@ pub fn response(
                 qos_group: q,
                 headroom_bytes: t.headroom_bytes,
                 needed_bytes: needed,
+                measured_needed_bytes: measured,
                 peak_bytes: peak,
                 peak_beyond_xoff_bytes: peak.saturating_sub(t.xoff_bytes),
-                short: t.headroom_bytes < needed,
+                short: t.headroom_bytes < needed.max(measured.unwrap_or(0)),
             }
         })
         .collect();
+    let terms = ResponseTerms {
+        frame_bytes: u64::from(m.mtu) + pfc::FRAME_OVERHEAD_BYTES,
+        cable_metres: d.cable_metres,
+        cable_round_trip_ns: d.cable_round_trip_ns(),
+        cable_source: Origin::of(configured.cable_metres.is_some()),
+        peer_response_bits: match d.peer_response {
+            pfc::PeerResponse::Bits(b) => Some(b),
+            pfc::PeerResponse::Nanos(_) => None,
+        },
+        peer_response_ns: d.peer_response.ns_at(m.speed_mbps),
+        peer_response_source: Origin::of(configured.peer_response.is_some()),
+        software_response_ns: software.then_some(d.software_response_ns),
+        software_response_source: software
+            .then(|| Origin::of(configured.software_response_ns.is_some())),
+    };
     Some(Response {
         speed_mbps: pfc::speed_or_default(m.speed_mbps),
+        terms,
         poll_gap_recent_max_ns: recent,
         poll_gap_max_ns: ever,
         groups,
@@ -518,25 +603,65 @@ pub fn response(
 /// # Errors
 /// Only I/O errors of `out`.
 pub fn render_response(out: &mut dyn Write, r: &Response) -> std::io::Result<()> {
-    let head = [
-        format!(
-            "Longest gap between polls, last 10-20 s: {} (since start: {})",
-            crate::show::duration(r.poll_gap_recent_max_ns),
-            crate::show::duration(r.poll_gap_max_ns)
-        ),
-        format!(
-            "Bytes a peer sends in it at {} Mb/s, plus a frame at each end:",
+    let t = &r.terms;
+    let dur = crate::show::duration;
+    let peer = match t.peer_response_bits {
+        Some(b) => format!(
+            "{b} bit times ({}), {} at {} Mb/s",
+            t.peer_response_source.word(),
+            dur(t.peer_response_ns),
             r.speed_mbps
         ),
+        None => format!(
+            "{} ({})",
+            dur(t.peer_response_ns),
+            t.peer_response_source.word()
+        ),
+    };
+    let software = match (t.software_response_ns, t.software_response_source) {
+        (Some(ns), Some(o)) => format!("{} ({})", dur(ns), o.word()),
+        _ => "none (no poll loop serves this port)".to_string(),
+    };
+    let mut head = vec![
+        format!(
+            "Cable: {} m ({}), round trip {}",
+            t.cable_metres,
+            t.cable_source.word(),
+            dur(t.cable_round_trip_ns)
+        ),
+        format!("Peer response: {peer}"),
+        format!("Software response: {software}"),
+        format!(
+            "Frames in flight: one of {} bytes at each end",
+            t.frame_bytes
+        ),
     ];
-    let mut rows =
-        vec!["QoS-Group      Headroom        Needed     Peak held  Beyond xOFF".to_string()];
+    if let (Some(recent), Some(ever)) = (r.poll_gap_recent_max_ns, r.poll_gap_max_ns) {
+        head.push(format!(
+            "Longest gap between polls, last 10-20 s: {} (since start: {})",
+            dur(recent),
+            dur(ever)
+        ));
+    }
+    head.push(format!(
+        "Needed: what a peer at {} Mb/s sends before it stops, by the terms above",
+        r.speed_mbps
+    ));
+    if r.poll_gap_recent_max_ns.is_some() {
+        head.push("Measured: the same with that gap as the software response".to_string());
+    }
+    let mut rows = vec![
+        "QoS-Group      Headroom        Needed      Measured     Peak held  Beyond xOFF"
+            .to_string(),
+    ];
     rows.extend(r.groups.iter().map(|g| {
         format!(
-            "{:>9} {:>13} {:>13} {:>13} {:>12}{}",
+            "{:>9} {:>13} {:>13} {:>13} {:>13} {:>12}{}",
             g.qos_group,
             g.headroom_bytes,
             g.needed_bytes,
+            g.measured_needed_bytes
+                .map_or_else(|| "-".to_string(), |b| b.to_string()),
             g.peak_bytes,
             g.peak_beyond_xoff_bytes,
             if g.short { "  short" } else { "" }
@@ -704,11 +829,11 @@ mod tests {
     }
 
     /// The response section sets each lossless group's headroom against
-    /// what a peer at the port's speed sends in the worst recent gap of any
-    /// worker, and marks the short ones; no gaps (replay) or no lossless
-    /// group: no section.
+    /// what a peer at the port's speed sends by the terms in force and, on
+    /// a running switch, in the worst recent gap of any worker, and marks
+    /// the short ones; no lossless group: no section.
     #[test]
-    fn response_sets_headroom_against_the_worst_recent_gap() {
+    fn response_sets_headroom_against_the_terms_and_the_worst_recent_gap() {
         let mut m = InterfaceModel::new("Ethernet1/1", railyard_dataplane::wire::MacAddr([2; 6]));
         m.speed_mbps = Some(1000);
         m.mtu = 1500;
@@ -722,29 +847,99 @@ mod tests {
         };
         let mut stats = InterfaceStats::default();
         stats.pfc.ingress_peak_bytes[3] = 1_400_000;
-        let gaps = [gap(2_000_000, 40_000_000), gap(10_000_000, 10_000_000)];
-        let v = response(&m, Some(&stats), &gaps).expect("a lossless group");
+        let gaps = [gap(2_000_000, 40_000_000), gap(12_000_000, 12_000_000)];
+        let standard = PfcDelays::default();
+        let v = response(&m, &standard, true, Some(&stats), &gaps).expect("a lossless group");
         let g = &v.groups[0];
-        // 10 ms at 1 Gb/s is 1 250 000 bytes, plus a 1542-byte frame at each end.
-        assert_eq!(g.needed_bytes, 1_250_000 + 2 * 1542);
+        // The wire at 1 Gb/s: a 1542-byte frame at each end, 100 m of cable
+        // (1000 ns: 125 bytes), 3840 bits (480 bytes): 3689 bytes. The
+        // software response, 10 ms, is 1 250 000 more; the worst recent
+        // gap, 12 ms, 1 500 000.
+        assert_eq!(g.needed_bytes, 3_689 + 1_250_000);
+        assert_eq!(g.measured_needed_bytes, Some(3_689 + 1_500_000));
         assert_eq!((g.peak_beyond_xoff_bytes, g.short), (400_000, true));
-        assert_eq!(v.poll_gap_max_ns, 40_000_000);
+        assert_eq!(v.poll_gap_max_ns, Some(40_000_000));
+        assert_eq!(
+            v.terms,
+            ResponseTerms {
+                frame_bytes: 1542,
+                cable_metres: 100,
+                cable_round_trip_ns: 1_000,
+                cable_source: Origin::Default,
+                peer_response_bits: Some(3840),
+                peer_response_ns: 3_840,
+                peer_response_source: Origin::Default,
+                software_response_ns: Some(10_000_000),
+                software_response_source: Some(Origin::Default),
+            }
+        );
         let mut out = Vec::new();
         render_response(&mut out, &v).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.contains("last 10-20 s: 10.0 ms (since start: 40.0 ms)"),
-            "{text}"
-        );
+        for line in [
+            "Cable: 100 m (default), round trip 1000 ns",
+            "Peer response: 3840 bit times (default), 3840 ns at 1000 Mb/s",
+            "Software response: 10.0 ms (default)",
+            "Frames in flight: one of 1542 bytes at each end",
+            "last 10-20 s: 12.0 ms (since start: 40.0 ms)",
+        ] {
+            assert!(text.contains(line), "{line}:\n{text}");
+        }
         assert!(
             text.lines()
                 .any(|l| l.split_whitespace().collect::<Vec<_>>()
-                    == ["3", "1000000", "1253084", "1400000", "400000", "short"]),
+                    == ["3", "1000000", "1253689", "1503689", "1400000", "400000", "short"]),
             "{text}"
         );
-        assert!(response(&m, Some(&stats), &[]).is_none());
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["terms"]["cable_source"], "default");
+        assert_eq!(json["groups"][0]["measured_needed_bytes"], 1_503_689);
+
+        // Configured terms are in force and say so; 400 µs of software
+        // response (50 000 bytes) and no cable: 1 000 000 bytes of headroom
+        // are enough by the terms, not for the 12 ms gap.
+        let configured = PfcDelays {
+            cable_metres: Some(0),
+            peer_response: Some(railyard_config::PeerResponse::Nanos(2_000)),
+            software_response_ns: Some(400_000),
+        };
+        m.pfc.delays = crate::compile::pfc_delays(&configured);
+        let v = response(&m, &configured, true, None, &gaps).unwrap();
+        let g = &v.groups[0];
+        // 3084 (frames) + 0 (cable) + 250 (2 µs at 1 Gb/s) + 50 000.
+        assert_eq!(g.needed_bytes, 3_084 + 250 + 50_000);
+        assert_eq!(g.measured_needed_bytes, Some(3_084 + 250 + 1_500_000));
+        assert!(g.short, "the measured gap needs more");
+        let mut out = Vec::new();
+        render_response(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in [
+            "Cable: 0 m (configured), round trip 0 ns",
+            "Peer response: 2000 ns (configured)",
+            "Software response: 400.0 us (configured)",
+        ] {
+            assert!(text.contains(line), "{line}:\n{text}");
+        }
+
+        // From a file (no gaps) on a port no poll loop serves: the wire's
+        // terms alone, no gap line, no measured need.
+        let v = response(&m, &PfcDelays::default(), false, None, &[]).unwrap();
+        assert_eq!(v.groups[0].needed_bytes, 3_084 + 250);
+        assert_eq!(v.groups[0].measured_needed_bytes, None);
+        assert_eq!(v.terms.software_response_ns, None);
+        let mut out = Vec::new();
+        render_response(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Software response: none"), "{text}");
+        assert!(!text.contains("Longest gap"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["3", "1000000", "3334", "-", "0", "0"]),
+            "{text}"
+        );
         m.pfc.enabled_priorities = 0;
-        assert!(response(&m, Some(&stats), &gaps).is_none());
+        assert!(response(&m, &standard, true, Some(&stats), &gaps).is_none());
     }
 
     #[test]

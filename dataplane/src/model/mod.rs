@@ -32,7 +32,7 @@ pub mod pfc;
 
 use crate::wire::MacAddr;
 pub use balance::{DlbMode, DlbModel, EcmpHashModel, LoadBalanceModel};
-pub use pfc::{PfcModel, PgThresholds, WatchdogModel};
+pub use pfc::{PeerResponse, PfcDelays, PfcModel, PgThresholds, WatchdogModel};
 
 /// Index of an interface in [`SwitchModel::interfaces`].
 pub type PortId = u16;

@@ -10,8 +10,10 @@
 //!
 //! A pause takes effect at the sender only after the path's response time
 //! ([`PfcUpstream::with_response`]; for a configured interface
-//! [`wire_response_ns`]: the cable's round trip, a frame in flight at each
-//! end, the peer's reaction): trace frames that reach the switch before
+//! [`PfcDelays::wire_response_ns`](crate::model::PfcDelays::wire_response_ns)
+//! with the interface's delays: the cable's
+//! round trip, a frame in flight at each end, the peer's reaction, each as
+//! configured or the standard term): trace frames that reach the switch before
 //! then still arrive, as they would from a real sender, and so does a
 //! resume. Without it any headroom of one frame would replay lossless.
 //!
@@ -34,7 +36,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Nanos;
-use crate::model::pfc::{speed_or_default, wire_response_ns, PRIORITIES};
+use crate::model::pfc::{speed_or_default, PRIORITIES};
 use crate::model::InterfaceModel;
 use crate::pfc::quanta_ns;
 use crate::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes};
@@ -89,10 +91,11 @@ impl PfcUpstream {
     }
 
     /// The upstream of a configured interface: its speed, classification
-    /// and the wire's response time at that speed.
+    /// and the wire's response time at that speed with the interface's
+    /// delays ([`PfcModel::delays`](crate::model::PfcModel::delays)).
     pub fn for_interface(m: &InterfaceModel) -> Self {
         Self::new(m.speed_mbps, m.dscp_to_qos_group, m.cos_to_qos_group)
-            .with_response(wire_response_ns(m.speed_mbps, m.mtu))
+            .with_response(m.pfc.delays.wire_response_ns(m.speed_mbps, m.mtu))
     }
 
     /// The same upstream with pauses and resumes taking effect `ns` after
@@ -277,6 +280,7 @@ impl PfcUpstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::pfc::{PeerResponse, PfcDelays};
     use crate::wire::mac_control::FRAME_LEN;
     use crate::wire::MacAddr;
 
@@ -350,6 +354,40 @@ mod tests {
         assert!(!up.should_hold(3_500, &ipv4(24)));
         // The wire's terms at 100 Gb/s, MTU 9216: 1000 ns of cable, two
         // 9258-byte frames and 3840 bits: 2520 ns in all.
-        assert_eq!(wire_response_ns(Some(100_000), 9216), 1_000 + 1_520);
+        let standard = PfcDelays::default();
+        assert_eq!(
+            standard.wire_response_ns(Some(100_000), 9216),
+            1_000 + 1_520
+        );
+    }
+
+    /// A configured interface's upstream waits out that interface's
+    /// delays: 300 m of cable is 3000 ns of round trip where 100 m was
+    /// 1000, and a peer answering in 2 µs instead of 3840 bit times adds
+    /// those 2000 ns in place of 38.4.
+    #[test]
+    fn an_interfaces_upstream_waits_out_its_configured_delays() {
+        let mut m = InterfaceModel::new("e1", crate::wire::MacAddr([2, 0, 0, 0, 0, 1]));
+        m.speed_mbps = Some(100_000);
+        m.mtu = 1500;
+        m.dscp_to_qos_group[24] = 3;
+        // Two 1542-byte frames and 3840 bits at 100 Gb/s: 246.72 + 38.4 ns.
+        let standard = 1_000 + 286;
+        assert_eq!(
+            PfcDelays::default().wire_response_ns(m.speed_mbps, m.mtu),
+            standard
+        );
+        m.pfc.delays.cable_metres = 300;
+        m.pfc.delays.peer_response = PeerResponse::Nanos(2_000);
+        // 3000 ns of cable, 246.72 ns of frames (rounded up), 2000 ns of peer.
+        let configured = 3_000 + 247 + 2_000;
+        assert_eq!(
+            m.pfc.delays.wire_response_ns(m.speed_mbps, m.mtu),
+            configured
+        );
+        let mut up = PfcUpstream::for_interface(&m);
+        up.on_tx(&pfc(3, 1000), 100);
+        assert!(!up.should_hold(100 + configured - 1, &ipv4(24)));
+        assert!(up.should_hold(100 + configured, &ipv4(24)));
     }
 }
