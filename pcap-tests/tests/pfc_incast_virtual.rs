@@ -36,7 +36,7 @@ use std::fmt::Write;
 
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::model::pfc::{bytes_at, SOFTWARE_RESPONSE_NS};
-use railyard_dataplane::model::PgThresholds;
+use railyard_dataplane::model::{PfcDelays, PgThresholds};
 use railyard_dataplane::stats::{InterfaceStats, SwitchStats};
 use railyard_pcap_tests::fabric::{
     Flow, Gaps, HostId, Lossless, Outcome, TwoTier, CABLE_DELAY_NS, ROCE_QUEUE,
@@ -76,7 +76,13 @@ fn measured_gaps() -> Gaps {
 /// 8 MB: enough where a peer stops within microseconds.
 fn wire_headroom_policy() -> PgThresholds {
     PgThresholds {
-        headroom_bytes: PgThresholds::default_for(Some(UPLINK_MBPS), 1500, 0).headroom_bytes,
+        headroom_bytes: PgThresholds::default_for(
+            Some(UPLINK_MBPS),
+            1500,
+            0,
+            &PfcDelays::default(),
+        )
+        .headroom_bytes,
         ..LAB_POLICY
     }
 }
@@ -330,7 +336,7 @@ fn not_flattered(chain: bool) {
         name(chain)
     );
     let (overflow, _, _, _) = report(&label, &t, &out);
-    let headroom = PgThresholds::software_headroom_bytes(Some(UPLINK_MBPS), 1500);
+    let headroom = PfcDelays::default().software_headroom_bytes(Some(UPLINK_MBPS), 1500);
     let shortest = bytes_at(measured_gaps().min_ns, Some(UPLINK_MBPS));
     eprintln!("  software default headroom {headroom} B; a 20 ms gap at 1 Gb/s is {shortest} B");
     if headroom < shortest {

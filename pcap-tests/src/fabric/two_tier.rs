@@ -221,12 +221,14 @@ impl TwoTier {
             Lossless::Off => None,
             Lossless::Thresholds(t) => Some(t),
             Lossless::SoftwareDefault => {
-                Some(PgThresholds::software_default_for(Some(speed), m.mtu, m.buffer_bytes).0)
+                let d = &m.pfc.delays;
+                Some(PgThresholds::software_default_for(Some(speed), m.mtu, m.buffer_bytes, d).0)
             }
             Lossless::WireDefault => Some(PgThresholds::default_for(
                 Some(speed),
                 m.mtu,
                 m.buffer_bytes,
+                &m.pfc.delays,
             )),
         };
         if let Some(pg) = pg {
