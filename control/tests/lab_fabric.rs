@@ -751,15 +751,21 @@ const RAIL_SPINE_LINKS: [(&str, &str); 8] = [
 ];
 
 /// A sustained 2:1 and 3:1 incast in the lossless class through rail 1,
-/// both spines and rail 2 loses nothing on any switch–switch link, and the
-/// only lossless drops are at rail 1's host ports, whose kernel peers do
-/// not honour PFC; with PFC off the congestion point drops, and counts it.
+/// both spines and rail 2, over AF_PACKET and over AF_XDP, loses nothing on
+/// any switch–switch link, and the only lossless drops are at rail 1's host
+/// ports, whose kernel peers do not honour PFC; with PFC off the congestion
+/// point drops, and counts it.
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
     let t0 = Instant::now();
     let topo = sustained_rail_spine();
-    for (backend, senders) in [("af-packet", 2), ("af-packet", 3), ("af-xdp", 3)] {
+    for (backend, senders) in [
+        ("af-packet", 2),
+        ("af-packet", 3),
+        ("af-xdp", 2),
+        ("af-xdp", 3),
+    ] {
         let on = |role| {
             sustained_template(role, true).replace("bind af-packet", &format!("bind {backend}"))
         };
