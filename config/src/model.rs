@@ -139,6 +139,11 @@ pub struct Interface {
     pub shutdown: bool,
     /// `description TEXT`.
     pub description: Option<String>,
+    /// `vrf member NAME`: the VRF the port routes in; `None` is the default
+    /// VRF (as is `vrf member default`). railyard forwards in the default
+    /// VRF only, so a port in another one is left out of forwarding rather
+    /// than leaking a tenant subnet into the underlay.
+    pub vrf: Option<String>,
     /// IPv4 addresses; the first is the primary, the rest are `secondary`.
     pub ipv4: Vec<Ipv4Prefix>,
     /// IPv6 addresses.
@@ -190,6 +195,7 @@ impl Interface {
             routed: false,
             shutdown: false,
             description: None,
+            vrf: None,
             ipv4: Vec::new(),
             ipv6: Vec::new(),
             mtu: DEFAULT_MTU,

@@ -541,6 +541,9 @@ impl fmt::Display for Interface {
         if self.routed {
             writeln!(f, "  no switchport")?;
         }
+        if let Some(v) = &self.vrf {
+            writeln!(f, "  vrf member {v}")?;
+        }
         if let Some(s) = self.speed_mbps {
             writeln!(f, "  speed {s}")?;
         }

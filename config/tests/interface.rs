@@ -690,3 +690,30 @@ fn several_errors_in_one_section_are_all_reported() {
     let at: Vec<(usize, usize)> = es.iter().map(|d| (d.line, d.col)).collect();
     assert_eq!(at, [(2, 7), (3, 9), (4, 14)]);
 }
+
+#[test]
+fn vrf_member_is_kept_printed_and_checked() {
+    let i = iface("  vrf member TENANT-1\n  ip address 10.9.0.1/24\n");
+    assert_eq!(i.vrf.as_deref(), Some("TENANT-1"));
+    assert!(i.to_string().contains("\n  vrf member TENANT-1\n"));
+    // Printed, it reads back the same.
+    let again = iface(&i.to_string().replacen("interface Ethernet1/1\n", "", 1));
+    assert_eq!(again.vrf, i.vrf);
+    // `default` is the default VRF; `no vrf member` returns to it.
+    assert_eq!(iface("  vrf member default\n").vrf, None);
+    assert_eq!(iface("  vrf member A\n  no vrf member A\n").vrf, None);
+    let d = one_error("interface e1/1\n  vrf member bad/name\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            14,
+            "invalid VRF name `bad/name`",
+            Some("VRF names are up to 32 letters, digits, `-`, `_`, `.` or `:`")
+        )
+    );
+    assert_eq!(
+        summary(&one_error("interface e1/1\n  vrf member\n")).2,
+        "missing VRF name"
+    );
+}

@@ -587,6 +587,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut binds = Vec::new();
     let mut short_headroom = Vec::new();
     let mut thresholds = ThresholdOrder::default();
+    let mut in_vrfs: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for ifc in &cfg.interfaces {
         if !ifc.routed {
             warnings.push(format!(
@@ -624,8 +625,25 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         if let Some(q) = cfg.pfc_pause_quanta {
             m.pfc.quanta = q;
         }
+        if let Some(vrf) = &ifc.vrf {
+            // Forwarding is the default VRF's alone: a tenant port's subnet
+            // must not become reachable from the underlay, nor the
+            // underlay from it.
+            m.admin_up = false;
+            m.ipv4.clear();
+            m.ipv6.clear();
+            in_vrfs.entry(vrf).or_default().push(ifc.name.to_string());
+        }
         interfaces.push(m);
         binds.push(ifc.bind.clone());
+    }
+    for (vrf, names) in &in_vrfs {
+        warnings.push(format!(
+            "{}: `vrf member {vrf}`: railyard forwards in the default VRF only, so {} left out \
+             of forwarding (shut, addresses not installed)",
+            names.join(", "),
+            if names.len() == 1 { "it is" } else { "they are" }
+        ));
     }
     warnings.extend(headroom_warnings(&short_headroom));
     let index = |name: &InterfaceName| {
@@ -894,6 +912,36 @@ interface Ethernet1/2
     /// 300 m of cable (37 500 bytes of round trip: 41 064), and the warning
     /// names the terms and where each came from; the default derived from
     /// the same 300 m covers it, and replay waits out its 3 µs.
+    #[test]
+    fn a_port_in_a_tenant_vrf_is_left_out_of_the_default_table() {
+        let c = compiled(
+            "interface Ethernet1/1\n  no switchport\n  ip address 10.0.0.1/24\n\
+             interface Ethernet1/2\n  no switchport\n  vrf member TENANT\n  \
+             ip address 10.9.0.1/24\n\
+             interface Ethernet1/3\n  no switchport\n  vrf member TENANT\n\
+             interface Ethernet1/4\n  no switchport\n  vrf member default\n  \
+             ip address 10.4.0.1/24\n",
+        );
+        let (fib, _) = railyard_dataplane::fib::Fib::build(&c.model);
+        let routed = |a: [u8; 4]| fib.lookup(std::net::IpAddr::from(a)).is_some();
+        assert!(routed([10, 0, 0, 7]));
+        assert!(routed([10, 4, 0, 7]), "`vrf member default` is the default VRF");
+        assert!(!routed([10, 9, 0, 7]), "the tenant subnet leaked into the default table");
+        let [e1, e2, e3, e4] = &c.model.interfaces[..] else {
+            panic!("four interfaces")
+        };
+        assert!(e1.admin_up && e4.admin_up);
+        assert!(!e2.admin_up && !e3.admin_up);
+        let w: Vec<_> = c.warnings.iter().filter(|w| w.contains("vrf member")).collect();
+        assert_eq!(
+            w,
+            [
+                "Ethernet1/2, Ethernet1/3: `vrf member TENANT`: railyard forwards in the default \
+                 VRF only, so they are left out of forwarding (shut, addresses not installed)"
+            ]
+        );
+    }
+
     #[test]
     fn a_configured_headroom_short_of_the_configured_delays_warns() {
         let text = include_str!("../../config/fuzz/seeds/ingress.conf");

@@ -180,6 +180,8 @@ pub(super) static TABLE: &[Spec] = &[
         "no lldp dcbx version",
         no_lldp_dcbx_version,
     ),
+    Spec::run(&["vrf", "member"], "vrf member NAME", vrf_member),
+    Spec::run(&["no", "vrf", "member"], "no vrf member [NAME]", no_vrf_member),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),
     Spec::skip(&["beacon"]),
@@ -240,7 +242,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["switchport", "trunk"]),
     Spec::skip(&["udld"]),
     Spec::skip(&["vpc"]),
-    Spec::skip(&["vrf", "member"]),
 ];
 
 /// Apply an infallible change to every interface of the current section.
@@ -299,6 +300,39 @@ fn description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 fn no_description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
     set(b, |i| i.description = None);
+    Ok(())
+}
+
+/// Longest VRF name NX-OS accepts.
+const MAX_VRF_NAME: usize = 32;
+
+/// `vrf member NAME` (`default` is the default VRF).
+fn vrf_member(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("VRF name")?;
+    let ok = tok.text.chars().count() <= MAX_VRF_NAME
+        && tok
+            .text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+    if !ok {
+        return Err(Fail::new(
+            tok.col,
+            format!("invalid VRF name `{}`", tok.text),
+            Some(format!(
+                "VRF names are up to {MAX_VRF_NAME} letters, digits, `-`, `_`, `.` or `:`"
+            )),
+        ));
+    }
+    a.finish()?;
+    let vrf = (tok.text != "default").then(|| tok.text.to_owned());
+    set(b, |i| i.vrf = vrf.clone());
+    Ok(())
+}
+
+/// `no vrf member [NAME]`: back to the default VRF.
+fn no_vrf_member(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    set(b, |i| i.vrf = None);
     Ok(())
 }
 
