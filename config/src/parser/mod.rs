@@ -495,6 +495,113 @@ impl<'a> Builder<'a> {
         self.enter(FrameKind::Skip);
     }
 
+    /// Recognise a block NX-OS prints as opaque text starting at `lines[i]`
+    /// (already lexed as `line`) and skip it as a whole: a `banner` with its
+    /// delimited body, a PEM `-----BEGIN ...-----` block, or a `certificate`
+    /// block of a `crypto` section up to its `quit`. Returns the index of the
+    /// block's last line, `None` when the line starts no such block.
+    ///
+    /// Nothing inside such a block is ever read as a command: a banner that
+    /// quotes `ip route ...` installs no route.
+    fn opaque_block(
+        &mut self,
+        line: &Line<'_>,
+        lines: &[&str],
+        i: usize,
+        in_crypto: bool,
+    ) -> Option<usize> {
+        let first = line.tokens[0].text;
+        if first.eq_ignore_ascii_case("banner") && line.tokens.len() >= 2 {
+            return self.banner(line, lines, i);
+        }
+        let trimmed = line.raw.trim_start();
+        if trimmed.starts_with("-----BEGIN") {
+            let last =
+                (i + 1..lines.len()).find(|&j| lines[j].trim_start().starts_with("-----END"))?;
+            if !in_crypto {
+                self.line = line.number;
+                self.block_skipped("certificate text", line.tokens[0].col, i, last);
+            }
+            return Some(last);
+        }
+        if in_crypto && line.indent > 0 && first.eq_ignore_ascii_case("certificate") {
+            // The body (hex or PEM, possibly flush left) runs to a line `quit`.
+            return (i + 1..lines.len()).find(|&j| {
+                let mut words = lines[j].split_whitespace();
+                words.next().is_some_and(|w| w.eq_ignore_ascii_case("quit"))
+                    && words.next().is_none()
+            });
+        }
+        None
+    }
+
+    /// `banner TYPE <delim>text<delim>`: find where the delimited text ends.
+    ///
+    /// The delimiter is the first character after the banner type (or the
+    /// two characters `^C`, as NX-OS prints a Ctrl-C), and the text ends at
+    /// its next occurrence, on the same line or a later one. A banner that is
+    /// never closed is an error: everything after it would be its text.
+    fn banner(&mut self, line: &Line<'_>, lines: &[&str], i: usize) -> Option<usize> {
+        self.line = line.number;
+        self.indent = line.indent;
+        let second = line.tokens[1];
+        let typed = second.text.starts_with(|c: char| c.is_ascii_alphabetic());
+        let (kind, delim_tok) = if typed {
+            (
+                format!("banner {}", second.text.to_ascii_lowercase()),
+                *line.tokens.get(2)?,
+            )
+        } else {
+            ("banner".to_string(), second)
+        };
+        let text = &line.raw[delim_tok.offset..];
+        let delim: &str = if text.starts_with("^C") {
+            "^C"
+        } else {
+            let c = text.chars().next()?;
+            &text[..c.len_utf8()]
+        };
+        let last = if text[delim.len()..].contains(delim) {
+            Some(i)
+        } else {
+            (i + 1..lines.len()).find(|&j| lines[j].contains(delim))
+        };
+        match last {
+            Some(last) => {
+                self.block_skipped(&kind, line.tokens[0].col, i, last);
+                Some(last)
+            }
+            None => {
+                self.error(Fail::new(
+                    delim_tok.col,
+                    format!("`{kind}` text opened with `{delim}` is never closed"),
+                    Some(format!(
+                        "end the text with a second `{delim}`; until then every later line is banner text"
+                    )),
+                ));
+                // Read nothing after it as commands: the file is rejected anyway.
+                Some(lines.len() - 1)
+            }
+        }
+    }
+
+    /// Record a skipped opaque block (lines `first..=last`, 0-based) of `kind`.
+    fn block_skipped(&mut self, kind: &str, col: usize, first: usize, last: usize) {
+        let lines = if first == last {
+            format!("line {}", first + 1)
+        } else {
+            format!("lines {}-{}", first + 1, last + 1)
+        };
+        self.frames.truncate(1);
+        self.skip_detail(
+            "",
+            kind.to_string(),
+            col,
+            true,
+            Some(format!("its text ({lines})")),
+        );
+    }
+
     /// Open a section whose header is the current line.
     fn enter(&mut self, kind: FrameKind) {
         self.frames.push(Frame {
@@ -506,6 +613,19 @@ impl<'a> Builder<'a> {
 
     /// Record a skipped command: a warning the first time its kind is seen, an error when strict.
     fn skip(&mut self, context: &'static str, kind: String, col: usize, known: bool) {
+        self.skip_detail(context, kind, col, known, None);
+    }
+
+    /// As [`Builder::skip`], the warning naming what else went with the
+    /// command (`its text (lines 3-7)`).
+    fn skip_detail(
+        &mut self,
+        context: &'static str,
+        kind: String,
+        col: usize,
+        known: bool,
+        detail: Option<String>,
+    ) {
         let what = if context.is_empty() {
             format!("`{kind}`")
         } else if context.ends_with("option") {
@@ -536,7 +656,9 @@ impl<'a> Builder<'a> {
                     count: 1,
                 });
                 if !self.strict {
-                    let message = if known {
+                    let message = if let Some(detail) = &detail {
+                        format!("{what} is not modelled; skipped with {detail}")
+                    } else if known {
                         format!("{what} is not modelled; skipped")
                     } else {
                         format!("unknown command {what}; skipped")
@@ -672,8 +794,22 @@ pub(crate) fn parse(
         },
         opts,
     );
-    for line in crate::lexer::lex(&lines) {
+    let mut i = 0;
+    let mut in_crypto = false;
+    while i < lines.len() {
+        let Some(line) = crate::lexer::lex_line(i + 1, lines[i]) else {
+            i += 1;
+            continue;
+        };
+        if let Some(last) = builder.opaque_block(&line, &lines, i, in_crypto) {
+            i = last + 1;
+            continue;
+        }
+        if line.indent == 0 {
+            in_crypto = line.tokens[0].text.eq_ignore_ascii_case("crypto");
+        }
         builder.process(&line);
+        i += 1;
     }
     builder.finish().map(|mut parsed| {
         parsed.config.source = crate::diag::Source::new(file, text);
