@@ -19,7 +19,8 @@
 //! assert!(parsed.warnings.is_empty());
 //! ```
 //!
-//! Modelled: `hostname`/`switchname`, `feature`, `version`, `interface`
+//! Modelled: `hostname`/`switchname`, `feature` (any name is kept; only
+//! `lldp` has an effect, the others warn once per name), `version`, `interface`
 //! (Ethernet aliases, ranges and lists) with `[no] switchport`, `ip address`
 //! (mask form, `secondary`), `ipv6 address`, `mtu`, `[no] shutdown`,
 //! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor`,

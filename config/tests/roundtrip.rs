@@ -70,7 +70,7 @@ ip route 0.0.0.0/0 Null0
 ";
     // Sub-commands come out in one fixed order whatever order they were written in.
     assert_eq!(p.config.to_string(), want);
-    assert_eq!(clean(want).config, p.config);
+    assert_eq!(ok(want).config, p.config);
 }
 
 #[test]

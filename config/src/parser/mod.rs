@@ -285,6 +285,8 @@ pub(crate) struct Builder<'a> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     skipped: Vec<Skipped>,
+    /// Unmodelled features already warned about.
+    features_warned: Vec<String>,
     /// Number of the line being processed.
     line: usize,
     /// Indentation of the line being processed.
@@ -307,6 +309,7 @@ impl<'a> Builder<'a> {
             errors: Vec::new(),
             warnings: Vec::new(),
             skipped: Vec::new(),
+            features_warned: Vec::new(),
             line: 0,
             indent: 0,
         }
@@ -670,6 +673,33 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+    }
+
+    /// Note a `feature` railyard does not model: a warning the first time
+    /// the name is seen (an error on every line when strict).
+    fn unmodelled_feature(&mut self, name: &str, col: usize) {
+        if self.strict {
+            self.diag(
+                Severity::Error,
+                col,
+                format!("`feature {name}` is not supported"),
+                Some("remove it, or parse without strict mode to keep it with a warning".into()),
+            );
+            return;
+        }
+        if self.features_warned.iter().any(|f| f == name) {
+            return;
+        }
+        self.features_warned.push(name.to_owned());
+        self.warn(
+            col,
+            format!(
+                "`feature {name}` is not modelled; kept in the configuration, it enables nothing"
+            ),
+            Some(format!(
+                "later `feature {name}` lines are kept without another warning"
+            )),
+        );
     }
 
     /// Record an error on the current line.

@@ -265,27 +265,29 @@ fn no_hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Read a feature name: letters, digits and `-`, recorded in lower case.
+/// Features railyard models: the rest are kept (and printed back) but enable nothing.
+const MODELLED_FEATURES: &[&str] = &["lldp"];
+
+/// Read a feature name: the rest of the line, one word or several
+/// (`fabric forwarding`, `nv overlay`, `tacacs+`), recorded in lower case
+/// with single spaces.
 fn feature_name(a: &mut Args<'_>) -> Result<String, Fail> {
-    let tok = a.expect("feature name")?;
-    a.finish()?;
-    let ok = tok
-        .text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok {
-        return Err(Fail::new(
-            tok.col,
-            format!("invalid feature name `{}`", tok.text),
-            Some("feature names are words such as lldp, bgp or interface-vlan".into()),
-        ));
+    a.peek().ok_or_else(|| a.missing("feature name"))?;
+    let mut words = Vec::new();
+    while let Some(tok) = a.next_token() {
+        words.push(tok.text.to_ascii_lowercase());
     }
-    Ok(tok.text.to_ascii_lowercase())
+    Ok(words.join(" "))
 }
 
-/// `feature NAME`.
+/// `feature NAME`: recorded; a feature railyard does not model gets one
+/// warning per name (an error when strict), never a rejected file.
 fn feature(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.peek().map_or(0, |t| t.col);
     let name = feature_name(a)?;
+    if !MODELLED_FEATURES.contains(&name.as_str()) {
+        b.unmodelled_feature(&name, col);
+    }
     b.config.features.insert(name);
     Ok(())
 }
