@@ -89,12 +89,12 @@ pub use model::{
 pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
     Dlb, DlbInterfaces, DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode,
-    NetworkQosPolicy, NqClass, PauseThresholds, PfcMode, PfcWatchdogTimers, PortMatch, QosPolicy,
-    QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, SystemQos, Threshold, Wred,
-    WredPreset, CLASS_DEFAULT, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
-    DEFAULT_DROP_PROBABILITY, DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE,
-    DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
-    DEFAULT_SAMPLING_INTERVAL_NS, DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER,
+    NetworkQosPolicy, NqClass, PauseThresholds, PfcMode, PfcWatchdogTimers, Port, PortMatch,
+    QosPolicy, QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, SystemQos,
+    Threshold, Wred, WredPreset, CLASS_DEFAULT, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC,
+    DEFAULT_DRE_THRESHOLDS, DEFAULT_DROP_PROBABILITY, DEFAULT_FLOWLET_AGING_US,
+    DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S,
+    DEFAULT_LLDP_TIMER_S, DEFAULT_SAMPLING_INTERVAL_NS, DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER,
     DEFAULT_WATCHDOG_INTERVAL_MS, DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MAX_CUSTOM_TLV_INFO,
     MBYTE, QOS_GROUPS,
 };

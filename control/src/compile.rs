@@ -378,11 +378,11 @@ fn prefix(p: &IpPrefix) -> (IpAddr, u8) {
 
 fn port_match(m: cfg::PortMatch) -> dp::PortMatch {
     match m {
-        cfg::PortMatch::Eq(p) => dp::PortMatch::Eq(p),
-        cfg::PortMatch::Neq(p) => dp::PortMatch::Neq(p),
-        cfg::PortMatch::Lt(p) => dp::PortMatch::Lt(p),
-        cfg::PortMatch::Gt(p) => dp::PortMatch::Gt(p),
-        cfg::PortMatch::Range(a, b) => dp::PortMatch::Range(a, b),
+        cfg::PortMatch::Eq(p) => dp::PortMatch::Eq(p.number),
+        cfg::PortMatch::Neq(p) => dp::PortMatch::Neq(p.number),
+        cfg::PortMatch::Lt(p) => dp::PortMatch::Lt(p.number),
+        cfg::PortMatch::Gt(p) => dp::PortMatch::Gt(p.number),
+        cfg::PortMatch::Range(a, b) => dp::PortMatch::Range(a.number, b.number),
     }
 }
 
