@@ -33,7 +33,7 @@ fn hostname_and_switchname() {
         Some("b")
     );
     assert_eq!(clean("hostname a\nno hostname\n").config.hostname, None);
-    assert_eq!(clean("").config.hostname, None);
+    assert_eq!(ok("").config.hostname, None);
 }
 
 #[test]

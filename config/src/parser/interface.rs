@@ -119,6 +119,18 @@ pub(super) static TABLE: &[Spec] = &[
         "no priority-flow-control watch-dog",
         no_pfc_watchdog,
     ),
+    Spec::run(
+        &["priority-flow-control", "receive"],
+        PFC_IFACE,
+        super::top::pfc_pause_direction,
+    ),
+    Spec::run(
+        &["priority-flow-control", "send"],
+        PFC_IFACE,
+        super::top::pfc_pause_direction,
+    ),
+    Spec::run(&["priority-flow-control"], PFC_IFACE, pfc_other),
+    Spec::run(&["no", "priority-flow-control"], PFC_IFACE, pfc_other),
     Spec::run(&["lldp", "transmit"], "lldp transmit", lldp_transmit),
     Spec::run(
         &["no", "lldp", "transmit"],
@@ -782,4 +794,20 @@ fn no_lldp_dcbx_version(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fai
     a.skip_rest();
     set(b, |i| i.dcbx_version = DcbxVersion::Auto);
     Ok(())
+}
+
+/// The interface `priority-flow-control` commands, shown in hints.
+const PFC_IFACE: &str = "priority-flow-control mode auto | on | off | watch-dog-interval on | off";
+
+/// Any other interface `priority-flow-control ...`: an error naming the forms there are.
+fn pfc_other(_: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.peek();
+    Err(Fail::new(
+        tok.map_or(a.line.end_col(), |t| t.col),
+        match tok {
+            Some(t) => format!("unknown `priority-flow-control` option `{}`", t.text),
+            None => "incomplete `priority-flow-control` command".to_string(),
+        },
+        Some(format!("usage: {PFC_IFACE}")),
+    ))
 }
