@@ -496,13 +496,25 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut binds = Vec::new();
     let mut short_headroom = Vec::new();
     let mut thresholds = ThresholdOrder::default();
+    let switched: Vec<String> = cfg
+        .interfaces
+        .iter()
+        .filter(|i| !i.routed)
+        .map(|i| i.name.to_string())
+        .collect();
+    // One warning for all of them: a plain running-config has a hundred.
+    match switched.len() {
+        0 => {}
+        1 => warnings.push(format!(
+            "{} has no `no switchport`: railyard routes every port, treating it as routed",
+            switched[0]
+        )),
+        n => warnings.push(format!(
+            "{n} interfaces have no `no switchport` ({}): railyard routes every port, treating them as routed",
+            switched.join(", ")
+        )),
+    }
     for ifc in &cfg.interfaces {
-        if !ifc.routed {
-            warnings.push(format!(
-                "{} has no `no switchport`: railyard routes every port, treating it as routed",
-                ifc.name
-            ));
-        }
         let mac = ifc
             .mac
             .map(MacAddr)
