@@ -104,6 +104,7 @@ pub(crate) fn lex_line(number: usize, raw: &str) -> Option<Line<'_>> {
 }
 
 /// Tokenize every significant line of `sources` (as made by [`source_lines`]).
+#[cfg(test)]
 pub(crate) fn lex<'a>(sources: &[&'a str]) -> Vec<Line<'a>> {
     sources
         .iter()

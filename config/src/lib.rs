@@ -19,7 +19,8 @@
 //! assert!(parsed.warnings.is_empty());
 //! ```
 //!
-//! Modelled: `hostname`/`switchname`, `feature`, `version`, `interface`
+//! Modelled: `hostname`/`switchname`, `feature` (any name is kept; only
+//! `lldp` has an effect, the others warn once per name), `version`, `interface`
 //! (Ethernet aliases, ranges and lists) with `[no] switchport`, `ip address`
 //! (mask form, `secondary`), `ipv6 address`, `mtu`, `[no] shutdown`,
 //! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor`,
@@ -89,7 +90,7 @@ pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
     Dlb, DlbInterfaces, DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode,
     NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
-    PfcWatchdogTimers, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
+    PfcWatchdogTimers, Port, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
     QueuingPolicy, Shape, SystemQos, Threshold, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_DROP_PROBABILITY,
     DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
@@ -115,14 +116,77 @@ pub struct Parsed {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// Everything a check of a configuration found.
+///
+/// Unlike [`parse_str`], which hands back only the errors when there are
+/// any, a report keeps the warnings alongside them, so a user fixing errors
+/// also sees what else will be skipped; `railyard check` prints exactly
+/// [`Report::diagnostics`] (as text, or as JSON with `--json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The model, when the configuration has no error.
+    pub config: Option<Config>,
+    /// Errors and warnings in line order, notes about the whole file last.
+    ///
+    /// Bounded: after 100 errors the rest are only counted (one closing
+    /// error says how many); identical warnings are one diagnostic whose
+    /// message ends `(N times: lines ...)`.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    /// Whether the configuration is rejected.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Split into the parse result: the model and its warnings, or the errors alone.
+    ///
+    /// # Errors
+    ///
+    /// The errors, when there are any.
+    pub fn into_result(self) -> Result<Parsed, Vec<Diagnostic>> {
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            self.diagnostics.into_iter().partition(Diagnostic::is_error);
+        match self.config {
+            Some(config) if errors.is_empty() => Ok(Parsed { config, warnings }),
+            _ => Err(errors),
+        }
+    }
+}
+
+/// Check configuration text: the model (when valid) and every diagnostic,
+/// errors and warnings together; `file` names it in diagnostics.
+pub fn check_str(text: &str, file: &str, opts: &ParseOptions) -> Report {
+    parser::parse(text, file, opts)
+}
+
+/// Read and check a configuration file, as [`check_str`]; a file that cannot
+/// be read (or is not UTF-8) gives one error at line 0.
+pub fn check_file(path: &Path, opts: &ParseOptions) -> Report {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => check_str(&text, &name, opts),
+        Err(e) => Report {
+            config: None,
+            diagnostics: vec![Diagnostic::whole_file(
+                Severity::Error,
+                &name,
+                format!("cannot read configuration: {e}"),
+            )],
+        },
+    }
+}
+
 /// Parse configuration text; `file` names it in diagnostics.
 ///
 /// # Errors
 ///
-/// Every error found in the text (parsing and validation), in line order.
-/// Warnings are dropped when there are errors.
+/// Every error found in the text (parsing and validation), in line order;
+/// after 100 the rest are counted in one closing error. Warnings are
+/// dropped when there are errors ([`check_str`] keeps them).
 pub fn parse_str(text: &str, file: &str, opts: &ParseOptions) -> Result<Parsed, Vec<Diagnostic>> {
-    parser::parse(text, file, opts)
+    check_str(text, file, opts).into_result()
 }
 
 /// Read and parse a configuration file.
@@ -132,13 +196,5 @@ pub fn parse_str(text: &str, file: &str, opts: &ParseOptions) -> Result<Parsed, 
 /// As [`parse_str`]; a file that cannot be read (or is not UTF-8) gives one
 /// diagnostic at line 0.
 pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Parsed, Vec<Diagnostic>> {
-    let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_str(&text, &name, opts),
-        Err(e) => Err(vec![Diagnostic::whole_file(
-            Severity::Error,
-            &name,
-            format!("cannot read configuration: {e}"),
-        )]),
-    }
+    check_file(path, opts).into_result()
 }

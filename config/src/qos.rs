@@ -107,30 +107,86 @@ pub struct ClassMap {
     pub matches: Vec<Match>,
 }
 
+/// A port of an access-list condition: its number and, when the file named
+/// it (`eq www`), the NX-OS keyword, so the printer writes it back as written.
+///
+/// The keyword is spelling, not meaning: two ports are equal (and hash
+/// alike) when their numbers are, so `no permit udp any any eq domain`
+/// removes `permit udp any any eq 53`. It serializes as the number.
+#[derive(Debug, Clone, Copy)]
+pub struct Port {
+    /// The port number.
+    pub number: u16,
+    /// The keyword it was written as, if any.
+    pub name: Option<&'static str>,
+}
+
+impl Port {
+    /// A port written as a number.
+    pub const fn new(number: u16) -> Self {
+        Port { number, name: None }
+    }
+}
+
+impl From<u16> for Port {
+    fn from(number: u16) -> Self {
+        Port::new(number)
+    }
+}
+
+impl PartialEq for Port {
+    fn eq(&self, other: &Self) -> bool {
+        self.number == other.number
+    }
+}
+
+impl Eq for Port {}
+
+impl std::hash::Hash for Port {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.number.hash(state);
+    }
+}
+
+impl Serialize for Port {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u16(self.number)
+    }
+}
+
+impl fmt::Display for Port {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name {
+            Some(name) => f.write_str(name),
+            None => write!(f, "{}", self.number),
+        }
+    }
+}
+
 /// A layer-4 port condition of an access-list entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum PortMatch {
     /// `eq N`.
-    Eq(u16),
+    Eq(Port),
     /// `neq N`.
-    Neq(u16),
+    Neq(Port),
     /// `lt N`: strictly below.
-    Lt(u16),
+    Lt(Port),
     /// `gt N`: strictly above.
-    Gt(u16),
+    Gt(Port),
     /// `range A B`, inclusive.
-    Range(u16, u16),
+    Range(Port, Port),
 }
 
 impl PortMatch {
     /// Whether `port` satisfies the condition.
     pub fn matches(&self, port: u16) -> bool {
         match *self {
-            PortMatch::Eq(p) => port == p,
-            PortMatch::Neq(p) => port != p,
-            PortMatch::Lt(p) => port < p,
-            PortMatch::Gt(p) => port > p,
-            PortMatch::Range(a, b) => (a..=b).contains(&port),
+            PortMatch::Eq(p) => port == p.number,
+            PortMatch::Neq(p) => port != p.number,
+            PortMatch::Lt(p) => port < p.number,
+            PortMatch::Gt(p) => port > p.number,
+            PortMatch::Range(a, b) => (a.number..=b.number).contains(&port),
         }
     }
 }
@@ -969,8 +1025,8 @@ mod tests {
         let acl = AccessList {
             name: "ROCE".into(),
             entries: vec![
-                entry(10, false, Some(PortMatch::Eq(53))),
-                entry(20, true, Some(PortMatch::Range(4791, 4791))),
+                entry(10, false, Some(PortMatch::Eq(53.into()))),
+                entry(20, true, Some(PortMatch::Range(4791.into(), 4791.into()))),
             ],
         };
         assert!(acl.permits(&key));
@@ -984,9 +1040,12 @@ mod tests {
             entries: vec![]
         }
         .permits(&key));
-        assert!(PortMatch::Gt(1023).matches(1024) && !PortMatch::Lt(10).matches(10));
-        assert!(PortMatch::Neq(1).matches(2));
-        assert_eq!(PortMatch::Range(1, 2).to_string(), "range 1 2");
+        assert!(PortMatch::Gt(1023.into()).matches(1024) && !PortMatch::Lt(10.into()).matches(10));
+        assert!(PortMatch::Neq(1.into()).matches(2));
+        assert_eq!(
+            PortMatch::Range(1.into(), 2.into()).to_string(),
+            "range 1 2"
+        );
     }
 
     #[test]

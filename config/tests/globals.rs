@@ -228,7 +228,7 @@ fn lldp_globals_and_per_interface_switches() {
     let e2 = c.interface("e1/2").unwrap();
     assert!(e2.lldp_transmit && e2.lldp_receive);
     // NX-OS defaults.
-    let d = clean("").config.lldp;
+    let d = ok("").config.lldp;
     assert!(!d.enabled);
     assert_eq!((d.timer_s, d.holdtime_s, d.reinit_s), (30, 120, 2));
     assert_eq!(d.tlv_select, LldpTlvSelect::default());
@@ -315,7 +315,7 @@ fn lldp_dcbx_version_per_interface() {
 #[test]
 fn the_watchdog_ingress_extension() {
     assert!(
-        !clean("").config.pfc_watchdog_ingress_forward,
+        !ok("").config.pfc_watchdog_ingress_forward,
         "drop by default"
     );
     let c = clean("priority-flow-control watch-dog ingress forward\n").config;

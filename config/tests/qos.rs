@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{clean, ok, warnings};
+use common::{clean, ok, one_error, warnings};
 use railyard_config::{
     AclRule, Bandwidth, ClassMapKind, ClassifyInput, Direction, FlowKey, InterfaceName, Match,
     MatchMode, NqClass, PauseThresholds, PfcMode, PortMatch, QosPolicyClass, QueueConfig,
@@ -525,14 +525,17 @@ fn access_lists_by_protocol_addresses_ports_and_dscp() {
     assert_eq!(e10.protocol, Some(17));
     assert_eq!(e10.src, Some("10.1.0.0/16".parse().unwrap()));
     assert_eq!(e10.dst, None);
-    assert_eq!(e10.dst_port, Some(PortMatch::Eq(4791)));
+    assert_eq!(e10.dst_port, Some(PortMatch::Eq(4791.into())));
     assert_eq!(e10.dscp, Some(26));
     let e20 = &acl.entries[2];
     assert_eq!(e20.protocol, Some(6));
     assert_eq!(e20.src, Some("10.0.0.1/32".parse().unwrap()));
-    assert_eq!(e20.src_port, Some(PortMatch::Range(1000, 2000)));
+    assert_eq!(
+        e20.src_port,
+        Some(PortMatch::Range(1000.into(), 2000.into()))
+    );
     assert_eq!(e20.dst, Some("10.2.0.0/16".parse().unwrap()));
-    assert_eq!(e20.dst_port, Some(PortMatch::Gt(1023)));
+    assert_eq!(e20.dst_port, Some(PortMatch::Gt(1023.into())));
     let e5 = &acl.entries[0];
     assert!(!e5.permit);
     assert_eq!((e5.protocol, e5.dscp), (None, Some(34)));
@@ -542,7 +545,7 @@ fn access_lists_by_protocol_addresses_ports_and_dscp() {
     let c = clean("ip access-list A\n  permit tcp any any eq bgp\n  permit udp any any eq 53\n  no permit udp any any eq domain\n").config;
     let acl = c.access_list("A").unwrap();
     assert_eq!(acl.entries.len(), 1);
-    assert_eq!(acl.entries[0].dst_port, Some(PortMatch::Eq(179)));
+    assert_eq!(acl.entries[0].dst_port, Some(PortMatch::Eq(179.into())));
 }
 
 #[test]
@@ -732,4 +735,119 @@ fn the_model_serializes_to_json() {
     assert_eq!(q["classifier"]["dscp_table"][24], 3);
     assert_eq!(q["egress"][7]["priority_level"], 1);
     assert_eq!(q["interface"], "Ethernet2/24");
+}
+
+/// Every TCP and UDP port keyword NX-OS lists, with its number.
+const NXOS_TCP_PORTS: &[(&str, u16)] = &[
+    ("bgp", 179),
+    ("chargen", 19),
+    ("cmd", 514),
+    ("daytime", 13),
+    ("discard", 9),
+    ("domain", 53),
+    ("drip", 3949),
+    ("echo", 7),
+    ("exec", 512),
+    ("finger", 79),
+    ("ftp", 21),
+    ("ftp-data", 20),
+    ("gopher", 70),
+    ("hostname", 101),
+    ("ident", 113),
+    ("irc", 194),
+    ("klogin", 543),
+    ("kshell", 544),
+    ("login", 513),
+    ("lpd", 515),
+    ("nntp", 119),
+    ("pim-auto-rp", 496),
+    ("pop2", 109),
+    ("pop3", 110),
+    ("smtp", 25),
+    ("sunrpc", 111),
+    ("tacacs", 49),
+    ("talk", 517),
+    ("telnet", 23),
+    ("time", 37),
+    ("uucp", 540),
+    ("whois", 43),
+    ("www", 80),
+];
+
+/// See [`NXOS_TCP_PORTS`].
+const NXOS_UDP_PORTS: &[(&str, u16)] = &[
+    ("biff", 512),
+    ("bootpc", 68),
+    ("bootps", 67),
+    ("discard", 9),
+    ("dnsix", 195),
+    ("domain", 53),
+    ("echo", 7),
+    ("isakmp", 500),
+    ("mobile-ip", 434),
+    ("nameserver", 42),
+    ("netbios-dgm", 138),
+    ("netbios-ns", 137),
+    ("netbios-ss", 139),
+    ("non500-isakmp", 4500),
+    ("ntp", 123),
+    ("pim-auto-rp", 496),
+    ("rip", 520),
+    ("snmp", 161),
+    ("snmptrap", 162),
+    ("sunrpc", 111),
+    ("syslog", 514),
+    ("tacacs", 49),
+    ("talk", 517),
+    ("tftp", 69),
+    ("time", 37),
+    ("who", 513),
+    ("xdmcp", 177),
+];
+
+#[test]
+fn every_nxos_port_keyword_in_every_operator_round_trips_as_written() {
+    for (protocol, list) in [("tcp", NXOS_TCP_PORTS), ("udp", NXOS_UDP_PORTS)] {
+        for &(name, number) in list {
+            let text = format!(
+                "ip access-list A\n  10 permit {protocol} any eq {name} any neq {name}\n  20 permit {protocol} any lt {name} any gt {name}\n  30 permit {protocol} any range {name} 65535 any range 0 {name}\n"
+            );
+            let p = clean(&text);
+            let acl = p.config.access_list("A").unwrap();
+            let e = &acl.entries;
+            assert_eq!(e[0].src_port, Some(PortMatch::Eq(number.into())), "{name}");
+            assert_eq!(e[0].dst_port, Some(PortMatch::Neq(number.into())), "{name}");
+            assert_eq!(e[1].src_port, Some(PortMatch::Lt(number.into())), "{name}");
+            assert_eq!(e[1].dst_port, Some(PortMatch::Gt(number.into())), "{name}");
+            assert_eq!(
+                e[2].src_port,
+                Some(PortMatch::Range(number.into(), 65535.into())),
+                "{name}"
+            );
+            assert_eq!(
+                e[2].dst_port,
+                Some(PortMatch::Range(0.into(), number.into())),
+                "{name}"
+            );
+            assert!(e[0].dst_port.unwrap().matches(number.wrapping_add(1)));
+            assert!(!e[0].dst_port.unwrap().matches(number));
+            // Printed back as written, and read back the same.
+            let printed = p.config.to_string();
+            let want = format!(
+                "ip access-list A\n  10 permit {protocol} any eq {name} any neq {name}\n  20 permit {protocol} any lt {name} any gt {name}\n  30 permit {protocol} any range {name} 65535 any range 0 {name}\n"
+            );
+            assert_eq!(printed, want);
+            assert_eq!(clean(&printed).config, p.config);
+        }
+    }
+    // Upper case is read and printed in NX-OS's spelling.
+    let c = clean("ip access-list A\n  permit udp any any eq NETBIOS-NS\n").config;
+    assert!(c.to_string().contains("eq netbios-ns\n"), "{c}");
+}
+
+#[test]
+fn a_misspelt_port_keyword_gets_the_protocols_own_suggestion() {
+    let d = one_error("ip access-list A\n  permit udp any any eq netbios-nx\n");
+    assert_eq!(d.message, "unknown port `netbios-nx`");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `netbios-ns`?"));
 }

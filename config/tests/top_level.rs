@@ -4,7 +4,7 @@ mod common;
 
 use std::net::IpAddr;
 
-use common::{clean, errors, ok, one_error, summary, warnings};
+use common::{clean, errors, ok, one_error, parse_strict, summary, warnings};
 use railyard_config::{InterfaceName, IpPrefix, RouteTarget};
 
 fn nh(addr: &str) -> RouteTarget {
@@ -33,7 +33,7 @@ fn hostname_and_switchname() {
         Some("b")
     );
     assert_eq!(clean("hostname a\nno hostname\n").config.hostname, None);
-    assert_eq!(clean("").config.hostname, None);
+    assert_eq!(ok("").config.hostname, None);
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn hostname_errors() {
 
 #[test]
 fn features_are_a_set_and_version_is_silent() {
-    let p = clean("version 10.3(4a) Bios:version 05.47\nfeature lldp\nfeature bgp\nfeature LLDP\nfeature interface-vlan\nno feature bgp\n");
+    let p = ok("version 10.3(4a) Bios:version 05.47\nfeature lldp\nfeature bgp\nfeature LLDP\nfeature interface-vlan\nno feature bgp\n");
     let features: Vec<&str> = p.config.features.iter().map(String::as_str).collect();
     assert_eq!(features, ["interface-vlan", "lldp"]);
     let d = one_error("feature\n");
@@ -65,8 +65,64 @@ fn features_are_a_set_and_version_is_silent() {
         (d.line, d.col, d.message.as_str()),
         (1, 9, "missing feature name")
     );
-    let d = one_error("feature lldp bgp\n");
-    assert_eq!((d.col, d.message.as_str()), (14, "unexpected `bgp`"));
+    clean("version 10.3(4a)\nfeature lldp\n");
+}
+
+#[test]
+fn every_feature_loads_with_one_warning_per_name() {
+    let text = "feature fabric forwarding\nfeature nv overlay\nfeature tacacs+\nfeature sla responder\nfeature mpls l3vpn\nfeature mpls segment-routing\nfeature  NV   Overlay\nfeature lldp\nfeature lldp bgp\nfeature-set mpls\nfeature-set fcoe\nfeature fabric forwarding\n";
+    let p = ok(text);
+    let features: Vec<&str> = p.config.features.iter().map(String::as_str).collect();
+    assert_eq!(
+        features,
+        [
+            "fabric forwarding",
+            "lldp",
+            "lldp bgp",
+            "mpls l3vpn",
+            "mpls segment-routing",
+            "nv overlay",
+            "sla responder",
+            "tacacs+"
+        ]
+    );
+    let kept = |name: &str| {
+        format!("`feature {name}` is not modelled; kept in the configuration, it enables nothing")
+    };
+    assert_eq!(
+        warnings(&p),
+        [
+            (1, 9, kept("fabric forwarding")),
+            (2, 9, kept("nv overlay")),
+            (3, 9, kept("tacacs+")),
+            (4, 9, kept("sla responder")),
+            (5, 9, kept("mpls l3vpn")),
+            (6, 9, kept("mpls segment-routing")),
+            (9, 9, kept("lldp bgp")),
+            (10, 1, "`feature-set` is not modelled; skipped".to_string()),
+        ]
+    );
+    // They print back as written (normalised) and read back the same.
+    let printed = p.config.to_string();
+    assert!(
+        printed.contains("feature nv overlay\nfeature sla responder\nfeature tacacs+\n"),
+        "{printed}"
+    );
+    assert_eq!(ok(&printed).config, p.config);
+    // `no feature` takes several words too.
+    let p = ok("feature nv overlay\nno feature nv overlay\n");
+    assert!(p.config.features.is_empty());
+    // Strict mode rejects each unmodelled feature line, not `feature lldp`.
+    let es = parse_strict("feature lldp\nfeature nv overlay\nfeature nv overlay\n").unwrap_err();
+    assert_eq!(
+        es.iter()
+            .map(|d| (d.line, d.message.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (2, "`feature nv overlay` is not supported"),
+            (3, "`feature nv overlay` is not supported")
+        ]
+    );
 }
 
 #[test]

@@ -469,11 +469,11 @@ fn prefix(p: &IpPrefix) -> (IpAddr, u8) {
 
 fn port_match(m: cfg::PortMatch) -> dp::PortMatch {
     match m {
-        cfg::PortMatch::Eq(p) => dp::PortMatch::Eq(p),
-        cfg::PortMatch::Neq(p) => dp::PortMatch::Neq(p),
-        cfg::PortMatch::Lt(p) => dp::PortMatch::Lt(p),
-        cfg::PortMatch::Gt(p) => dp::PortMatch::Gt(p),
-        cfg::PortMatch::Range(a, b) => dp::PortMatch::Range(a, b),
+        cfg::PortMatch::Eq(p) => dp::PortMatch::Eq(p.number),
+        cfg::PortMatch::Neq(p) => dp::PortMatch::Neq(p.number),
+        cfg::PortMatch::Lt(p) => dp::PortMatch::Lt(p.number),
+        cfg::PortMatch::Gt(p) => dp::PortMatch::Gt(p.number),
+        cfg::PortMatch::Range(a, b) => dp::PortMatch::Range(a.number, b.number),
     }
 }
 
@@ -588,13 +588,25 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut short_headroom = Vec::new();
     let mut thresholds = ThresholdOrder::default();
     let mut in_vrfs: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let switched: Vec<String> = cfg
+        .interfaces
+        .iter()
+        .filter(|i| !i.routed)
+        .map(|i| i.name.to_string())
+        .collect();
+    // One warning for all of them: a plain running-config has a hundred.
+    match switched.len() {
+        0 => {}
+        1 => warnings.push(format!(
+            "{} has no `no switchport`: railyard routes every port, treating it as routed",
+            switched[0]
+        )),
+        n => warnings.push(format!(
+            "{n} interfaces have no `no switchport` ({}): railyard routes every port, treating them as routed",
+            switched.join(", ")
+        )),
+    }
     for ifc in &cfg.interfaces {
-        if !ifc.routed {
-            warnings.push(format!(
-                "{} has no `no switchport`: railyard routes every port, treating it as routed",
-                ifc.name
-            ));
-        }
         let mac = ifc
             .mac
             .map(MacAddr)
@@ -642,7 +654,11 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             "{}: `vrf member {vrf}`: railyard forwards in the default VRF only, so {} left out \
              of forwarding (shut, addresses not installed)",
             names.join(", "),
-            if names.len() == 1 { "it is" } else { "they are" }
+            if names.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
         ));
     }
     warnings.extend(headroom_warnings(&short_headroom));
@@ -925,14 +941,24 @@ interface Ethernet1/2
         let (fib, _) = railyard_dataplane::fib::Fib::build(&c.model);
         let routed = |a: [u8; 4]| fib.lookup(std::net::IpAddr::from(a)).is_some();
         assert!(routed([10, 0, 0, 7]));
-        assert!(routed([10, 4, 0, 7]), "`vrf member default` is the default VRF");
-        assert!(!routed([10, 9, 0, 7]), "the tenant subnet leaked into the default table");
+        assert!(
+            routed([10, 4, 0, 7]),
+            "`vrf member default` is the default VRF"
+        );
+        assert!(
+            !routed([10, 9, 0, 7]),
+            "the tenant subnet leaked into the default table"
+        );
         let [e1, e2, e3, e4] = &c.model.interfaces[..] else {
             panic!("four interfaces")
         };
         assert!(e1.admin_up && e4.admin_up);
         assert!(!e2.admin_up && !e3.admin_up);
-        let w: Vec<_> = c.warnings.iter().filter(|w| w.contains("vrf member")).collect();
+        let w: Vec<_> = c
+            .warnings
+            .iter()
+            .filter(|w| w.contains("vrf member"))
+            .collect();
         assert_eq!(
             w,
             [

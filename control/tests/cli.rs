@@ -92,6 +92,85 @@ fn check_summarises_a_good_config() {
     );
 }
 
+#[test]
+fn check_shows_warnings_with_errors_and_json_carries_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("mixed.conf");
+    std::fs::write(
+        &conf,
+        "router bgp 65000\n  neighbor 10.0.0.2\nfeature nv overlay\ninterface e1/1\n  mtu 99999\ninterface e1/2\n  priority-flow-control receive on\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let shown: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(": error: ") || l.contains(": warning: "))
+        .collect();
+    assert_eq!(shown.len(), 5, "{err}");
+    assert!(
+        err.contains("mixed.conf:1:1: warning: `router bgp` is not modelled"),
+        "{err}"
+    );
+    assert!(err.contains("mixed.conf:5:"), "{err}");
+    assert!(
+        err.contains("NX-OS has no `priority-flow-control receive`"),
+        "{err}"
+    );
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let texts: Vec<String> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            d["text"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(texts, shown);
+}
+
+#[test]
+fn check_collapses_the_switchport_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("l2.conf");
+    let mut body = String::new();
+    for i in 1..=6 {
+        body += &format!("interface Ethernet1/{i}\n  description host {i}\n");
+    }
+    std::fs::write(&conf, body).unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("no switchport"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("6 interfaces have no `no switchport` (Ethernet1/1, Ethernet1/2"),
+        "{err}"
+    );
+    let out = railyard(&["check", "--json", conf.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let w: Vec<&str> = v["compile_warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("no switchport"))
+        .collect();
+    assert_eq!(w.len(), 1, "{v}");
+}
+
 fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     use pcap_file::pcap::{PcapPacket, PcapWriter};
     let mut w = PcapWriter::new(std::fs::File::create(path).unwrap()).unwrap();
@@ -332,7 +411,13 @@ fn check_json_dumps_diagnostics_and_the_resolved_model() {
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["valid"], false);
-    let d = &v["diagnostics"][0];
+    // Warnings come with the error, in line order.
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["severity"] == "error")
+        .unwrap();
     assert_eq!(d["severity"], "error");
     let line = BOOK
         .lines()

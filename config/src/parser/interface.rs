@@ -158,6 +158,18 @@ pub(super) static TABLE: &[Spec] = &[
         "no priority-flow-control software-response",
         no_pfc_software_response,
     ),
+    Spec::run(
+        &["priority-flow-control", "receive"],
+        PFC_IFACE,
+        super::top::pfc_pause_direction,
+    ),
+    Spec::run(
+        &["priority-flow-control", "send"],
+        PFC_IFACE,
+        super::top::pfc_pause_direction,
+    ),
+    Spec::run(&["priority-flow-control"], PFC_IFACE, pfc_other),
+    Spec::run(&["no", "priority-flow-control"], PFC_IFACE, pfc_other),
     Spec::run(&["lldp", "transmit"], "lldp transmit", lldp_transmit),
     Spec::run(
         &["no", "lldp", "transmit"],
@@ -181,7 +193,11 @@ pub(super) static TABLE: &[Spec] = &[
         no_lldp_dcbx_version,
     ),
     Spec::run(&["vrf", "member"], "vrf member NAME", vrf_member),
-    Spec::run(&["no", "vrf", "member"], "no vrf member [NAME]", no_vrf_member),
+    Spec::run(
+        &["no", "vrf", "member"],
+        "no vrf member [NAME]",
+        no_vrf_member,
+    ),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),
     Spec::skip(&["beacon"]),
@@ -914,4 +930,21 @@ fn no_pfc_software_response(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
     a.skip_rest();
     set(b, |i| i.pfc_delays.software_response_ns = None);
     Ok(())
+}
+
+/// The interface `priority-flow-control` commands, shown in hints.
+const PFC_IFACE: &str = "priority-flow-control mode auto | on | off | watch-dog-interval on | off \
+     | cable-length METRES | peer-response N bits|ns|us|ms | software-response N ns|us|ms";
+
+/// Any other interface `priority-flow-control ...`: an error naming the forms there are.
+fn pfc_other(_: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.peek();
+    Err(Fail::new(
+        tok.map_or(a.line.end_col(), |t| t.col),
+        match tok {
+            Some(t) => format!("unknown `priority-flow-control` option `{}`", t.text),
+            None => "incomplete `priority-flow-control` command".to_string(),
+        },
+        Some(format!("usage: {PFC_IFACE}")),
+    ))
 }

@@ -38,7 +38,7 @@ use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};
 use crate::model::{Config, Interface, InterfaceName};
 use crate::validate::{self, Pos, SourceMap};
-use crate::{ParseOptions, Parsed};
+use crate::ParseOptions;
 
 /// A command's failure: where on the line, what, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,6 +285,16 @@ pub(crate) struct Builder<'a> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     skipped: Vec<Skipped>,
+    /// Errors beyond [`MAX_ERRORS`], counted but not kept.
+    errors_omitted: usize,
+    /// Distinct warnings beyond [`MAX_WARNINGS`], counted but not kept.
+    warnings_omitted: usize,
+    /// Per kept warning: how often it was reported, and the first lines.
+    repeats: Vec<(usize, Vec<usize>)>,
+    /// Whether the file had any command at all.
+    saw_command: bool,
+    /// Unmodelled features already warned about.
+    features_warned: Vec<String>,
     /// Number of the line being processed.
     line: usize,
     /// Indentation of the line being processed.
@@ -307,6 +317,11 @@ impl<'a> Builder<'a> {
             errors: Vec::new(),
             warnings: Vec::new(),
             skipped: Vec::new(),
+            features_warned: Vec::new(),
+            errors_omitted: 0,
+            warnings_omitted: 0,
+            repeats: Vec::new(),
+            saw_command: false,
             line: 0,
             indent: 0,
         }
@@ -314,6 +329,7 @@ impl<'a> Builder<'a> {
 
     /// Process one significant line.
     fn process(&mut self, line: &Line<'_>) {
+        self.saw_command = true;
         self.line = line.number;
         self.indent = line.indent;
         let inner = self.innermost();
@@ -495,6 +511,114 @@ impl<'a> Builder<'a> {
         self.enter(FrameKind::Skip);
     }
 
+    /// Recognise a block NX-OS prints as opaque text starting at `lines[i]`
+    /// (already lexed as `line`) and skip it as a whole: a `banner` with its
+    /// delimited body, a PEM `-----BEGIN ...-----` block, or a `certificate`
+    /// block of a `crypto` section up to its `quit`. Returns the index of the
+    /// block's last line, `None` when the line starts no such block.
+    ///
+    /// Nothing inside such a block is ever read as a command: a banner that
+    /// quotes `ip route ...` installs no route.
+    fn opaque_block(
+        &mut self,
+        line: &Line<'_>,
+        lines: &[&str],
+        i: usize,
+        in_crypto: bool,
+    ) -> Option<usize> {
+        self.saw_command = true;
+        let first = line.tokens[0].text;
+        if first.eq_ignore_ascii_case("banner") && line.tokens.len() >= 2 {
+            return self.banner(line, lines, i);
+        }
+        let trimmed = line.raw.trim_start();
+        if trimmed.starts_with("-----BEGIN") {
+            let last =
+                (i + 1..lines.len()).find(|&j| lines[j].trim_start().starts_with("-----END"))?;
+            if !in_crypto {
+                self.line = line.number;
+                self.block_skipped("certificate text", line.tokens[0].col, i, last);
+            }
+            return Some(last);
+        }
+        if in_crypto && line.indent > 0 && first.eq_ignore_ascii_case("certificate") {
+            // The body (hex or PEM, possibly flush left) runs to a line `quit`.
+            return (i + 1..lines.len()).find(|&j| {
+                let mut words = lines[j].split_whitespace();
+                words.next().is_some_and(|w| w.eq_ignore_ascii_case("quit"))
+                    && words.next().is_none()
+            });
+        }
+        None
+    }
+
+    /// `banner TYPE <delim>text<delim>`: find where the delimited text ends.
+    ///
+    /// The delimiter is the first character after the banner type (or the
+    /// two characters `^C`, as NX-OS prints a Ctrl-C), and the text ends at
+    /// its next occurrence, on the same line or a later one. A banner that is
+    /// never closed is an error: everything after it would be its text.
+    fn banner(&mut self, line: &Line<'_>, lines: &[&str], i: usize) -> Option<usize> {
+        self.line = line.number;
+        self.indent = line.indent;
+        let second = line.tokens[1];
+        let typed = second.text.starts_with(|c: char| c.is_ascii_alphabetic());
+        let (kind, delim_tok) = if typed {
+            (
+                format!("banner {}", second.text.to_ascii_lowercase()),
+                *line.tokens.get(2)?,
+            )
+        } else {
+            ("banner".to_string(), second)
+        };
+        let text = &line.raw[delim_tok.offset..];
+        let delim: &str = if text.starts_with("^C") {
+            "^C"
+        } else {
+            let c = text.chars().next()?;
+            &text[..c.len_utf8()]
+        };
+        let last = if text[delim.len()..].contains(delim) {
+            Some(i)
+        } else {
+            (i + 1..lines.len()).find(|&j| lines[j].contains(delim))
+        };
+        match last {
+            Some(last) => {
+                self.block_skipped(&kind, line.tokens[0].col, i, last);
+                Some(last)
+            }
+            None => {
+                self.error(Fail::new(
+                    delim_tok.col,
+                    format!("`{kind}` text opened with `{delim}` is never closed"),
+                    Some(format!(
+                        "end the text with a second `{delim}`; until then every later line is banner text"
+                    )),
+                ));
+                // Read nothing after it as commands: the file is rejected anyway.
+                Some(lines.len() - 1)
+            }
+        }
+    }
+
+    /// Record a skipped opaque block (lines `first..=last`, 0-based) of `kind`.
+    fn block_skipped(&mut self, kind: &str, col: usize, first: usize, last: usize) {
+        let lines = if first == last {
+            format!("line {}", first + 1)
+        } else {
+            format!("lines {}-{}", first + 1, last + 1)
+        };
+        self.frames.truncate(1);
+        self.skip_detail(
+            "",
+            kind.to_string(),
+            col,
+            true,
+            Some(format!("its text ({lines})")),
+        );
+    }
+
     /// Open a section whose header is the current line.
     fn enter(&mut self, kind: FrameKind) {
         self.frames.push(Frame {
@@ -506,6 +630,19 @@ impl<'a> Builder<'a> {
 
     /// Record a skipped command: a warning the first time its kind is seen, an error when strict.
     fn skip(&mut self, context: &'static str, kind: String, col: usize, known: bool) {
+        self.skip_detail(context, kind, col, known, None);
+    }
+
+    /// As [`Builder::skip`], the warning naming what else went with the
+    /// command (`its text (lines 3-7)`).
+    fn skip_detail(
+        &mut self,
+        context: &'static str,
+        kind: String,
+        col: usize,
+        known: bool,
+        detail: Option<String>,
+    ) {
         let what = if context.is_empty() {
             format!("`{kind}`")
         } else if context.ends_with("option") {
@@ -536,7 +673,9 @@ impl<'a> Builder<'a> {
                     count: 1,
                 });
                 if !self.strict {
-                    let message = if known {
+                    let message = if let Some(detail) = &detail {
+                        format!("{what} is not modelled; skipped with {detail}")
+                    } else if known {
                         format!("{what} is not modelled; skipped")
                     } else {
                         format!("unknown command {what}; skipped")
@@ -548,6 +687,33 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+    }
+
+    /// Note a `feature` railyard does not model: a warning the first time
+    /// the name is seen (an error on every line when strict).
+    fn unmodelled_feature(&mut self, name: &str, col: usize) {
+        if self.strict {
+            self.diag(
+                Severity::Error,
+                col,
+                format!("`feature {name}` is not supported"),
+                Some("remove it, or parse without strict mode to keep it with a warning".into()),
+            );
+            return;
+        }
+        if self.features_warned.iter().any(|f| f == name) {
+            return;
+        }
+        self.features_warned.push(name.to_owned());
+        self.warn(
+            col,
+            format!(
+                "`feature {name}` is not modelled; kept in the configuration, it enables nothing"
+            ),
+            Some(format!(
+                "later `feature {name}` lines are kept without another warning"
+            )),
+        );
     }
 
     /// Record an error on the current line.
@@ -565,9 +731,42 @@ impl<'a> Builder<'a> {
         let d = self
             .sources
             .diag(severity, Pos::new(self.line, col), message, hint);
-        match severity {
-            Severity::Error => self.errors.push(d),
-            Severity::Warning => self.warnings.push(d),
+        self.record(d);
+    }
+
+    /// Keep a diagnostic, within bounds: at most [`MAX_ERRORS`] errors are
+    /// kept (the rest only counted), and a warning identical to one already
+    /// kept (same message and hint) only adds to that one's count, so a
+    /// huge bad file costs bounded memory.
+    fn record(&mut self, d: Diagnostic) {
+        match d.severity {
+            Severity::Error => {
+                if self.errors.len() < MAX_ERRORS {
+                    self.errors.push(d);
+                } else {
+                    self.errors_omitted += 1;
+                }
+            }
+            Severity::Warning => {
+                let same = self
+                    .warnings
+                    .iter()
+                    .position(|w| w.message == d.message && w.hint == d.hint);
+                match same {
+                    Some(i) => {
+                        let lines = &mut self.repeats[i];
+                        lines.0 += 1;
+                        if lines.1.len() < SHOWN_REPEATS && lines.1.last() != Some(&d.line) {
+                            lines.1.push(d.line);
+                        }
+                    }
+                    None if self.warnings.len() < MAX_WARNINGS => {
+                        self.repeats.push((1, vec![d.line]));
+                        self.warnings.push(d);
+                    }
+                    None => self.warnings_omitted += 1,
+                }
+            }
         }
     }
 
@@ -614,21 +813,35 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Validate the model and hand back the result.
-    fn finish(mut self) -> Result<Parsed, Vec<Diagnostic>> {
+    /// Validate the model and hand back everything found: the model when
+    /// there is no error, and every diagnostic (errors and warnings) in line
+    /// order, repeated warnings collapsed, the counts of what the caps left
+    /// out at the end.
+    fn finish(mut self) -> crate::Report {
         self.config.lldp.enabled = self.config.features.contains("lldp");
         for d in validate::validate(&self.config, &self.map, &self.sources) {
-            match d.severity {
-                Severity::Error => self.errors.push(d),
-                Severity::Warning => self.warnings.push(d),
+            self.record(d);
+        }
+        if !self.saw_command {
+            self.warnings.push(Diagnostic::whole_file(
+                Severity::Warning,
+                self.sources.file,
+                "the file has no commands (it is empty or only comments); the switch has no interfaces",
+            ));
+            self.repeats.push((1, Vec::new()));
+        }
+        for (w, (count, lines)) in self.warnings.iter_mut().zip(&self.repeats) {
+            if *count > 1 {
+                let mut shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                if *count > lines.len() {
+                    shown.push("...".into());
+                }
+                w.message = format!("{} ({count} times: lines {})", w.message, shown.join(", "));
             }
         }
         let order = |d: &Diagnostic| (d.line, d.col);
         self.errors.sort_by_key(order);
         self.errors.dedup();
-        if !self.errors.is_empty() {
-            return Err(self.errors);
-        }
         self.warnings.sort_by_key(order);
         self.warnings.dedup();
         if !self.skipped.is_empty() {
@@ -651,19 +864,47 @@ impl<'a> Builder<'a> {
                 ),
             ));
         }
-        Ok(Parsed {
-            config: self.config,
-            warnings: self.warnings,
-        })
+        if self.warnings_omitted > 0 {
+            self.warnings.push(Diagnostic::whole_file(
+                Severity::Warning,
+                self.sources.file,
+                format!(
+                    "{} more distinct warnings not shown (the first {MAX_WARNINGS} are)",
+                    self.warnings_omitted
+                ),
+            ));
+        }
+        if self.errors_omitted > 0 {
+            self.errors.push(Diagnostic::whole_file(
+                Severity::Error,
+                self.sources.file,
+                format!(
+                    "{} more errors not shown (the first {MAX_ERRORS} are); fix these and check again",
+                    self.errors_omitted
+                ),
+            ));
+        }
+        let has_errors = !self.errors.is_empty();
+        let mut diagnostics = self.errors;
+        diagnostics.extend(self.warnings);
+        // Line order, whole-file notes last; errors before warnings on a line.
+        diagnostics.sort_by_key(|d| (d.line == 0, d.line, d.severity, d.col));
+        crate::Report {
+            config: (!has_errors).then_some(self.config),
+            diagnostics,
+        }
     }
 }
 
+/// Errors kept before the rest are only counted.
+pub(crate) const MAX_ERRORS: usize = 100;
+/// Distinct warnings kept before the rest are only counted.
+const MAX_WARNINGS: usize = 100;
+/// Lines named in a collapsed warning.
+const SHOWN_REPEATS: usize = 5;
+
 /// Parse a whole configuration text.
-pub(crate) fn parse(
-    text: &str,
-    file: &str,
-    opts: &ParseOptions,
-) -> Result<Parsed, Vec<Diagnostic>> {
+pub(crate) fn parse(text: &str, file: &str, opts: &ParseOptions) -> crate::Report {
     let lines = crate::lexer::source_lines(text);
     let mut builder = Builder::new(
         Sources {
@@ -672,11 +913,63 @@ pub(crate) fn parse(
         },
         opts,
     );
-    for line in crate::lexer::lex(&lines) {
+    let mut i = 0;
+    let mut in_crypto = false;
+    while i < lines.len() {
+        let Some(line) = crate::lexer::lex_line(i + 1, lines[i]) else {
+            i += 1;
+            continue;
+        };
+        if let Some(last) = builder.opaque_block(&line, &lines, i, in_crypto) {
+            i = last + 1;
+            continue;
+        }
+        if line.indent == 0 {
+            in_crypto = line.tokens[0].text.eq_ignore_ascii_case("crypto");
+        }
         builder.process(&line);
+        i += 1;
     }
-    builder.finish().map(|mut parsed| {
-        parsed.config.source = crate::diag::Source::new(file, text);
-        parsed
-    })
+    let mut report = builder.finish();
+    if let Some(config) = &mut report.config {
+        config.source = crate::diag::Source::new(file, text);
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_warnings_collapse_into_one_with_a_count() {
+        let lines: Vec<&str> = vec!["interface e1/1"; 9];
+        let mut b = Builder::new(
+            Sources {
+                file: "lab.conf",
+                lines: &lines,
+            },
+            &ParseOptions::default(),
+        );
+        b.saw_command = true;
+        for line in 1..=8 {
+            b.line = line;
+            b.warn(1, "same", Some("hint".into()));
+        }
+        b.line = 9;
+        b.warn(1, "other", None);
+        let r = b.finish();
+        let got: Vec<(usize, &str)> = r
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "same (8 times: lines 1, 2, 3, 4, 5, ...)"),
+                (9, "other")
+            ]
+        );
+    }
 }

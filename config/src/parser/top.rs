@@ -18,6 +18,9 @@ const IP_ROUTE: &str =
 /// Usage of `ipv6 route`, shown in hints.
 const IPV6_ROUTE: &str = "ipv6 route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [name NAME] [tag N] [PREFERENCE]";
 
+/// The global `priority-flow-control` commands, shown in hints.
+const PFC_GLOBAL: &str = "priority-flow-control watch-dog-interval on | off | watch-dog interval 100-1000 | watch-dog shutdown-multiplier 1-10 | auto-restore multiplier 0-100 | fixed-restore multiplier 0-100 | watch-dog ingress drop | forward | pause-quanta 1-65535";
+
 /// Commands accepted at the top level.
 pub(super) static TABLE: &[Spec] = &[
     Spec::run(&["hostname"], "hostname NAME", hostname),
@@ -114,6 +117,13 @@ pub(super) static TABLE: &[Spec] = &[
         "no priority-flow-control pause-quanta",
         global::no_pause_quanta,
     ),
+    // The PFC family is modelled: a form NX-OS does not have is an error.
+    Spec::run(&["priority-flow-control", "mode"], PFC_GLOBAL, global_pfc_mode),
+    Spec::run(&["no", "priority-flow-control", "mode"], PFC_GLOBAL, global_pfc_mode),
+    Spec::run(&["priority-flow-control", "receive"], PFC_GLOBAL, pfc_pause_direction),
+    Spec::run(&["priority-flow-control", "send"], PFC_GLOBAL, pfc_pause_direction),
+    Spec::run(&["priority-flow-control"], PFC_GLOBAL, global_pfc_other),
+    Spec::run(&["no", "priority-flow-control"], PFC_GLOBAL, global_pfc_other),
     Spec::run(
         &["hardware", "profile", "dlb"],
         "hardware profile dlb",
@@ -218,7 +228,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["password"]),
     Spec::skip(&["port-channel"]),
     Spec::skip(&["power"]),
-    Spec::skip(&["priority-flow-control"]),
     Spec::skip(&["ptp"]),
     Spec::skip(&["qos"]),
     Spec::skip(&["radius-server"]),
@@ -265,27 +274,29 @@ fn no_hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Read a feature name: letters, digits and `-`, recorded in lower case.
+/// Features railyard models: the rest are kept (and printed back) but enable nothing.
+const MODELLED_FEATURES: &[&str] = &["lldp"];
+
+/// Read a feature name: the rest of the line, one word or several
+/// (`fabric forwarding`, `nv overlay`, `tacacs+`), recorded in lower case
+/// with single spaces.
 fn feature_name(a: &mut Args<'_>) -> Result<String, Fail> {
-    let tok = a.expect("feature name")?;
-    a.finish()?;
-    let ok = tok
-        .text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok {
-        return Err(Fail::new(
-            tok.col,
-            format!("invalid feature name `{}`", tok.text),
-            Some("feature names are words such as lldp, bgp or interface-vlan".into()),
-        ));
+    a.peek().ok_or_else(|| a.missing("feature name"))?;
+    let mut words = Vec::new();
+    while let Some(tok) = a.next_token() {
+        words.push(tok.text.to_ascii_lowercase());
     }
-    Ok(tok.text.to_ascii_lowercase())
+    Ok(words.join(" "))
 }
 
-/// `feature NAME`.
+/// `feature NAME`: recorded; a feature railyard does not model gets one
+/// warning per name (an error when strict), never a rejected file.
 fn feature(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.peek().map_or(0, |t| t.col);
     let name = feature_name(a)?;
+    if !MODELLED_FEATURES.contains(&name.as_str()) {
+        b.unmodelled_feature(&name, col);
+    }
     b.config.features.insert(name);
     Ok(())
 }
@@ -640,4 +651,49 @@ fn route_options(a: &mut Args<'_>) -> Result<(), Fail> {
         }
     }
     Ok(())
+}
+
+/// Global `priority-flow-control mode ...`: NX-OS sets the PFC mode per
+/// interface only, so a global one is an error, not a skipped line.
+fn global_pfc_mode(_: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    Err(Fail::new(
+        col,
+        "`priority-flow-control mode` is an interface command; NX-OS has no global PFC mode",
+        Some(
+            "write it under each interface: `interface Ethernet1/1` then `priority-flow-control mode on`"
+                .into(),
+        ),
+    ))
+}
+
+/// `priority-flow-control receive|send ...`: not NX-OS syntax (PFC is
+/// `priority-flow-control mode on`; link-level pause is `flowcontrol`).
+pub(super) fn pfc_pause_direction(_: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.line.tokens[1];
+    Err(Fail::new(
+        tok.col,
+        format!("NX-OS has no `priority-flow-control {}`", tok.text),
+        Some(
+            "PFC is enabled per interface with `priority-flow-control mode on`; link-level pause (802.3x) is `flowcontrol receive on` / `flowcontrol send on`"
+                .into(),
+        ),
+    ))
+}
+
+/// Any other global `priority-flow-control ...`: the family is modelled, so
+/// an unknown form is an error naming the forms there are.
+fn global_pfc_other(_: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let at = a.pos;
+    let col = a.line.tokens.get(at).map_or(a.line.end_col(), |t| t.col);
+    let word = a.line.tokens.get(at).map_or("", |t| t.text);
+    Err(Fail::new(
+        col,
+        if word.is_empty() {
+            "incomplete `priority-flow-control` command".to_string()
+        } else {
+            format!("unknown `priority-flow-control` option `{word}`")
+        },
+        Some(format!("usage: {PFC_GLOBAL}")),
+    ))
 }

@@ -225,28 +225,92 @@ pub(crate) fn protocol_name(n: u8) -> Option<&'static str> {
         .map(|(name, _)| *name)
 }
 
-/// Well-known ports by name.
-pub(super) const PORTS: &[(&str, u16)] = &[
-    ("echo", 7),
-    ("ftp-data", 20),
-    ("ftp", 21),
-    ("ssh", 22),
-    ("telnet", 23),
-    ("smtp", 25),
-    ("tacacs", 49),
+/// The TCP port keywords NX-OS accepts (`permit tcp any any eq ?`).
+pub(super) const TCP_PORTS: &[(&str, u16)] = &[
+    ("bgp", 179),
+    ("chargen", 19),
+    ("cmd", 514),
+    ("daytime", 13),
+    ("discard", 9),
     ("domain", 53),
-    ("bootps", 67),
-    ("bootpc", 68),
-    ("tftp", 69),
-    ("www", 80),
+    ("drip", 3949),
+    ("echo", 7),
+    ("exec", 512),
+    ("finger", 79),
+    ("ftp", 21),
+    ("ftp-data", 20),
+    ("gopher", 70),
+    ("hostname", 101),
+    ("ident", 113),
+    ("irc", 194),
+    ("klogin", 543),
+    ("kshell", 544),
+    ("login", 513),
+    ("lpd", 515),
+    ("nntp", 119),
+    ("pim-auto-rp", 496),
+    ("pop2", 109),
     ("pop3", 110),
+    ("smtp", 25),
+    ("sunrpc", 111),
+    ("tacacs", 49),
+    ("talk", 517),
+    ("telnet", 23),
+    ("time", 37),
+    ("uucp", 540),
+    ("whois", 43),
+    ("www", 80),
+];
+
+/// The UDP port keywords NX-OS accepts (`permit udp any any eq ?`).
+pub(super) const UDP_PORTS: &[(&str, u16)] = &[
+    ("biff", 512),
+    ("bootpc", 68),
+    ("bootps", 67),
+    ("discard", 9),
+    ("dnsix", 195),
+    ("domain", 53),
+    ("echo", 7),
+    ("isakmp", 500),
+    ("mobile-ip", 434),
+    ("nameserver", 42),
+    ("netbios-dgm", 138),
+    ("netbios-ns", 137),
+    ("netbios-ss", 139),
+    ("non500-isakmp", 4500),
     ("ntp", 123),
+    ("pim-auto-rp", 496),
+    ("rip", 520),
     ("snmp", 161),
     ("snmptrap", 162),
-    ("bgp", 179),
-    ("isakmp", 500),
+    ("sunrpc", 111),
     ("syslog", 514),
+    ("tacacs", 49),
+    ("talk", 517),
+    ("tftp", 69),
+    ("time", 37),
+    ("who", 513),
+    ("xdmcp", 177),
 ];
+
+/// Names railyard has always read for either protocol besides NX-OS's lists.
+const EXTRA_PORTS: &[(&str, u16)] = &[("ssh", 22)];
+
+/// The keyword for a port named `word` (any case) under `protocol`: its own
+/// list first, then any other (every keyword is its IANA number, so a
+/// UDP name under TCP still means the same port).
+fn port_by_name(protocol: Option<u8>, word: &str) -> Option<(&'static str, u16)> {
+    let own: &[(&str, u16)] = match protocol {
+        Some(17) => UDP_PORTS,
+        _ => TCP_PORTS,
+    };
+    own.iter()
+        .chain(TCP_PORTS)
+        .chain(UDP_PORTS)
+        .chain(EXTRA_PORTS)
+        .find(|(n, _)| n.eq_ignore_ascii_case(word))
+        .copied()
+}
 
 /// Read `PROTOCOL SRC [PORTS] DST [PORTS] [dscp N] [log]`.
 pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Result<Entry, Fail> {
@@ -273,9 +337,9 @@ pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Resu
     };
     let ports_ok = matches!(protocol, Some(6 | 17 | 132));
     let src = address(a, "source")?;
-    let src_port = port_match(a, ports_ok)?;
+    let src_port = port_match(a, ports_ok, protocol)?;
     let dst = address(a, "destination")?;
-    let dst_port = port_match(a, ports_ok)?;
+    let dst_port = port_match(a, ports_ok, protocol)?;
     let mut dscp = None;
     while let Some(tok) = a.next_token() {
         let lower = tok.text.to_ascii_lowercase();
@@ -390,8 +454,13 @@ pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
     Ok(Addr::Prefix(p))
 }
 
-/// Read an optional port condition (`eq|neq|lt|gt N`, `range A B`).
-pub(super) fn port_match(a: &mut Args<'_>, ports_ok: bool) -> Result<Option<PortMatch>, Fail> {
+/// Read an optional port condition (`eq|neq|lt|gt N`, `range A B`); a
+/// port is a number or one of NX-OS's keywords for `protocol`.
+pub(super) fn port_match(
+    a: &mut Args<'_>,
+    ports_ok: bool,
+    protocol: Option<u8>,
+) -> Result<Option<PortMatch>, Fail> {
     let Some(tok) = a.peek() else { return Ok(None) };
     let op = tok.text.to_ascii_lowercase();
     if !matches!(op.as_str(), "eq" | "neq" | "lt" | "gt" | "range") {
@@ -405,21 +474,29 @@ pub(super) fn port_match(a: &mut Args<'_>, ports_ok: bool) -> Result<Option<Port
         ));
     }
     a.next_token();
-    let port = |a: &mut Args<'_>| -> Result<u16, Fail> {
+    let port = |a: &mut Args<'_>| -> Result<Port, Fail> {
         let p = a.expect("port")?;
-        if let Some((_, n)) = PORTS.iter().find(|(n, _)| n.eq_ignore_ascii_case(p.text)) {
-            return Ok(*n);
+        if let Some((name, number)) = port_by_name(protocol, p.text) {
+            return Ok(Port {
+                number,
+                name: Some(name),
+            });
         }
         if !p.text.bytes().all(|c| c.is_ascii_digit()) {
+            let own = if protocol == Some(17) {
+                UDP_PORTS
+            } else {
+                TCP_PORTS
+            };
             return Err(Fail::new(
                 p.col,
                 format!("unknown port `{}`", p.text),
-                Some(did_you_mean(p.text, PORTS.iter().map(|(n, _)| *n), || {
+                Some(did_you_mean(p.text, own.iter().map(|(n, _)| *n), || {
                     "a port is a number 0-65535 or a name such as www or bgp".into()
                 })),
             ));
         }
-        Ok(value::ranged(p, "port", 0, 65535)? as u16)
+        Ok(Port::new(value::ranged(p, "port", 0, 65535)? as u16))
     };
     Ok(Some(match op.as_str() {
         "eq" => PortMatch::Eq(port(a)?),
@@ -430,10 +507,13 @@ pub(super) fn port_match(a: &mut Args<'_>, ports_ok: bool) -> Result<Option<Port
             let lo_col = a.peek().map_or(0, |t| t.col);
             let lo = port(a)?;
             let hi = port(a)?;
-            if hi < lo {
+            if hi.number < lo.number {
                 return Err(Fail::new(
                     lo_col,
-                    format!("port range {lo}-{hi} ends before it starts"),
+                    format!(
+                        "port range {}-{} ends before it starts",
+                        lo.number, hi.number
+                    ),
                     Some("write the lower port first".into()),
                 ));
             }

@@ -1,0 +1,124 @@
+//! How diagnostics are reported: all at once, warnings with errors, repeats
+//! collapsed, a cap on errors, and the modelled PFC family's invalid forms.
+
+mod common;
+
+use common::{one_error, summary};
+use railyard_config::{check_str, ParseOptions, Severity};
+
+fn check(text: &str) -> railyard_config::Report {
+    check_str(text, "lab.conf", &ParseOptions::default())
+}
+
+#[test]
+fn warnings_are_reported_alongside_errors() {
+    let r = check(
+        "router bgp 1\n  neighbor 10.0.0.2\ninterface e1/1\n  mtu 99999\nfeature nv overlay\n",
+    );
+    assert!(r.has_errors());
+    assert!(r.config.is_none());
+    let got: Vec<(Severity, usize, &str)> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.severity, d.line, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        got[0],
+        (
+            Severity::Warning,
+            1,
+            "`router bgp` is not modelled; skipped"
+        )
+    );
+    assert_eq!(got[1].0, Severity::Error);
+    assert_eq!(got[1].1, 4);
+    assert_eq!(
+        got[2],
+        (
+            Severity::Warning,
+            5,
+            "`feature nv overlay` is not modelled; kept in the configuration, it enables nothing"
+        )
+    );
+    assert_eq!(got[3].1, 0, "the skip summary comes last");
+    // The error-only view is the errors of the report.
+    let es = r.clone().into_result().unwrap_err();
+    assert_eq!(es.len(), 1);
+    assert_eq!(es[0], r.diagnostics[1]);
+}
+
+#[test]
+fn after_100_errors_the_rest_are_counted() {
+    let text = "interface e1/1\n  mtu 99999\n".repeat(250);
+    let r = check(&text);
+    let errors: Vec<_> = r.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 101);
+    assert!(errors[..100].iter().all(|d| d.line > 0));
+    assert_eq!(
+        errors[100].message,
+        "150 more errors not shown (the first 100 are); fix these and check again"
+    );
+    assert_eq!(errors[100].line, 0);
+}
+
+#[test]
+fn an_empty_file_says_so() {
+    for text in ["", "\n\n", "! only a comment\n# and another\n"] {
+        let r = check(text);
+        assert!(!r.has_errors());
+        assert_eq!(
+            r.diagnostics.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(),
+            ["the file has no commands (it is empty or only comments); the switch has no interfaces"]
+        );
+    }
+    // A file of one banner has a command.
+    let r = check("banner motd #hi#\n");
+    assert!(r
+        .diagnostics
+        .iter()
+        .all(|d| !d.message.contains("no commands")));
+}
+
+#[test]
+fn invalid_pfc_forms_are_errors_with_a_hint() {
+    let d = one_error("interface e1/1\n  priority-flow-control receive on\n");
+    assert_eq!(
+        summary(&d),
+        (
+            2,
+            25,
+            "NX-OS has no `priority-flow-control receive`",
+            Some("PFC is enabled per interface with `priority-flow-control mode on`; link-level pause (802.3x) is `flowcontrol receive on` / `flowcontrol send on`")
+        )
+    );
+    let d = one_error("priority-flow-control mode on\n");
+    assert_eq!(
+        summary(&d),
+        (
+            1,
+            1,
+            "`priority-flow-control mode` is an interface command; NX-OS has no global PFC mode",
+            Some("write it under each interface: `interface Ethernet1/1` then `priority-flow-control mode on`")
+        )
+    );
+    // After an indented interface body, a flush-left one is global.
+    let d = one_error("interface e1/1\n  mtu 9216\npriority-flow-control mode on\n");
+    assert_eq!(d.line, 3);
+    assert!(d.message.contains("no global PFC mode"));
+    let d = one_error("priority-flow-control frobnicate\n");
+    assert_eq!(
+        d.message,
+        "unknown `priority-flow-control` option `frobnicate`"
+    );
+    let d = one_error("interface e1/1\n  priority-flow-control frobnicate\n");
+    assert_eq!(
+        d.message,
+        "unknown `priority-flow-control` option `frobnicate`"
+    );
+    assert!(d
+        .hint
+        .unwrap()
+        .starts_with("usage: priority-flow-control mode"));
+    // The valid forms still load.
+    common::ok("interface e1/1\n  priority-flow-control mode on\npriority-flow-control watch-dog-interval on\n");
+}
