@@ -26,6 +26,15 @@ enum Poll {
     Adaptive,
 }
 
+/// What a damaged or truncated record in a trace does.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Truncated {
+    /// The replay fails, naming the file, the record and its byte offset.
+    Error,
+    /// The trace ends there; the record is counted as a `capture_damaged` drop.
+    Ok,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the live switch on the ports its configuration binds.
@@ -52,8 +61,10 @@ enum Command {
         /// NX-OS style configuration file.
         #[arg(long, short)]
         config: PathBuf,
-        /// `INTERFACE=FILE`: a trace received on an interface (repeatable).
-        #[arg(long = "pcap", value_name = "INTERFACE=FILE")]
+        /// `INTERFACE=FILE`: a trace received on an interface (repeatable);
+        /// pcap or pcapng. `FILE@N` or `FILE@NAME` picks one interface of a
+        /// pcapng capture of several (by Wireshark's number or `if_name`).
+        #[arg(long = "pcap", value_name = "INTERFACE=FILE[@N]")]
         pcaps: Vec<String>,
         /// Directory for one output pcap per transmitting interface.
         #[arg(long)]
@@ -73,6 +84,10 @@ enum Command {
         /// interval later. 0 (the default) polls at every event's exact time.
         #[arg(long, value_name = "DURATION", default_value = "0", value_parser = replay::parse_poll_interval)]
         poll_interval: railyard_dataplane::clock::Nanos,
+        /// A damaged or truncated record in a trace: `error` fails the
+        /// replay; `ok` ends that trace there and counts it as a drop.
+        #[arg(long, value_enum, default_value = "error")]
+        truncated: Truncated,
     },
     /// Run the embedded rail-switch demo (no root, no files).
     Demo {
@@ -474,6 +489,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             strict,
             open_loop,
             poll_interval,
+            truncated,
         } => {
             let loaded = load(&config, strict)?;
             let compiled = loaded.compiled;
@@ -497,12 +513,19 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             config.display()
                         )
                     })?;
-                inputs.push((idx, PathBuf::from(file)));
+                inputs.push(
+                    replay::Trace::parse_file(idx, file)
+                        .map_err(|e| format!("--pcap {spec:?}: {e}"))?,
+                );
             }
             for (i, bind) in compiled.binds.iter().enumerate() {
                 if let Some(railyard_config::Bind::Pcap(p)) = bind {
-                    if !inputs.iter().any(|(j, _)| *j == i) {
-                        inputs.push((i, p.clone()));
+                    if !inputs.iter().any(|t| t.port == i) {
+                        inputs.push(replay::Trace {
+                            port: i,
+                            path: p.clone(),
+                            interface: Default::default(),
+                        });
                     }
                 }
             }
@@ -512,11 +535,23 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             let options = replay::ReplayOptions {
                 open_loop,
                 poll_interval,
+                stop_at_damage: truncated == Truncated::Ok,
             };
-            let report = replay::replay_pcaps(&compiled.model, &inputs, &dir, &options, |rx, t| {
-                eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
-            })
-            .map_err(|e| format!("replay: {e}"))?;
+            let report =
+                replay::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
+                    eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
+                })
+                .map_err(|e| {
+                    let e = e.to_string();
+                    let hint = if e.contains("several interfaces") {
+                        " (e.g. --pcap Ethernet1/1=FILE@0)"
+                    } else if e.contains("was not replayed") {
+                        " (--truncated ok replays up to the damage and counts it as a drop)"
+                    } else {
+                        ""
+                    };
+                    format!("replay: {e}{hint}")
+                })?;
             for w in &report.warnings {
                 eprintln!("warning: route {}: {}", w.route, w.message);
             }

@@ -21,7 +21,9 @@ use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::pipeline::Switch;
-use railyard_dataplane::port::pcap::{PcapPort, PcapSink, PcapSource};
+use railyard_dataplane::port::pcap::{
+    CaptureInterface, PcapPort, PcapSink, PcapSource, TraceOptions,
+};
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
@@ -64,6 +66,44 @@ pub struct ReplayOptions {
     /// Least virtual time between two polls; 0 polls at every event's
     /// exact time. See the module documentation.
     pub poll_interval: Nanos,
+    /// A damaged or truncated record ends its trace there, counted as a
+    /// `capture_damaged` drop, instead of failing the replay.
+    pub stop_at_damage: bool,
+}
+
+/// One input of a replay: a capture received on an interface of the switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// Index of the switch interface (in the model) the frames arrive on.
+    pub port: usize,
+    /// The pcap or pcapng file.
+    pub path: PathBuf,
+    /// Which interface of a multi-interface pcapng capture to replay.
+    pub interface: CaptureInterface,
+}
+
+impl Trace {
+    /// Reads the `FILE[@N|@NAME]` of `--pcap INTERFACE=FILE`: a suffix
+    /// `@N` or `@NAME` picks an interface of a pcapng capture, unless the
+    /// whole text names an existing file.
+    pub fn parse_file(port: usize, text: &str) -> Result<Trace, String> {
+        let whole = Trace {
+            port,
+            path: PathBuf::from(text),
+            interface: CaptureInterface::Only,
+        };
+        if whole.path.exists() {
+            return Ok(whole);
+        }
+        match text.rsplit_once('@') {
+            Some((file, pick)) if !file.is_empty() && !pick.contains('/') => Ok(Trace {
+                port,
+                path: PathBuf::from(file),
+                interface: pick.parse()?,
+            }),
+            _ => Ok(whole),
+        }
+    }
 }
 
 /// Longest poll interval a replay accepts: beyond it, whole flowlet gaps
@@ -195,11 +235,36 @@ pub fn replay_pcaps(
     options: &ReplayOptions,
     progress: impl FnMut(u64, Nanos),
 ) -> std::io::Result<ReplayReport> {
+    let traces: Vec<_> = inputs
+        .iter()
+        .map(|(port, path)| Trace {
+            port: *port,
+            path: path.clone(),
+            interface: CaptureInterface::Only,
+        })
+        .collect();
+    replay_traces(model, &traces, out_dir, options, progress)
+}
+
+/// [`replay_pcaps`] with a choice of interface per capture.
+///
+/// # Errors
+/// A trace cannot be opened, its interfaces are ambiguous or not
+/// Ethernet, an output cannot be written, or (without
+/// [`ReplayOptions::stop_at_damage`]) a trace broke off at a damaged record:
+/// the error names the file, the record number and its byte offset.
+pub fn replay_traces(
+    model: &SwitchModel,
+    inputs: &[Trace],
+    out_dir: &Path,
+    options: &ReplayOptions,
+    progress: impl FnMut(u64, Nanos),
+) -> std::io::Result<ReplayReport> {
     std::fs::create_dir_all(out_dir)?;
     let mut epoch = u64::MAX;
-    for (_, path) in inputs {
-        if let Some(t) = PcapSource::first_timestamp(path)? {
-            epoch = epoch.min(t);
+    for t in inputs {
+        if let Some(first) = PcapSource::first_timestamp_of(&t.path, &t.interface)? {
+            epoch = epoch.min(first);
         }
     }
     if epoch == u64::MAX {
@@ -207,9 +272,13 @@ pub fn replay_pcaps(
     }
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (i, ifc) in model.interfaces.iter().enumerate() {
-        let source = match inputs.iter().find(|(p, _)| *p == i) {
-            Some((_, path)) => {
-                let src = PcapSource::open_aligned(path, epoch)?;
+        let source = match inputs.iter().find(|t| t.port == i) {
+            Some(t) => {
+                let trace = TraceOptions {
+                    interface: t.interface.clone(),
+                    stop_at_damage: options.stop_at_damage,
+                };
+                let src = PcapSource::open_aligned_with(&t.path, epoch, &trace)?;
                 Some(if options.open_loop {
                     src
                 } else {
@@ -252,7 +321,10 @@ pub struct PfcLine {
 /// put it in their JSON, so a reader need not add the counters up.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Frames received on every port.
+    /// Frames received on every port: those the pipeline saw and those the
+    /// port itself discarded (`backend_rx_dropped`: too long for a buffer,
+    /// no free buffer, a damaged capture record), so that `received =
+    /// forwarded + punted + dropped` once the queues have drained.
     pub received: u64,
     /// Frames that left through the egress queues (routed).
     pub forwarded: u64,
@@ -260,6 +332,10 @@ pub struct Summary {
     pub punted: u64,
     /// Frames dropped, for any reason (`drops` by interface says which).
     pub dropped: u64,
+    /// Of `dropped`, frames the ports discarded before the pipeline saw
+    /// them (`oversize`, `no_buffer` on receive, `capture_damaged`).
+    #[serde(default)]
+    pub dropped_by_port: u64,
     /// Frames sent on every port: the forwarded ones and the switch's own.
     pub sent: u64,
     /// The switch's own frames sent: PFC, and answers and requests of its
@@ -284,7 +360,10 @@ impl Summary {
             ..Summary::default()
         };
         for (name, i) in crate::show::in_port_order(stats) {
-            s.received = s.received.saturating_add(i.rx_packets);
+            s.received = s
+                .received
+                .saturating_add(i.rx_packets.saturating_add(i.backend_rx_dropped));
+            s.dropped_by_port = s.dropped_by_port.saturating_add(i.backend_rx_dropped);
             s.sent = s.sent.saturating_add(i.tx_packets);
             s.punted = s.punted.saturating_add(i.punted);
             s.dropped = s
@@ -348,11 +427,20 @@ pub fn print_summary(out: &mut dyn Write, report: &ReplayReport) -> std::io::Res
 /// The lines under "replayed …": where the received frames went and what
 /// the frames sent were.
 fn render_summary_lines(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "  {} forwarded, {} punted to the switch, {} dropped;",
-        s.forwarded, s.punted, s.dropped
-    )?;
+    if s.dropped_by_port > 0 {
+        writeln!(
+            out,
+            "  {} forwarded, {} punted to the switch, {} dropped ({} by the ports before the \
+             pipeline: see oversize, no_buffer, capture_damaged);",
+            s.forwarded, s.punted, s.dropped, s.dropped_by_port
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  {} forwarded, {} punted to the switch, {} dropped;",
+            s.forwarded, s.punted, s.dropped
+        )?;
+    }
     writeln!(
         out,
         "  {} sent: {} forwarded and {} the switch's own ({} PFC pause/resume, {} ARP/ND, ICMP or LLDP)\n",

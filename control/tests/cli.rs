@@ -1186,3 +1186,108 @@ fn demo_json_carries_the_summary_and_the_shows_read_it() {
         .lines()
         .any(|l| l.starts_with("Ethernet1/4 ") && l.split_whitespace().nth(1) == Some("On")));
 }
+
+#[test]
+fn replay_reports_damage_time_going_back_and_interface_choice_without_colour() {
+    use railyard_control::traffic::{build, FrameSpec};
+    use railyard_dataplane::wire::MacAddr;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("sw.conf");
+    std::fs::write(
+        &conf,
+        "hostname sw
+interface Ethernet1/1
+  no switchport
+  mac-address 02:00:00:00:01:01
+  ip address 10.0.1.1/24
+interface Ethernet1/2
+  no switchport
+  ip address 10.0.2.1/24
+  ip arp 10.0.2.2 02:00:00:00:00:02
+",
+    )
+    .unwrap();
+    let spec = FrameSpec::udp(
+        MacAddr([2, 0, 0, 0, 0, 1]),
+        MacAddr([2, 0, 0, 0, 1, 1]),
+        "10.0.1.2".parse().unwrap(),
+        "10.0.2.2".parse().unwrap(),
+    );
+    // Record 3 was captured before record 2.
+    let input = dir.path().join("in.pcap");
+    {
+        use pcap_file::pcap::{PcapPacket, PcapWriter};
+        let mut w = PcapWriter::new(std::fs::File::create(&input).unwrap()).unwrap();
+        for (k, us) in [10u64, 30, 20, 40, 50].iter().enumerate() {
+            let f = build(&spec, k as u64);
+            w.write_packet(&PcapPacket::new(
+                Duration::from_micros(1_000_000 + us),
+                f.len() as u32,
+                &f,
+            ))
+            .unwrap();
+        }
+    }
+    let out_dir = dir.path().join("out");
+    let replay = |pcap: &str, extra: &[&str], no_color: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_railyard"));
+        cmd.args([
+            "replay",
+            "--config",
+            conf.to_str().unwrap(),
+            "--pcap",
+            pcap,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .args(extra);
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        cmd.output().expect("run railyard")
+    };
+    let pcap = format!("eth1/1={}", input.display());
+    for no_color in [false, true] {
+        let out = replay(&pcap, &[], no_color);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("timestamp earlier than the record before"),
+            "{err}"
+        );
+        assert!(err.contains("record=3"), "{err}");
+        assert!(!err.contains('\x1b'), "colour escapes on a pipe: {err:?}");
+        assert!(text(&out.stdout).contains("replayed 5 frames"));
+    }
+
+    // A classic pcap has one interface.
+    let out = replay(&format!("{pcap}@1"), &[], true);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("single interface"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Cut inside the fourth record: an error naming it, unless told to stop there.
+    let bytes = std::fs::read(&input).unwrap();
+    let record = 16 + build(&spec, 0).len();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..24 + 3 * record + 30]).unwrap();
+    let pcap = format!("eth1/1={}", cut.display());
+    let out = replay(&pcap, &[], true);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("record 4 at byte offset {}", 24 + 3 * record)),
+        "{err}"
+    );
+    assert!(err.contains("--truncated ok"), "{err}");
+    let out = replay(&pcap, &["--truncated", "ok"], true);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("replayed 4 frames"), "{s}");
+    assert!(s.contains("capture_damaged"), "{s}");
+}

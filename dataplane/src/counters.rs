@@ -79,6 +79,12 @@ drop_reasons! {
     /// have no packet cap, so a pool too small for the buffers in use shows
     /// here rather than as tail drops.
     NoBuffer = "no_buffer",
+    /// A received frame longer than the largest packet buffer (a capture of
+    /// GRO/TSO super-frames, say), discarded by the port before the pipeline.
+    Oversize = "oversize",
+    /// A damaged capture record at which a replay stopped because it was
+    /// told to (`replay --truncated ok`); the rest of that trace is not read.
+    CaptureDamaged = "capture_damaged",
 }
 
 /// Counters of one egress queue (qos-group).

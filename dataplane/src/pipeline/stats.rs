@@ -53,6 +53,12 @@ impl Switch {
             *s.drops
                 .entry(DropReason::NoBuffer.name().to_string())
                 .or_default() += io.rx_no_buffer;
+            *s.drops
+                .entry(DropReason::Oversize.name().to_string())
+                .or_default() += io.rx_oversize;
+            *s.drops
+                .entry(DropReason::CaptureDamaged.name().to_string())
+                .or_default() += io.rx_damaged;
             // The enable vector is configuration, not a counter; the pause
             // state is the owner's (a lane only follows it).
             s.pfc.enabled = m.pfc.enabled_priorities;

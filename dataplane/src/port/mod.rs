@@ -38,6 +38,13 @@ pub struct IoCounters {
     /// drops. Backends that leave such frames in their ring (AF_PACKET,
     /// AF_XDP) count none: what overflows there is the kernel's drop.
     pub rx_no_buffer: u64,
+    /// Frames discarded on receive for being longer than the largest packet
+    /// buffer (also in `rx_dropped`); the switch reports them as
+    /// `oversize` drops.
+    pub rx_oversize: u64,
+    /// Damaged capture records a replay was told to stop at (also in
+    /// `rx_dropped`); the switch reports them as `capture_damaged` drops.
+    pub rx_damaged: u64,
 }
 
 /// A source and sink of frames for one interface.

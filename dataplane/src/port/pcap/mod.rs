@@ -1,7 +1,9 @@
 //! Pcap replay and capture: a port whose wire is a pair of files.
 //!
 //! A [`PcapSource`] replays a classic pcap file (microsecond or nanosecond
-//! resolution, either byte order, `LINKTYPE_ETHERNET` only) in virtual time:
+//! resolution, either byte order) or a pcapng file as Wireshark, tshark and
+//! dumpcap write them (any `if_tsresol`, either byte order, one interface
+//! picked by [`CaptureInterface`]), `LINKTYPE_ETHERNET` only, in virtual time:
 //! `rx_burst(now)` delivers only the frames whose trace time is at or before
 //! `now`, so a runtime driven by a [`VirtualClock`](crate::clock::VirtualClock)
 //! advanced to [`next_rx_time`](PcapSource::next_rx_time) replays a trace
@@ -35,6 +37,57 @@ use crate::port::{IoCounters, Port};
 
 pub use sink::PcapSink;
 pub use source::PcapSource;
+
+/// Which interface of a capture a trace replays: a pcapng file may hold
+/// frames of several interfaces, each with its own link type and clock.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CaptureInterface {
+    /// The capture's only interface; a pcapng file with several is refused
+    /// with a list of them.
+    #[default]
+    Only,
+    /// By number, as Wireshark numbers them (`frame.interface_id`, counted
+    /// across the sections of a merged file).
+    Index(u32),
+    /// By name (the interface block's `if_name`, e.g. `eth0`); the first
+    /// interface of that name.
+    Name(String),
+}
+
+impl std::fmt::Display for CaptureInterface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaptureInterface::Only => f.write_str("(the only one)"),
+            CaptureInterface::Index(n) => write!(f, "{n}"),
+            CaptureInterface::Name(n) => write!(f, "{n:?}"),
+        }
+    }
+}
+
+impl std::str::FromStr for CaptureInterface {
+    type Err = String;
+
+    /// A number picks by index, anything else by name.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() {
+            return Err("empty interface: give a number or an if_name".into());
+        }
+        Ok(match s.parse::<u32>() {
+            Ok(n) => CaptureInterface::Index(n),
+            Err(_) => CaptureInterface::Name(s.to_string()),
+        })
+    }
+}
+
+/// How a trace is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// The interface of a multi-interface pcapng capture to replay.
+    pub interface: CaptureInterface,
+    /// A damaged or truncated record ends the trace there, counted as a
+    /// `capture_damaged` drop, instead of failing the replay.
+    pub stop_at_damage: bool,
+}
 
 /// Length of the pcap global header.
 pub(super) const FILE_HEADER_LEN: usize = 24;
@@ -109,6 +162,8 @@ impl Port for PcapPort {
             c.rx_frames = s.rx_frames();
             c.rx_dropped = s.rx_dropped();
             c.rx_no_buffer = s.rx_no_buffer();
+            c.rx_oversize = s.rx_oversize();
+            c.rx_damaged = s.rx_damaged();
         }
         if let Some(s) = &self.sink {
             c.tx_frames = s.tx_frames();
@@ -136,9 +191,15 @@ impl Port for PcapPort {
         self.source.as_ref().and_then(PcapSource::next_rx_time)
     }
 
+    /// Flushes the capture; then a trace that broke off at a damaged
+    /// record (and was not told to stop there) fails here, so a replay
+    /// that lost the rest of a trace does not pass for a whole one.
     fn flush(&mut self) -> io::Result<()> {
-        match self.sink.as_mut() {
-            Some(s) => s.flush(),
+        if let Some(s) = self.sink.as_mut() {
+            s.flush()?;
+        }
+        match self.source.as_ref().and_then(PcapSource::damage) {
+            Some(e) => Err(io::Error::new(ErrorKind::InvalidData, e.to_string())),
             None => Ok(()),
         }
     }
@@ -146,3 +207,6 @@ impl Port for PcapPort {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_ng;

@@ -8,7 +8,11 @@ use crate::packet::{Burst, Pool, BURST_SIZE};
 use crate::port::upstream::PfcUpstream;
 
 use super::reader::*;
-use super::with_path;
+use super::{with_path, CaptureInterface, TraceOptions};
+
+/// Out-of-order timestamps warned about one by one per trace; later ones
+/// are only counted (see [`PcapSource::out_of_order`]).
+const OUT_OF_ORDER_WARNINGS: u64 = 10;
 
 /// Replays a pcap file's frames in virtual time (see the module doc).
 pub struct PcapSource {
@@ -26,6 +30,18 @@ pub struct PcapSource {
     no_buffer: u64,
     truncated: u64,
     read_errors: u64,
+    /// Of `rx_dropped`, frames longer than the largest buffer.
+    oversize: u64,
+    /// Of `rx_dropped`, damaged records the trace was told to stop at.
+    damaged: u64,
+    /// Records whose timestamp is earlier than the one before.
+    out_of_order: u64,
+    /// Capture time of the last record read, for `out_of_order`.
+    last_ts: u64,
+    /// Stop quietly at a damaged record (see [`TraceOptions::stop_at_damage`]).
+    stop_at_damage: bool,
+    /// Where and how the trace broke off, when it was not told to stop there.
+    damage: Option<String>,
     upstream: Option<PfcUpstream>,
 }
 
@@ -33,10 +49,10 @@ impl PcapSource {
     /// Opens a trace whose first frame arrives at trace time `base`.
     ///
     /// # Errors
-    /// The file cannot be opened, is not a classic pcap file, or its link
-    /// type is not Ethernet.
+    /// The file cannot be opened, is neither a classic pcap nor a pcapng
+    /// file, or its link type is not Ethernet.
     pub fn open(path: impl AsRef<Path>, base: Nanos) -> io::Result<Self> {
-        let mut src = Self::open_inner(path.as_ref(), base)?;
+        let mut src = Self::open_inner(path.as_ref(), base, &TraceOptions::default())?;
         src.origin_abs = if src.pending { src.ahead.ts_abs } else { 0 };
         Ok(src)
     }
@@ -48,7 +64,21 @@ impl PcapSource {
     /// # Errors
     /// As [`PcapSource::open`].
     pub fn open_aligned(path: impl AsRef<Path>, epoch_abs_ns: u64) -> io::Result<Self> {
-        let mut src = Self::open_inner(path.as_ref(), 0)?;
+        Self::open_aligned_with(path, epoch_abs_ns, &TraceOptions::default())
+    }
+
+    /// [`open_aligned`](Self::open_aligned) with a choice of interface and
+    /// of what a damaged record does.
+    ///
+    /// # Errors
+    /// As [`PcapSource::open`], and an interface that is not Ethernet or
+    /// (a pcapng file with several and none picked) ambiguous.
+    pub fn open_aligned_with(
+        path: impl AsRef<Path>,
+        epoch_abs_ns: u64,
+        options: &TraceOptions,
+    ) -> io::Result<Self> {
+        let mut src = Self::open_inner(path.as_ref(), 0, options)?;
         src.origin_abs = epoch_abs_ns;
         Ok(src)
     }
@@ -60,8 +90,21 @@ impl PcapSource {
     /// # Errors
     /// As [`PcapSource::open`], and a damaged first record.
     pub fn first_timestamp(path: impl AsRef<Path>) -> io::Result<Option<u64>> {
+        Self::first_timestamp_of(path, &CaptureInterface::Only)
+    }
+
+    /// [`first_timestamp`](Self::first_timestamp) of one interface of a
+    /// capture; it fails as the replay would on a capture whose interfaces
+    /// are ambiguous, or without the interface asked for.
+    ///
+    /// # Errors
+    /// As [`PcapSource::first_timestamp`].
+    pub fn first_timestamp_of(
+        path: impl AsRef<Path>,
+        interface: &CaptureInterface,
+    ) -> io::Result<Option<u64>> {
         let path = path.as_ref();
-        let mut reader = Reader::open(path)?;
+        let mut reader = Reader::open(path, interface)?;
         let mut rec = Record::EMPTY;
         match reader.next(&mut rec) {
             Next::Record => Ok(Some(rec.ts_abs)),
@@ -70,8 +113,8 @@ impl PcapSource {
         }
     }
 
-    fn open_inner(path: &Path, base: Nanos) -> io::Result<Self> {
-        let reader = Reader::open(path)?;
+    fn open_inner(path: &Path, base: Nanos, options: &TraceOptions) -> io::Result<Self> {
+        let reader = Reader::open(path, &options.interface)?;
         let mut src = PcapSource {
             path: path.to_path_buf(),
             reader,
@@ -84,27 +127,71 @@ impl PcapSource {
             no_buffer: 0,
             truncated: 0,
             read_errors: 0,
+            oversize: 0,
+            damaged: 0,
+            out_of_order: 0,
+            last_ts: 0,
+            stop_at_damage: options.stop_at_damage,
+            damage: None,
             upstream: None,
         };
         src.read_ahead();
         Ok(src)
     }
 
-    /// Fills the look-ahead; a damaged or unreadable file ends the trace.
+    /// Fills the look-ahead; a damaged or unreadable file ends the trace,
+    /// counted as a drop when it was told to stop there and kept as the
+    /// trace's [`damage`](Self::damage) otherwise.
     fn read_ahead(&mut self) {
         self.pending = match self.reader.next(&mut self.ahead) {
-            Next::Record => true,
+            Next::Record => {
+                if self.ahead.ts_abs < self.last_ts {
+                    self.out_of_order_record();
+                }
+                self.last_ts = self.ahead.ts_abs;
+                true
+            }
             Next::Eof => false,
             Next::Broken(e) => {
                 self.read_errors += 1;
-                tracing::warn!(
-                    path = %self.path.display(),
-                    error = %e,
-                    "pcap read error; treating it as the end of the trace"
-                );
+                if self.stop_at_damage {
+                    self.damaged += 1;
+                    self.rx_dropped += 1;
+                    tracing::warn!(
+                        path = %self.path.display(),
+                        error = %e,
+                        "damaged capture record; the trace ends there as asked"
+                    );
+                } else {
+                    self.damage = Some(format!(
+                        "{}: {e}; the rest of the trace was not replayed",
+                        self.path.display()
+                    ));
+                }
                 false
             }
         };
+    }
+
+    /// Counts (and, for the first few, warns of) a record captured earlier
+    /// than the one before it: it is delivered at once, after its
+    /// predecessor, so the replay's timing there is not the capture's.
+    #[cold]
+    fn out_of_order_record(&mut self) {
+        self.out_of_order += 1;
+        if self.out_of_order <= OUT_OF_ORDER_WARNINGS {
+            tracing::warn!(
+                path = %self.path.display(),
+                record = self.reader.records(),
+                back_ns = self.last_ts - self.ahead.ts_abs,
+                "timestamp earlier than the record before; replayed right after it{}",
+                if self.out_of_order == OUT_OF_ORDER_WARNINGS {
+                    " (further ones in this trace are only counted)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
 
     /// Trace time of an absolute capture time.
@@ -212,6 +299,7 @@ impl PcapSource {
                         self.truncated += 1;
                     }
                     let pkt = if self.ahead.oversize {
+                        self.oversize += 1;
                         None
                     } else {
                         let p = pool.alloc_from(self.reader.data(&self.ahead));
@@ -267,6 +355,30 @@ impl PcapSource {
     /// Read errors that ended the trace early (0 or 1).
     pub fn read_errors(&self) -> u64 {
         self.read_errors
+    }
+
+    /// Of [`rx_dropped`](Self::rx_dropped), frames longer than
+    /// [`MAX_FRAME`](crate::packet::MAX_FRAME).
+    pub fn rx_oversize(&self) -> u64 {
+        self.oversize
+    }
+
+    /// Of [`rx_dropped`](Self::rx_dropped), damaged records the trace
+    /// stopped at as told (0 or 1).
+    pub fn rx_damaged(&self) -> u64 {
+        self.damaged
+    }
+
+    /// Records whose timestamp is earlier than their predecessor's.
+    pub fn out_of_order(&self) -> u64 {
+        self.out_of_order
+    }
+
+    /// Where and why the trace broke off (path, record number, byte
+    /// offset), unless it was told to stop at damage: the replay is then
+    /// incomplete and fails.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.as_deref()
     }
 }
 
