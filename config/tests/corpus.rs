@@ -24,8 +24,8 @@ fn every_corpus_configuration_loads_and_round_trips() {
         let parsed = parse_file(path, &ParseOptions::default())
             .unwrap_or_else(|es| panic!("{}:\n{}", path.display(), render(&es)));
         let printed = parsed.config.to_string();
-        let again = parse_str(&printed, "printed.conf", &ParseOptions::default())
-            .unwrap_or_else(|es| {
+        let again =
+            parse_str(&printed, "printed.conf", &ParseOptions::default()).unwrap_or_else(|es| {
                 panic!(
                     "{}: the printed configuration does not load:\n{}\n{printed}",
                     path.display(),
