@@ -203,7 +203,7 @@ pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), Str
             Some(Box::new(port) as Box<dyn Port>)
         })
         .collect();
-    let report = run_virtual(&sw.model, backends, 0, |_, _| {}).map_err(|e| e.to_string())?;
+    let report = run_virtual(&sw.model, backends, 0, None, |_, _| {}).map_err(|e| e.to_string())?;
     Ok((sw, report))
 }
 

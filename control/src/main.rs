@@ -536,6 +536,10 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 open_loop,
                 poll_interval,
                 stop_at_damage: truncated == Truncated::Ok,
+                lldp: Some(railyard_control::lldp::agent_config(
+                    &loaded.config,
+                    &compiled.model,
+                )),
             };
             let report =
                 replay::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
@@ -563,6 +567,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     summary: Some(&summary),
                     narrative: None,
                     running_config: Some(&running_config),
+                    lldp: report.lldp.as_ref(),
                 })
                 .map_err(|e| e.to_string())?;
                 std::fs::write(path, json)
@@ -598,6 +603,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     summary: Some(&summary),
                     narrative: Some(narrative.trim()),
                     running_config: Some(&running_config),
+                    lldp: None,
                 })
                 .map_err(|e| e.to_string())?;
                 return writeln!(out, "{s}").map_err(io);
@@ -838,14 +844,16 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     stats,
                     socket,
                 },
-        } => match stats {
-            Some(path) => Err(format!(
-                "show lldp: {} holds a replay's counters, and a replay runs no LLDP agent: there \
-                 are no neighbours or LLDP counters to show (ask a running switch with --socket)",
-                path.display()
-            )),
-            None => show_lldp_cmd(&mut out, &args, json, &socket),
-        },
+        } => show_lldp_cmd(&mut out, &args, json, || match &stats {
+            Some(path) => replay::read_snapshot(path)?.lldp.ok_or_else(|| {
+                format!(
+                    "show lldp: {} holds no LLDP agent's view (the demo runs none; a replay \
+                     writes one with --stats-json)",
+                    path.display()
+                )
+            }),
+            None => show::lldp::fetch_lldp(&socket),
+        }),
         Command::Show {
             what:
                 ShowWhat::Interface {
@@ -921,18 +929,19 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
     }
 }
 
-/// `show lldp …`: fetches the agent's snapshot and renders the part asked for.
+/// `show lldp …`: fetches an agent's snapshot (a running switch's, or a
+/// replay's) and renders the part asked for.
 fn show_lldp_cmd(
     out: &mut dyn Write,
     args: &[String],
     json: bool,
-    socket: &Path,
+    fetch: impl FnOnce() -> Result<railyard_control::lldp::LldpSnapshot, String>,
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    // The agent's snapshot, its ports in natural order.
+    // The snapshot, its ports in natural order.
     let fetch_lldp = || {
-        show::lldp::fetch_lldp(socket).map(|mut snap| {
+        fetch().map(|mut snap| {
             snap.ports
                 .sort_by(|a, b| railyard_control::natural::cmp(&a.name, &b.name));
             snap

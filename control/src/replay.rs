@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crossbeam_queue::ArrayQueue;
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
@@ -27,13 +28,19 @@ use railyard_dataplane::port::pcap::{
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
-use railyard_dataplane::Pool;
+use railyard_dataplane::{PacketBuf, Pool};
 use serde::{Deserialize, Serialize};
+
+use crate::lldp::runner::{pfc_overrides, with_pfc_overrides};
+use crate::lldp::{Agent, AgentConfig, LldpSnapshot};
 
 /// Virtual time allowed for queues that cannot drain on their own (a
 /// paused queue, a backend refusing frames) once no input frame or
 /// departure is due.
 pub const DRAIN_LIMIT: Nanos = 10_000_000_000;
+/// LLDP frames one poll may hand the replay's agent; more are
+/// `punt_queue_full` drops.
+const LLDP_PUNT_RING: usize = 1024;
 /// Step by which virtual time moves while queues are stuck and nothing is due.
 const DRAIN_STEP: Nanos = 1_000;
 /// Polls between two looks at the wall clock for `progress`: a poll often
@@ -55,10 +62,13 @@ pub struct ReplayReport {
     pub polls: u64,
     /// Routes that could not be installed.
     pub warnings: Vec<FibWarning>,
+    /// What the LLDP agent made of the LLDPDUs in the traces (neighbours,
+    /// DCBX, counters), when the replay ran one.
+    pub lldp: Option<LldpSnapshot>,
 }
 
 /// How a replay runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
     /// Replay the traces unchanged instead of holding back the priorities
     /// the switch pauses (see [`PfcUpstream`]).
@@ -69,6 +79,65 @@ pub struct ReplayOptions {
     /// A damaged or truncated record ends its trace there, counted as a
     /// `capture_damaged` drop, instead of failing the replay.
     pub stop_at_damage: bool,
+    /// Run the LLDP agent of this configuration on the replay's clock (see
+    /// [`ReplayLldp`]); `None` drops LLDP frames as `local_unhandled`.
+    pub lldp: Option<AgentConfig>,
+}
+
+/// The LLDP agent of a replay. It hears the LLDPDUs in the traces at their
+/// times on the virtual clock, so neighbours, their ageing and DCBX
+/// (including a `priority-flow-control mode auto` port coming on once its
+/// peer agrees) are what a live switch would make of the same frames. It
+/// sends nothing: a recorded peer cannot answer, and its own LLDPDUs would
+/// only add frames to the output captures.
+pub struct ReplayLldp {
+    agent: Agent,
+    punt: Arc<ArrayQueue<PacketBuf>>,
+    model: SwitchModel,
+    applied: Vec<Option<u8>>,
+}
+
+impl ReplayLldp {
+    /// An agent for `model` (with `cfg`, transmit off on every port) that
+    /// `sw` punts its LLDP frames to from now on.
+    pub fn attach(mut cfg: AgentConfig, model: &SwitchModel, sw: &mut Switch, now: Nanos) -> Self {
+        for p in &mut cfg.ports {
+            p.transmit = false;
+        }
+        let punt = Arc::new(ArrayQueue::new(LLDP_PUNT_RING));
+        sw.set_punt_ring(Arc::clone(&punt));
+        ReplayLldp {
+            agent: Agent::new(cfg, now),
+            punt,
+            model: model.clone(),
+            applied: vec![None; model.interfaces.len()],
+        }
+    }
+
+    /// Hands the agent what the switch punted, runs its timers, and puts
+    /// the PFC set DCBX chose in force on the switch when it changed.
+    pub fn step(&mut self, sw: &mut Switch, now: Nanos) {
+        while let Some(pkt) = self.punt.pop() {
+            self.agent
+                .receive(usize::from(pkt.in_port), pkt.data(), now);
+        }
+        self.agent.poll(now, &mut |_, _| {});
+        let oper = pfc_overrides(&self.agent, &self.model);
+        if oper != self.applied {
+            sw.apply(&with_pfc_overrides(&self.model, &oper));
+            self.applied = oper;
+        }
+    }
+
+    /// When the agent next has something to do (a neighbour ages out).
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        self.agent.next_deadline()
+    }
+
+    /// Neighbours, DCBX and counters as the agent saw them.
+    pub fn snapshot(&self) -> LldpSnapshot {
+        self.agent.snapshot()
+    }
 }
 
 /// One input of a replay: a capture received on an interface of the switch.
@@ -142,6 +211,7 @@ pub fn run_virtual(
     model: &SwitchModel,
     backends: Vec<Option<Box<dyn Port>>>,
     poll_interval: Nanos,
+    lldp: Option<AgentConfig>,
     mut progress: impl FnMut(u64, Nanos),
 ) -> std::io::Result<ReplayReport> {
     let started = Instant::now();
@@ -151,6 +221,7 @@ pub fn run_virtual(
         clock.advance_to(t);
     }
     let first = clock.now();
+    let mut agent = lldp.map(|cfg| ReplayLldp::attach(cfg, model, &mut sw, first));
     let mut last_report = Instant::now();
     // Once nothing but timers or stuck queues remain, the replay goes on
     // for at most DRAIN_LIMIT of virtual time.
@@ -161,6 +232,9 @@ pub fn run_virtual(
     loop {
         let now = clock.now();
         let work = sw.poll(now);
+        if let Some(a) = agent.as_mut() {
+            a.step(&mut sw, now);
+        }
         polls += 1;
         polls_to_check -= 1;
         if polls_to_check == 0 {
@@ -185,7 +259,17 @@ pub fn run_virtual(
         if next_rx.is_none() && sw.idle() && sw.sources_exhausted() && past_drain_limit(now) {
             break;
         }
-        let next = next_rx.into_iter().chain(sw.next_departure()).min();
+        // The agent's timers (a neighbour ageing out) count while traces
+        // still run; past their end they would keep the replay going.
+        let agent_due = agent
+            .as_ref()
+            .filter(|_| !sw.sources_exhausted())
+            .and_then(ReplayLldp::next_deadline);
+        let next = next_rx
+            .into_iter()
+            .chain(sw.next_departure())
+            .chain(agent_due)
+            .min();
         match next {
             Some(t) if t > now => clock.advance_to(t.max(now + poll_interval)),
             // More than a burst arrived, or (polling at an interval) frames
@@ -213,6 +297,7 @@ pub fn run_virtual(
         wall: started.elapsed(),
         polls,
         warnings,
+        lldp: agent.as_ref().map(ReplayLldp::snapshot),
     })
 }
 
@@ -290,7 +375,13 @@ pub fn replay_traces(
         let sink = PcapSink::create(output_path(out_dir, &ifc.name), epoch);
         backends.push(Some(Box::new(PcapPort::new(source, Some(sink)))));
     }
-    run_virtual(model, backends, options.poll_interval, progress)
+    run_virtual(
+        model,
+        backends,
+        options.poll_interval,
+        options.lldp.clone(),
+        progress,
+    )
 }
 
 /// One priority of one port where PFC did something, for the summaries.
@@ -514,6 +605,9 @@ pub struct SnapshotJson<'a> {
     /// The configuration as canonical text (`show running-config`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub running_config: Option<&'a str>,
+    /// What the LLDP agent saw (`show lldp …`), when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lldp: Option<&'a LldpSnapshot>,
 }
 
 /// A snapshot read back: the counters and, when it carries it, the
@@ -524,6 +618,8 @@ pub struct Snapshot {
     pub stats: SwitchStats,
     /// The configuration the run used, as canonical text.
     pub running_config: Option<String>,
+    /// What the replay's LLDP agent saw, when the file carries it.
+    pub lldp: Option<LldpSnapshot>,
 }
 
 /// Reads what `replay --stats-json` or `demo --json` wrote (or any
@@ -545,10 +641,15 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
         .get("running_config")
         .and_then(|c| c.as_str())
         .map(str::to_string);
+    let lldp = match v.get("lldp") {
+        Some(l) => Some(serde_json::from_value(l.clone()).map_err(bad)?),
+        None => None,
+    };
     let stats = serde_json::from_value(v).map_err(bad)?;
     Ok(Snapshot {
         stats,
         running_config,
+        lldp,
     })
 }
 

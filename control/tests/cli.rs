@@ -1102,13 +1102,13 @@ fn replay_counters_are_read_by_every_show_command() {
     }
     let out = show(&["running-config"]);
     assert!(text(&out.stdout).contains("pause-threshold 15000"));
-    // LLDP has nothing in a replay, and says why.
+    // The replay's LLDP agent heard no neighbour in this trace.
     let out = show(&["lldp", "neighbors"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("runs no LLDP agent"),
+        text(&out.stdout).contains("Total entries displayed: 0"),
         "{}",
-        text(&out.stderr)
+        text(&out.stdout)
     );
     // A configuration file alone has no counters to show.
     let out = railyard(&["show", "interface", "--config", conf.to_str().unwrap()]);
@@ -1290,4 +1290,132 @@ interface Ethernet1/2
     let s = text(&out.stdout);
     assert!(s.contains("replayed 4 frames"), "{s}");
     assert!(s.contains("capture_damaged"), "{s}");
+}
+
+/// The book's RoCEv2 switch with LLDP on and Ethernet1/1 in
+/// `priority-flow-control mode auto`: PFC there waits for a DCBX peer.
+const AUTO_PFC_SWITCH: &str = "hostname leaf1
+feature lldp
+class-map type qos match-any ROCEv2
+  match dscp 24
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+policy-map type network-qos qos_network
+  class type network-qos c-8q-nq3
+    mtu 9216
+    pause pfc-cos 3
+system qos
+  service-policy type network-qos qos_network
+interface Ethernet1/1
+  no switchport
+  mtu 9216
+  ip address 10.0.0.1/31
+  priority-flow-control mode auto
+  service-policy type qos input QOS_CLASSIFICATION
+";
+
+/// Replays `frames` into Ethernet1/1 of [`AUTO_PFC_SWITCH`]; returns the
+/// stats file.
+fn replay_lldp(dir: &Path, frames: &[Vec<u8>]) -> std::path::PathBuf {
+    let conf = dir.join("sw.conf");
+    std::fs::write(&conf, AUTO_PFC_SWITCH).unwrap();
+    let input = dir.join("in.pcap");
+    write_pcap(&input, frames);
+    let stats = dir.join("stats.json");
+    let out = railyard(&[
+        "replay",
+        "--config",
+        conf.to_str().unwrap(),
+        "--pcap",
+        &format!("Ethernet1/1={}", input.display()),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    stats
+}
+
+#[test]
+fn replay_hears_the_lldp_peers_in_a_trace_and_negotiates_dcbx() {
+    use railyard_lldp::fixture::peer_frame;
+    use railyard_lldp::wire::PfcRepr;
+    let peer = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
+    // A peer that is not willing and runs PFC on priority 3: a `mode auto`
+    // port (willing) takes its set.
+    let pfc = PfcRepr {
+        willing: false,
+        mbc: false,
+        cap: 8,
+        enable: 0x08,
+    }
+    .to_org_tlv()
+    .unwrap();
+    let with_dcbx = tempfile::tempdir().unwrap();
+    let stats = replay_lldp(
+        with_dcbx.path(),
+        &[peer_frame(peer, "swp7", 120, vec![pfc])],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let e1 = &v["interfaces"]["Ethernet1/1"];
+    assert_eq!(e1["punted"], 1, "{e1}");
+    assert_eq!(e1["drops"]["local_unhandled"], 0, "{e1}");
+    assert_eq!(
+        e1["pfc"]["enabled"], 0x08,
+        "DCBX put PFC {{3}} in force: {e1}"
+    );
+    let neighbors = railyard(&[
+        "show",
+        "lldp",
+        "neighbors",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(neighbors.status.success(), "{}", text(&neighbors.stderr));
+    let s = text(&neighbors.stdout);
+    assert!(s.contains("swp7") && s.contains("Eth1/1"), "{s}");
+    let dcbx = railyard(&[
+        "show",
+        "lldp",
+        "dcbx",
+        "interface",
+        "Ethernet1/1",
+        "--json",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(dcbx.status.success(), "{}", text(&dcbx.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&dcbx.stdout).unwrap();
+    assert_eq!(d["dcbx"]["operational"]["pfc"], 0x08, "{d}");
+    assert_eq!(d["dcbx"]["operational"]["pfc_source"], "peer", "{d}");
+
+    // The same peer without DCBX: `mode auto` stays off.
+    let without = tempfile::tempdir().unwrap();
+    let stats = replay_lldp(without.path(), &[peer_frame(peer, "swp7", 120, vec![])]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(v["interfaces"]["Ethernet1/1"]["pfc"]["enabled"], 0);
+
+    // The demo runs no agent, and says so.
+    let demo = tempfile::tempdir().unwrap();
+    let demo_json = demo.path().join("demo.json");
+    let out = railyard(&["demo", "--packets", "200", "--json"]);
+    assert!(out.status.success());
+    std::fs::write(&demo_json, &out.stdout).unwrap();
+    let none = railyard(&[
+        "show",
+        "lldp",
+        "neighbors",
+        "--stats",
+        demo_json.to_str().unwrap(),
+    ]);
+    assert!(!none.status.success());
+    assert!(
+        text(&none.stderr).contains("holds no LLDP agent's view"),
+        "{}",
+        text(&none.stderr)
+    );
 }

@@ -39,18 +39,23 @@ pub struct LldpShared {
 impl LldpShared {
     /// `model` with the PFC sets DCBX negotiated in place of configured ones.
     pub fn effective_model(&self, model: &SwitchModel) -> SwitchModel {
-        let mut m = model.clone();
         let overrides = match self.pfc_overrides.lock() {
             Ok(o) => o.clone(),
             Err(p) => p.into_inner().clone(),
         };
-        for (ifc, o) in m.interfaces.iter_mut().zip(overrides) {
-            if let Some(set) = o {
-                ifc.pfc.enabled_priorities = set;
-            }
-        }
-        m
+        with_pfc_overrides(model, &overrides)
     }
+}
+
+/// `model` with each port's PFC set replaced where `overrides` has one.
+pub fn with_pfc_overrides(model: &SwitchModel, overrides: &[Option<u8>]) -> SwitchModel {
+    let mut m = model.clone();
+    for (ifc, o) in m.interfaces.iter_mut().zip(overrides) {
+        if let Some(set) = o {
+            ifc.pfc.enabled_priorities = *set;
+        }
+    }
+    m
 }
 
 /// Per port, the PFC set the agent puts in force where it differs from the
