@@ -521,11 +521,11 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             for (i, bind) in compiled.binds.iter().enumerate() {
                 if let Some(railyard_config::Bind::Pcap(p)) = bind {
                     if !inputs.iter().any(|t| t.port == i) {
-                        inputs.push(replay::Trace {
-                            port: i,
-                            path: p.clone(),
-                            interface: Default::default(),
-                        });
+                        let text = p.to_string_lossy();
+                        inputs.push(
+                            replay::Trace::parse_file(i, &text)
+                                .map_err(|e| format!("bind pcap {text}: {e}"))?,
+                        );
                     }
                 }
             }

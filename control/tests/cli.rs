@@ -1271,6 +1271,37 @@ interface Ethernet1/2
         text(&out.stderr)
     );
 
+    // `bind pcap FILE@N` in the configuration picks an interface the same way.
+    let bound = dir.path().join("bound.conf");
+    let bind = |pick: &str| {
+        let c = std::fs::read_to_string(&conf).unwrap().replacen(
+            "interface Ethernet1/1\n",
+            &format!(
+                "interface Ethernet1/1\n  bind pcap {}{pick}\n",
+                input.display()
+            ),
+            1,
+        );
+        std::fs::write(&bound, c).unwrap();
+        railyard(&[
+            "replay",
+            "--config",
+            bound.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+    };
+    let out = bind("@0");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replayed 5 frames"));
+    let out = bind("@1");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("single interface"),
+        "{}",
+        text(&out.stderr)
+    );
+
     // Cut inside the fourth record: an error naming it, unless told to stop there.
     let bytes = std::fs::read(&input).unwrap();
     let record = 16 + build(&spec, 0).len();
