@@ -1099,3 +1099,84 @@ fn tshark_decodes_every_lldpdu_railyard_sends() {
     // The shutdown LLDPDU carries only the mandatory TLVs.
     assert!(shutdown[0][4..12].iter().all(String::is_empty), "{text}");
 }
+
+/// lldpd advertising a non-willing PFC TLV for priority 4, captured by
+/// tshark (pcapng, as it writes by default) and replayed into a `mode auto`
+/// port: the replay's agent hears lldpd, takes its set, and the stats file
+/// shows both, as a live switch would.
+#[test]
+#[ignore = "needs root, network namespaces, lldpd and tshark; run by scripts/test.sh"]
+fn a_tshark_capture_of_lldpd_replays_into_dcbx() {
+    let mut lab = Lab::new();
+    let (h1, sw_ns) = (lab.ns("h1"), lab.ns("sw"));
+    lab.veth(&h1, "eth0", &sw_ns, "p1");
+    let (mut tshark, file) = capture(&lab, &h1, "eth0", "ether proto 0x88cc", "lldpd");
+    let lldpd = Lldpd::start(&lab, &h1, "eth0", "peer-lldpd");
+    lldpd.configure(&[
+        "lldp",
+        "custom-tlv",
+        "oui",
+        "00,80,c2",
+        "subtype",
+        "11",
+        "oui-info",
+        "00,10",
+    ]);
+    wait_for(
+        "tshark to capture lldpd's PFC TLV",
+        Duration::from_secs(15),
+        || {
+            let out = run(&[
+                "tshark",
+                "-r",
+                &file,
+                "-Y",
+                "lldp.ieee.802_1.subtype == 0x0b",
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+            ])?;
+            (!out.trim().is_empty()).then_some(()).ok_or(out)
+        },
+    );
+    tshark.stop_with(libc::SIGINT);
+    drop(lldpd);
+    let conf = lab.path("replay.conf");
+    std::fs::write(&conf, PFC_LAB.replace("MODE", "auto")).expect("write config");
+    let stats = lab.path("stats.json");
+    let (conf, stats) = (conf.display().to_string(), stats.display().to_string());
+    let out_dir = lab.path("out").display().to_string();
+    let pcap = format!("Ethernet1/1={file}");
+    run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "replay",
+        "--config",
+        &conf,
+        "--pcap",
+        &pcap,
+        "--out",
+        &out_dir,
+        "--stats-json",
+        &stats,
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let v = json(&std::fs::read_to_string(&stats).expect("stats"));
+    let e1 = &v["interfaces"]["Ethernet1/1"];
+    assert!(e1["punted"].as_u64().unwrap_or(0) >= 1, "{e1}");
+    assert_eq!(e1["drops"]["local_unhandled"], 0, "{e1}");
+    assert_eq!(
+        e1["pfc"]["enabled"], 0x10,
+        "lldpd's PFC {{4}} in force: {e1}"
+    );
+    let neighbors = run(&[
+        env!("CARGO_BIN_EXE_railyard"),
+        "show",
+        "lldp",
+        "neighbors",
+        "--stats",
+        &stats,
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(neighbors.contains("peer-lldpd"), "{neighbors}");
+}
