@@ -88,7 +88,7 @@ pub use model::{
 };
 pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
-    Dlb, DlbInterfaces, DlbMode, FlowKey, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode,
+    Dlb, DlbInterfaces, DlbMode, FlowKey, GroupClassMap, Lldp, LldpTlvSelect, LoadSharing, Match, MatchMode,
     NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
     PfcWatchdogTimers, Port, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
     QueuingPolicy, Shape, SystemQos, Threshold, Wred, WredPreset, CLASS_DEFAULT,
