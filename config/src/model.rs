@@ -19,8 +19,8 @@ pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
 pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
 use crate::qos::{
-    AccessList, ClassMap, DcbxVersion, Dlb, GroupClassMap, Lldp, LoadSharing, NetworkQosPolicy, PfcDelays,
-    PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
+    AccessList, ClassMap, DcbxVersion, Dlb, GroupClassMap, Lldp, LoadSharing, NetworkQosPolicy,
+    PfcDelays, PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 
 /// MTU of an interface that has no `mtu` command.

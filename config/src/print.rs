@@ -14,9 +14,10 @@ use std::fmt::{self, Write as _};
 
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, GroupClassMap, Lldp,
-    LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode, PfcWatchdogTimers,
-    QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
+    AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, GroupClassMap,
+    Lldp, LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode,
+    PfcWatchdogTimers, QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE,
+    MBYTE,
 };
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.

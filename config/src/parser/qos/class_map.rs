@@ -76,7 +76,11 @@ pub(in crate::parser) fn class_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> Res
 
 /// Commands under `class-map type queuing|network-qos` (older Nexus 3000/5000 dialect).
 pub(in crate::parser) static GROUP_CLASS_MAP: &[Spec] = &[
-    Spec::run(&["match", "qos-group"], "match qos-group 0-7", match_qos_group),
+    Spec::run(
+        &["match", "qos-group"],
+        "match qos-group 0-7",
+        match_qos_group,
+    ),
     Spec::run(
         &["no", "match", "qos-group"],
         "no match qos-group [0-7]",
@@ -86,7 +90,10 @@ pub(in crate::parser) static GROUP_CLASS_MAP: &[Spec] = &[
 ];
 
 /// The user-named qos-group class-maps of one type.
-pub(super) fn group_class_maps<'b>(b: &'b mut Builder<'_>, queuing: bool) -> &'b mut Vec<GroupClassMap> {
+pub(super) fn group_class_maps<'b>(
+    b: &'b mut Builder<'_>,
+    queuing: bool,
+) -> &'b mut Vec<GroupClassMap> {
     if queuing {
         &mut b.config.queuing_class_maps
     } else {
@@ -118,7 +125,10 @@ fn group_class_map(b: &mut Builder<'_>, a: &mut Args<'_>, queuing: bool) -> Resu
                 return Err(Fail::new(
                     tok.col,
                     "`class-default` is system-defined and cannot be configured",
-                    Some("use `class type queuing|network-qos class-default` inside a policy-map".into()),
+                    Some(
+                        "use `class type queuing|network-qos class-default` inside a policy-map"
+                            .into(),
+                    ),
                 ));
             }
             Ok(name)

@@ -10,10 +10,10 @@ use super::{Args, Builder, Fail, FrameKind, Section};
 use crate::lexer::{Line, Token};
 use crate::model::{IpPrefix, Ipv4Prefix, MAX_MTU, MIN_MTU};
 use crate::qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, GroupClassMap, Match, MatchMode,
-    NetworkQosPolicy, NqClass, PauseThresholds, Port, PortMatch, QosPolicy, QosPolicyClass,
-    QueueLimit, QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset, CLASS_DEFAULT,
-    DEFAULT_DROP_PROBABILITY,
+    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, GroupClassMap, Match,
+    MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, Port, PortMatch, QosPolicy,
+    QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset,
+    CLASS_DEFAULT, DEFAULT_DROP_PROBABILITY,
 };
 use crate::validate::{At, NqItem, PolicySlot, PolicyType, QueuingItem};
 
