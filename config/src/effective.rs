@@ -248,7 +248,7 @@ pub struct EffectiveQos {
     pub egress: [QueueConfig; QOS_GROUPS],
     /// Ingress priority-group settings; index = qos-group.
     pub ingress: [IngressPgConfig; QOS_GROUPS],
-    /// qos-groups with `pause pfc-cos` in the network-qos policy (bit n = group n;
+    /// qos-groups with `pause pfc-cos` or `pause no-drop` in the network-qos policy (bit n = group n;
     /// serialized as the list).
     #[serde(serialize_with = "crate::bits::set8")]
     pub lossless: u8,
@@ -277,6 +277,35 @@ enum Lowered {
     /// A disjunction of conjunctions.
     Rules(Vec<Vec<RuleTerm>>),
     Never,
+}
+
+/// The 802.1p priorities PFC pauses a `pause no-drop` class on when the
+/// class names none (`pfc-cos`): the priorities the ingress classification
+/// maps into its qos-group, since PFC identifies a lossless class by the
+/// priority it arrives with. A classification by CoS table or by rules with
+/// CoS terms gives them directly; a classification that never looks at the
+/// CoS (DSCP, access lists, or none) leaves priority `group` (the default
+/// CoS-to-qos-group correspondence).
+fn no_drop_cos(classifier: &Classifier, group: u8) -> u8 {
+    if let Some(table) = classifier.cos_table {
+        return (0..8u8)
+            .filter(|&c| table[usize::from(c)] == group)
+            .fold(0u8, |set, c| set | 1 << c);
+    }
+    let from_rules = classifier
+        .acl_rules
+        .iter()
+        .filter(|r| r.qos_group == group)
+        .flat_map(|r| &r.terms)
+        .fold(0u8, |set, t| match t {
+            RuleTerm::Cos(c) => set | c,
+            _ => set,
+        });
+    if from_rules != 0 {
+        from_rules
+    } else {
+        1 << (group & 7)
+    }
 }
 
 impl Config {
@@ -347,7 +376,10 @@ impl Config {
             for cos in &c.pause_pfc_cos {
                 pfc_cos_of_group[g] |= 1 << (cos & 7);
             }
-            if !c.pause_pfc_cos.is_empty() {
+            if c.no_drop && c.pause_pfc_cos.is_empty() {
+                pfc_cos_of_group[g] |= no_drop_cos(&classifier, c.qos_group & 7);
+            }
+            if !c.pause_pfc_cos.is_empty() || c.no_drop {
                 lossless |= 1 << g;
             }
         }

@@ -19,8 +19,8 @@ pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
 pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
 use crate::qos::{
-    AccessList, ClassMap, DcbxVersion, Dlb, Lldp, LoadSharing, NetworkQosPolicy, PfcDelays,
-    PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
+    AccessList, ClassMap, DcbxVersion, Dlb, GroupClassMap, Lldp, LoadSharing, NetworkQosPolicy,
+    PfcDelays, PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 
 /// MTU of an interface that has no `mtu` command.
@@ -45,6 +45,10 @@ pub struct Config {
     pub access_lists: Vec<AccessList>,
     /// `class-map type qos` sections, in order of first appearance.
     pub class_maps: Vec<ClassMap>,
+    /// `class-map type queuing NAME` sections (older Nexus 3000/5000 dialect), in order.
+    pub queuing_class_maps: Vec<GroupClassMap>,
+    /// `class-map type network-qos NAME` sections (older Nexus 3000/5000 dialect), in order.
+    pub network_qos_class_maps: Vec<GroupClassMap>,
     /// `policy-map type qos` sections, in order of first appearance.
     pub qos_policies: Vec<QosPolicy>,
     /// `policy-map type queuing` sections, in order of first appearance.

@@ -14,9 +14,10 @@ use std::fmt::{self, Write as _};
 
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, Lldp,
-    LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode, PfcWatchdogTimers,
-    QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
+    AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, GroupClassMap,
+    Lldp, LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode,
+    PfcWatchdogTimers, QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE,
+    MBYTE,
 };
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.
@@ -58,6 +59,16 @@ impl fmt::Display for Config {
         }
         blocks.extend(self.access_lists.iter().map(ToString::to_string));
         blocks.extend(self.class_maps.iter().map(ToString::to_string));
+        blocks.extend(
+            self.queuing_class_maps
+                .iter()
+                .map(|c| group_class_map("queuing", c)),
+        );
+        blocks.extend(
+            self.network_qos_class_maps
+                .iter()
+                .map(|c| group_class_map("network-qos", c)),
+        );
         blocks.extend(self.qos_policies.iter().map(ToString::to_string));
         blocks.extend(self.queuing_policies.iter().map(ToString::to_string));
         blocks.extend(self.network_qos_policies.iter().map(ToString::to_string));
@@ -255,6 +266,15 @@ impl fmt::Display for ClassMap {
     }
 }
 
+/// A `class-map type queuing|network-qos NAME` block of the older dialect.
+fn group_class_map(kind: &str, c: &GroupClassMap) -> String {
+    let mut s = format!("class-map type {kind} {}\n", c.name);
+    if let Some(g) = c.qos_group {
+        s.push_str(&format!("  match qos-group {g}\n"));
+    }
+    s
+}
+
 /// The `policy-map type qos` block.
 impl fmt::Display for QosPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -295,11 +315,14 @@ impl fmt::Display for QueuingPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "policy-map type queuing {}", self.name)?;
         for c in &self.classes {
-            writeln!(
-                f,
-                "  class type queuing {}",
-                self.direction.class_name(c.queue)
-            )?;
+            match &c.class {
+                Some(name) => writeln!(f, "  class type queuing {name}")?,
+                None => writeln!(
+                    f,
+                    "  class type queuing {}",
+                    self.direction.class_name(c.queue)
+                )?,
+            }
             if let Some(l) = c.priority_level {
                 writeln!(f, "    priority level {l}")?;
             }
@@ -346,7 +369,9 @@ impl fmt::Display for NetworkQosPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "policy-map type network-qos {}", self.name)?;
         for c in &self.classes {
-            if c.qos_group == 0 {
+            if let Some(name) = &c.class {
+                writeln!(f, "  class type network-qos {name}")?;
+            } else if c.qos_group == 0 {
                 writeln!(f, "  class type network-qos c-8q-nq-default")?;
             } else {
                 writeln!(f, "  class type network-qos c-8q-nq{}", c.qos_group)?;
@@ -354,9 +379,12 @@ impl fmt::Display for NetworkQosPolicy {
             if let Some(m) = c.mtu {
                 writeln!(f, "    mtu {m}")?;
             }
-            if !c.pause_pfc_cos.is_empty() {
-                let list: Vec<String> = c.pause_pfc_cos.iter().map(u8::to_string).collect();
-                writeln!(f, "    pause pfc-cos {}", list.join(","))?;
+            let list: Vec<String> = c.pause_pfc_cos.iter().map(u8::to_string).collect();
+            match (c.no_drop, list.is_empty()) {
+                (true, true) => writeln!(f, "    pause no-drop")?,
+                (true, false) => writeln!(f, "    pause no-drop pfc-cos {}", list.join(","))?,
+                (false, false) => writeln!(f, "    pause pfc-cos {}", list.join(","))?,
+                (false, true) => {}
             }
         }
         Ok(())

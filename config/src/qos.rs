@@ -47,6 +47,19 @@ pub enum ClassMapKind {
     Qos,
 }
 
+/// A `class-map type queuing NAME` or `class-map type network-qos NAME`: a
+/// user name for one qos-group, as the older Nexus 3000/5000 MQC dialect
+/// writes it (`match qos-group N`), so a policy's `class type queuing NAME`
+/// configures that group's queue and `class type network-qos NAME` its MTU
+/// and losslessness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupClassMap {
+    /// Its name (case-sensitive); the same name may also be a class-map of another type.
+    pub name: String,
+    /// `match qos-group N`; `None` while the class-map matches nothing.
+    pub qos_group: Option<u8>,
+}
+
 /// How a class-map combines its `match` lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub enum MatchMode {
@@ -484,6 +497,10 @@ pub struct PauseThresholds {
 pub struct QueuingClass {
     /// Queue number: 1-7 for `…q1`..`…q7`, 0 for `…q-default`.
     pub queue: u8,
+    /// The name the class was written with when it is not a system class
+    /// name (`class-default`, or a `class-map type queuing` whose qos-group
+    /// is [`Self::queue`]), so it prints back as written.
+    pub class: Option<String>,
     /// `priority [level N]`: strict priority, level 1 highest (1-8).
     pub priority_level: Option<u8>,
     /// `bandwidth …`.
@@ -526,11 +543,19 @@ impl QueuingPolicy {
     }
 }
 
-/// One `class type network-qos c-8q-nqN` of a network-qos policy.
+/// One `class type network-qos c-8q-nqN` (or user-named class) of a network-qos policy.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NqClass {
-    /// The qos-group it configures (0 for `c-8q-nq-default`).
+    /// The qos-group it configures (0 for `c-8q-nq-default` and `class-default`).
     pub qos_group: u8,
+    /// The name the class was written with when it is not a system class
+    /// name (`class-default`, or a `class-map type network-qos` whose
+    /// qos-group is [`Self::qos_group`]), so it prints back as written.
+    pub class: Option<String>,
+    /// `pause no-drop` (the older Nexus 3000/5000 dialect): the class is
+    /// lossless; without `pfc-cos` PFC pauses it on the 802.1p priorities
+    /// the ingress classification maps into its qos-group.
+    pub no_drop: bool,
     /// `mtu N`: largest frame the class carries.
     pub mtu: Option<u16>,
     /// `pause pfc-cos N[,N…]`: the class is lossless, paused by PFC on these priorities (sorted).

@@ -111,6 +111,7 @@ fn the_book_configuration_compiles_field_by_field() {
             qos_group: 3,
             mtu: Some(9216),
             pause_pfc_cos: vec![3],
+            ..NqClass::default()
         }]
     );
     assert_eq!(c.pfc_watchdog_interval, Some(true));

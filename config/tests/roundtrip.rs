@@ -469,7 +469,9 @@ fn network_qos_policy(rng: &mut Rng, name: String) -> NetworkQosPolicy {
                 mtu: rng
                     .chance(60)
                     .then(|| 576 + rng.below(9216 - 576 + 1) as u16),
+                no_drop: rng.chance(20),
                 pause_pfc_cos,
+                class: None,
             }
         })
         .collect();

@@ -842,6 +842,62 @@ interface Ethernet1/2
         assert_eq!(e1.pfc.enabled_priorities, 0, "no pause pfc-cos: no PFC");
     }
 
+    /// The older Nexus 3000/5000 dialect of the RDMA guides: user-named
+    /// queuing and network-qos classes by qos-group, `pause no-drop`.
+    #[test]
+    fn the_older_mqc_dialect_compiles_pfc_onto_the_named_qos_group() {
+        const TOR: &str = "class-map type qos match-all ROCE
+  match cos 3
+class-map type queuing ROCE
+  match qos-group 3
+class-map type network-qos ROCE
+  match qos-group 3
+policy-map type qos MARK
+  class ROCE
+    set qos-group 3
+  class class-default
+policy-map type queuing OUT
+  class type queuing ROCE
+    bandwidth percent 50
+  class type queuing class-default
+    bandwidth percent 50
+policy-map type queuing IN
+  class type queuing ROCE
+    pause buffer-size 101920 pause-threshold 46800 resume-threshold 34320
+  class type queuing class-default
+policy-map type network-qos NQ
+  class type network-qos ROCE
+    mtu 2240
+    pause no-drop
+  class type network-qos class-default
+    mtu 9216
+system qos
+  service-policy type qos input MARK
+  service-policy type queuing output OUT
+  service-policy type network-qos NQ
+interface Ethernet1/1
+  no switchport
+  priority-flow-control mode on
+  service-policy type queuing input IN
+interface Ethernet1/2
+  no switchport
+";
+        let c = compiled(TOR);
+        let e1 = &c.model.interfaces[0];
+        assert_eq!(e1.pfc.enabled_priorities, 1 << 3, "PFC on priority 3 only");
+        assert_eq!(e1.pfc.pg[3].xoff_bytes, 46800);
+        assert_eq!(e1.pfc.pg[3].xon_bytes, 34320);
+        assert_eq!(e1.queues[3].bandwidth_percent, Some(50));
+        assert_eq!(e1.queues[0].bandwidth_percent, Some(50));
+        // Ethernet1/2 leaves PFC in its default mode (auto): off until DCBX agrees.
+        let e2 = &c.model.interfaces[1];
+        assert_eq!(e2.pfc.enabled_priorities, 0);
+        assert_eq!(e2.queues[3].bandwidth_percent, Some(50));
+        // Without `pause no-drop` the class stays lossy.
+        let c = compiled(&TOR.replace("    pause no-drop\n", ""));
+        assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
+    }
+
     fn demo_switch_model() -> SwitchModel {
         crate::demo::demo_switch().unwrap().model
     }

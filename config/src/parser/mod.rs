@@ -167,6 +167,10 @@ struct Frame {
 pub(crate) enum Section {
     /// `class-map type qos NAME`.
     ClassMap,
+    /// `class-map type queuing NAME` (older Nexus 3000/5000 dialect).
+    QueuingClassMap,
+    /// `class-map type network-qos NAME` (older Nexus 3000/5000 dialect).
+    NqClassMap,
     /// `ip access-list NAME`.
     AccessList,
     /// `policy-map type qos NAME`.
@@ -192,6 +196,7 @@ impl Section {
     fn table(self) -> &'static [Spec] {
         match self {
             Section::ClassMap => qos::CLASS_MAP,
+            Section::QueuingClassMap | Section::NqClassMap => qos::GROUP_CLASS_MAP,
             Section::AccessList => qos::ACCESS_LIST,
             Section::QosPolicy => qos::QOS_POLICY,
             Section::QosClass => qos::QOS_CLASS,
@@ -207,13 +212,22 @@ impl Section {
     /// The section's name in messages.
     fn context(self) -> &'static str {
         match self {
-            Section::ClassMap => "class-map",
+            Section::ClassMap | Section::QueuingClassMap | Section::NqClassMap => "class-map",
             Section::AccessList => "ip access-list",
             Section::QosPolicy | Section::QueuingPolicy | Section::NqPolicy => "policy-map",
             Section::QosClass | Section::QueuingClass | Section::NqClass => "policy-map class",
             Section::SystemQos => "system qos",
             Section::Dlb => "hardware profile dlb",
         }
+    }
+
+    /// Whether the body of this section is still checked when its header
+    /// failed: its handlers then report syntax errors but change nothing
+    /// (they find no open section to write to), so one pass shows every
+    /// error. Access lists and `hardware profile dlb` write to their
+    /// section unconditionally and keep swallowing a broken body.
+    fn checks_broken_body(self) -> bool {
+        !matches!(self, Section::AccessList | Section::Dlb)
     }
 }
 
@@ -264,7 +278,12 @@ impl FrameKind {
 
     /// Whether unknown lines inside the section are errors (a typo in it).
     fn is_modelled(&self) -> bool {
-        matches!(self, FrameKind::Interface(_) | FrameKind::Section(..))
+        matches!(self, FrameKind::Interface(_) | FrameKind::Section(..)) || self.checks_body()
+    }
+
+    /// Whether the commands of a section whose header failed are still checked.
+    fn checks_body(&self) -> bool {
+        matches!(self, FrameKind::Broken(s) if s.checks_broken_body())
     }
 }
 
@@ -333,7 +352,7 @@ impl<'a> Builder<'a> {
         self.line = line.number;
         self.indent = line.indent;
         let inner = self.innermost();
-        if inner.kind.is_skipped() && line.indent > inner.indent {
+        if inner.kind.is_skipped() && !inner.kind.checks_body() && line.indent > inner.indent {
             return;
         }
         let first = line.tokens[0].text;
@@ -409,7 +428,8 @@ impl<'a> Builder<'a> {
                     return;
                 }
                 Lookup::Ambiguous { at, candidates } => {
-                    if !self.frames[depth].kind.is_skipped() {
+                    let kind = &self.frames[depth].kind;
+                    if !kind.is_skipped() || kind.checks_body() {
                         let tok = line.tokens[at];
                         self.error(Fail::new(
                             tok.col,
@@ -437,7 +457,7 @@ impl<'a> Builder<'a> {
     fn dispatch(&mut self, spec: &'static Spec, consumed: usize, line: &Line<'_>) {
         let at_top = self.frames.len() == 1;
         let frame = self.frames.len() - 1;
-        if self.frames[frame].kind.is_skipped() {
+        if self.frames[frame].kind.is_skipped() && !self.frames[frame].kind.checks_body() {
             return;
         }
         if !at_top && line.indent > self.frames[frame].indent {
@@ -465,6 +485,7 @@ impl<'a> Builder<'a> {
     fn unknown(&mut self, line: &Line<'_>, at: usize) {
         let inner = self.innermost();
         if matches!(inner.kind, FrameKind::SkipInterface | FrameKind::Broken(_))
+            && !inner.kind.checks_body()
             && table::looks_like(inner.kind.table(), &line.tokens)
         {
             return;

@@ -159,6 +159,7 @@ pub fn render_policy_map_interface(
             queue_limit: c.queue_limit,
             shape: c.shape,
             pause: None,
+            class: None,
         };
         writeln!(
             out,

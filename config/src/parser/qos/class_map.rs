@@ -53,6 +53,9 @@ pub(in crate::parser) fn class_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> Res
             return Err(f);
         }
     };
+    if let Some((k @ ("queuing" | "network-qos"), _)) = kind {
+        return group_class_map(b, a, k == "queuing");
+    }
     if let Some((k, _)) = kind.filter(|(k, _)| *k != "qos") {
         a.skip_rest();
         b.skip("", format!("class-map type {k}"), head_col, true);
@@ -69,6 +72,136 @@ pub(in crate::parser) fn class_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> Res
             Err(f)
         }
     }
+}
+
+/// Commands under `class-map type queuing|network-qos` (older Nexus 3000/5000 dialect).
+pub(in crate::parser) static GROUP_CLASS_MAP: &[Spec] = &[
+    Spec::run(
+        &["match", "qos-group"],
+        "match qos-group 0-7",
+        match_qos_group,
+    ),
+    Spec::run(
+        &["no", "match", "qos-group"],
+        "no match qos-group [0-7]",
+        no_match_qos_group,
+    ),
+    Spec::accept(&["description"]),
+];
+
+/// The user-named qos-group class-maps of one type.
+pub(super) fn group_class_maps<'b>(
+    b: &'b mut Builder<'_>,
+    queuing: bool,
+) -> &'b mut Vec<GroupClassMap> {
+    if queuing {
+        &mut b.config.queuing_class_maps
+    } else {
+        &mut b.config.network_qos_class_maps
+    }
+}
+
+/// `class-map type queuing|network-qos [match-any|match-all] NAME`: a user
+/// name for one qos-group, as the older Nexus 3000/5000 dialect writes it.
+fn group_class_map(b: &mut Builder<'_>, a: &mut Args<'_>, queuing: bool) -> Result<(), Fail> {
+    let section = if queuing {
+        Section::QueuingClassMap
+    } else {
+        Section::NqClassMap
+    };
+    if a.peek().is_some_and(|t| {
+        t.text.eq_ignore_ascii_case("match-any") || t.text.eq_ignore_ascii_case("match-all")
+    }) {
+        a.next_token();
+    }
+    let header = a
+        .expect("class-map name")
+        .and_then(|tok| {
+            a.finish()?;
+            Ok((tok, value::name(tok, "class-map")?))
+        })
+        .and_then(|(tok, name)| {
+            if name == CLASS_DEFAULT {
+                return Err(Fail::new(
+                    tok.col,
+                    "`class-default` is system-defined and cannot be configured",
+                    Some(
+                        "use `class type queuing|network-qos class-default` inside a policy-map"
+                            .into(),
+                    ),
+                ));
+            }
+            Ok(name)
+        });
+    let name = match header {
+        Ok(n) => n,
+        Err(f) => {
+            b.enter(FrameKind::Broken(section));
+            return Err(f);
+        }
+    };
+    let maps = group_class_maps(b, queuing);
+    let index = find_or_push(
+        maps,
+        |c| c.name == name,
+        || GroupClassMap {
+            name: name.clone(),
+            qos_group: None,
+        },
+    );
+    b.enter(FrameKind::Section(section, index, 0));
+    Ok(())
+}
+
+/// The group class-map being configured: whether it is a queuing one, and its index.
+fn group_cm(b: &Builder<'_>) -> Option<(bool, usize)> {
+    b.section(Section::QueuingClassMap)
+        .map(|(i, _)| (true, i))
+        .or_else(|| b.section(Section::NqClassMap).map(|(i, _)| (false, i)))
+}
+
+/// `match qos-group N` under a queuing or network-qos class-map.
+pub(super) fn match_qos_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let tok = a.expect("qos-group")?;
+    a.finish()?;
+    let g = value::ranged(tok, "qos-group", 0, 7)? as u8;
+    let Some((queuing, i)) = group_cm(b) else {
+        return Ok(());
+    };
+    let cm = &mut group_class_maps(b, queuing)[i];
+    match cm.qos_group {
+        Some(have) if have != g => Err(Fail::new(
+            tok.col,
+            format!(
+                "class-map `{}` already matches qos-group {have}; a queuing or network-qos class-map names one qos-group",
+                cm.name
+            ),
+            Some(format!(
+                "remove the other first with `no match qos-group {have}`"
+            )),
+        )),
+        _ => {
+            cm.qos_group = Some(g);
+            Ok(())
+        }
+    }
+}
+
+/// `no match qos-group [N]`.
+pub(super) fn no_match_qos_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let g = match a.next_token() {
+        Some(tok) => Some(value::ranged(tok, "qos-group", 0, 7)? as u8),
+        None => None,
+    };
+    a.finish()?;
+    let Some((queuing, i)) = group_cm(b) else {
+        return Ok(());
+    };
+    let cm = &mut group_class_maps(b, queuing)[i];
+    if g.is_none() || cm.qos_group == g {
+        cm.qos_group = None;
+    }
+    Ok(())
 }
 
 /// Read the rest of a `class-map type qos` header and find or create the class-map.
@@ -125,7 +258,25 @@ pub(super) fn class_map_header(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<
 
 /// `no class-map [type qos] [match-any|match-all] NAME`.
 pub(in crate::parser) fn no_class_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    if let Some((k, _)) = section_type(a, &["qos", "queuing", "network-qos", "control-plane"])? {
+    let kind = section_type(a, &["qos", "queuing", "network-qos", "control-plane"])?;
+    if let Some((k, _)) = kind {
+        if k == "queuing" || k == "network-qos" {
+            if a.peek().is_some_and(|t| {
+                t.text.eq_ignore_ascii_case("match-any") || t.text.eq_ignore_ascii_case("match-all")
+            }) {
+                a.next_token();
+            }
+            let tok = a.expect("class-map name")?;
+            a.finish()?;
+            if !remove_named(group_class_maps(b, k == "queuing"), |c| c.name == tok.text) {
+                b.warn(
+                    tok.col,
+                    format!("no class-map type {k} `{}` to remove", tok.text),
+                    None,
+                );
+            }
+            return Ok(());
+        }
         if k != "qos" {
             a.skip_rest();
             return Ok(());
@@ -150,9 +301,9 @@ pub(in crate::parser) fn no_class_map(b: &mut Builder<'_>, a: &mut Args<'_>) -> 
     Ok(())
 }
 
-/// Index of the class-map being configured.
-pub(super) fn cm(b: &Builder<'_>) -> usize {
-    b.section(Section::ClassMap).map_or(0, |(i, _)| i)
+/// Index of the class-map being configured (`None` in a class-map whose header failed).
+pub(super) fn cm(b: &Builder<'_>) -> Option<usize> {
+    b.section(Section::ClassMap).map(|(i, _)| i)
 }
 
 /// Named DSCP values NX-OS accepts.
@@ -273,7 +424,9 @@ pub(super) fn value_list(
 
 /// Add a match line to the current class-map (identical lines are kept once).
 pub(super) fn add_match(b: &mut Builder<'_>, m: Match) {
-    let index = cm(b);
+    let Some(index) = cm(b) else {
+        return;
+    };
     if let Some(c) = b.config.class_maps.get_mut(index) {
         if !c.matches.contains(&m) {
             c.matches.push(m);
@@ -288,7 +441,9 @@ pub(super) fn remove_values(
     set: u64,
     make: fn(u64) -> Match,
 ) {
-    let index = cm(b);
+    let Some(index) = cm(b) else {
+        return;
+    };
     if let Some(c) = b.config.class_maps.get_mut(index) {
         let mut out = Vec::new();
         for m in c.matches.drain(..) {
@@ -373,7 +528,9 @@ pub(super) fn match_access_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Resul
     let tok = a.expect("access list name")?;
     a.finish()?;
     let acl = value::name(tok, "access list")?;
-    let index = cm(b);
+    let Some(index) = cm(b) else {
+        return Ok(());
+    };
     if let Some(name) = b.config.class_maps.get(index).map(|c| c.name.clone()) {
         b.mark(
             At::AclRef {
@@ -391,7 +548,9 @@ pub(super) fn match_access_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Resul
 pub(super) fn no_match_access_group(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let tok = a.expect("access list name")?;
     a.finish()?;
-    let index = cm(b);
+    let Some(index) = cm(b) else {
+        return Ok(());
+    };
     if let Some(c) = b.config.class_maps.get_mut(index) {
         c.matches
             .retain(|m| !matches!(m, Match::AccessGroup(n) if n == tok.text));

@@ -10,10 +10,10 @@ use super::{Args, Builder, Fail, FrameKind, Section};
 use crate::lexer::{Line, Token};
 use crate::model::{IpPrefix, Ipv4Prefix, MAX_MTU, MIN_MTU};
 use crate::qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, Match, MatchMode,
-    NetworkQosPolicy, NqClass, PauseThresholds, Port, PortMatch, QosPolicy, QosPolicyClass,
-    QueueLimit, QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset, CLASS_DEFAULT,
-    DEFAULT_DROP_PROBABILITY,
+    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, Direction, GroupClassMap, Match,
+    MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, Port, PortMatch, QosPolicy,
+    QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset,
+    CLASS_DEFAULT, DEFAULT_DROP_PROBABILITY,
 };
 use crate::validate::{At, NqItem, PolicySlot, PolicyType, QueuingItem};
 
@@ -202,4 +202,63 @@ fn class_name<'t>(a: &mut Args<'t>, kind: &'static str) -> Result<Token<'t>, Fai
     let tok = a.expect("class name")?;
     a.finish()?;
     Ok(tok)
+}
+
+/// `class-default` or a user class-map of the older dialect: its name and
+/// qos-group (`None` when the class-map matches no qos-group).
+struct GroupClass(String, Option<u8>);
+
+/// Resolve a class name that is not a system class name against the older
+/// dialect: `class-default` (qos-group 0) or a `class-map type KIND NAME`.
+///
+/// # Errors
+///
+/// No class-map of that type and name: the error says so, with the closest
+/// system or user name as a hint, or where the name is defined under another type.
+fn named_group_class(
+    b: &Builder<'_>,
+    tok: Token<'_>,
+    kind: &str,
+    system_names: &[String],
+    system_list: &str,
+) -> Result<GroupClass, Fail> {
+    if tok.text.eq_ignore_ascii_case(CLASS_DEFAULT) {
+        return Ok(GroupClass(CLASS_DEFAULT.to_string(), Some(0)));
+    }
+    let maps = if kind == "queuing" {
+        &b.config.queuing_class_maps
+    } else {
+        &b.config.network_qos_class_maps
+    };
+    if let Some(cm) = maps.iter().find(|c| c.name == tok.text) {
+        return Ok(GroupClass(cm.name.clone(), cm.qos_group));
+    }
+    let other = if kind == "queuing" {
+        ("network-qos", &b.config.network_qos_class_maps)
+    } else {
+        ("queuing", &b.config.queuing_class_maps)
+    };
+    let hint = if other.1.iter().any(|c| c.name == tok.text) {
+        format!(
+            "`{}` is a class-map type {}; define `class-map type {kind} {}` with `match qos-group N`",
+            tok.text, other.0, tok.text
+        )
+    } else {
+        let candidates = system_names
+            .iter()
+            .map(String::as_str)
+            .chain(maps.iter().map(|c| c.name.as_str()))
+            .chain(std::iter::once(CLASS_DEFAULT));
+        did_you_mean(tok.text, candidates, || {
+            format!(
+                "define it first with `class-map type {kind} {}` and `match qos-group N`, or use a system class: {system_list}",
+                tok.text
+            )
+        })
+    };
+    Err(Fail::new(
+        tok.col,
+        format!("unknown {kind} class `{}`", tok.text),
+        Some(hint),
+    ))
 }

@@ -18,6 +18,16 @@ pub(in crate::parser) static NQ_CLASS: &[Spec] = &[
     Spec::run(&["mtu"], "mtu 576-9216", nq_mtu),
     Spec::run(&["no", "mtu"], "no mtu", no_nq_mtu),
     Spec::run(
+        &["pause", "no-drop"],
+        "pause no-drop [pfc-cos N[,N...]]",
+        pause_no_drop,
+    ),
+    Spec::run(
+        &["no", "pause", "no-drop"],
+        "no pause no-drop",
+        no_pause_no_drop,
+    ),
+    Spec::run(
         &["pause", "pfc-cos"],
         "pause pfc-cos N[,N...]",
         pause_pfc_cos,
@@ -41,9 +51,7 @@ pub(super) fn parse_nq_class(tok: Token<'_>) -> Result<u8, Fail> {
         _ => None,
     };
     group.ok_or_else(|| {
-        let names: Vec<String> = std::iter::once("c-8q-nq-default".to_string())
-            .chain((1..8).map(|g| format!("c-8q-nq{g}")))
-            .collect();
+        let names = nq_class_names();
         Fail::new(
             tok.col,
             format!("unknown network-qos class `{}`", tok.text),
@@ -56,27 +64,92 @@ pub(super) fn parse_nq_class(tok: Token<'_>) -> Result<u8, Fail> {
     })
 }
 
+/// The system network-qos class names, for hints.
+fn nq_class_names() -> Vec<String> {
+    std::iter::once("c-8q-nq-default".to_string())
+        .chain((1..8).map(|g| format!("c-8q-nq{g}")))
+        .collect()
+}
+
+/// Resolve a `class type network-qos NAME`: a system class (its qos-group),
+/// or `class-default` / a `class-map type network-qos NAME` of the older dialect.
+fn resolve_nq_class(b: &Builder<'_>, tok: Token<'_>) -> Result<Result<u8, GroupClass>, Fail> {
+    match parse_nq_class(tok) {
+        Ok(g) => Ok(Ok(g)),
+        Err(_) => named_group_class(
+            b,
+            tok,
+            "network-qos",
+            &nq_class_names(),
+            "c-8q-nq1 to c-8q-nq7 and c-8q-nq-default",
+        )
+        .map(Err),
+    }
+}
+
 /// `class type network-qos NAME`.
 pub(super) fn nq_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let parsed = class_name(a, "network-qos").and_then(|t| Ok((t, resolve_nq_class(b, t)?)));
     let Some((p, _)) = b.section(Section::NqPolicy) else {
-        return Ok(());
+        // The policy-map header failed: check the class and its body, keep nothing.
+        b.enter(FrameKind::Broken(Section::NqClass));
+        return parsed.map(|_| ());
     };
-    let group = match class_name(a, "network-qos").and_then(parse_nq_class) {
-        Ok(g) => g,
+    let (tok, resolved) = match parsed {
+        Ok(x) => x,
         Err(f) => {
             b.enter(FrameKind::Broken(Section::NqClass));
             return Err(f);
         }
     };
-    let classes = &mut b.config.network_qos_policies[p].classes;
-    let c = find_or_push(
-        classes,
-        |c| c.qos_group == group,
-        || NqClass {
-            qos_group: group,
-            ..NqClass::default()
-        },
-    );
+    let (group, name) = match resolved {
+        Ok(g) => (g, None),
+        Err(GroupClass(name, Some(g))) => (g, Some(name)),
+        Err(GroupClass(name, None)) => {
+            b.warn(
+                tok.col,
+                format!(
+                    "class-map type network-qos `{name}` matches no qos-group; its class here configures nothing and is skipped"
+                ),
+                Some(format!(
+                    "add `match qos-group N` under `class-map type network-qos {name}`"
+                )),
+            );
+            b.enter(FrameKind::Broken(Section::NqClass));
+            return Ok(());
+        }
+    };
+    let policy = &mut b.config.network_qos_policies[p];
+    let c = match policy.classes.iter().position(|c| c.qos_group == group) {
+        Some(c) if policy.classes[c].class != name => {
+            let other = policy.classes[c].class.clone().unwrap_or_else(|| {
+                if group == 0 {
+                    "c-8q-nq-default".into()
+                } else {
+                    format!("c-8q-nq{group}")
+                }
+            });
+            let pname = policy.name.clone();
+            b.enter(FrameKind::Broken(Section::NqClass));
+            return Err(Fail::new(
+                tok.col,
+                format!(
+                    "class `{}` configures qos-group {group}, which class `{other}` of policy-map `{pname}` already configures",
+                    tok.text
+                ),
+                Some("each qos-group is configured by one class of a policy-map".into()),
+            ));
+        }
+        Some(c) => c,
+        None => {
+            policy.classes.push(NqClass {
+                qos_group: group,
+                class: name,
+                ..NqClass::default()
+            });
+            policy.classes.len() - 1
+        }
+    };
     b.enter(FrameKind::Section(Section::NqClass, p, c));
     Ok(())
 }
@@ -87,10 +160,16 @@ pub(super) fn no_nq_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), F
         return Ok(());
     };
     let tok = class_name(a, "network-qos")?;
-    let group = parse_nq_class(tok)?;
-    if !remove_named(&mut b.config.network_qos_policies[p].classes, |c| {
-        c.qos_group == group
-    }) {
+    let group = match resolve_nq_class(b, tok)? {
+        Ok(g) => Some(g),
+        Err(GroupClass(_, g)) => g,
+    };
+    let removed = group.is_some_and(|group| {
+        remove_named(&mut b.config.network_qos_policies[p].classes, |c| {
+            c.qos_group == group
+        })
+    });
+    if !removed {
         b.warn(tok.col, format!("no class `{}` to remove", tok.text), None);
     }
     Ok(())
@@ -145,5 +224,35 @@ pub(super) fn pause_pfc_cos(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(),
 pub(super) fn no_pause_pfc_cos(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
     with_nq(b, NqItem::Pause, 0, |c| c.pause_pfc_cos.clear());
+    Ok(())
+}
+
+/// `pause no-drop [pfc-cos N[,N...]]` (older Nexus 3000/5000 dialect): the
+/// class is lossless. Without `pfc-cos`, PFC pauses it on the priorities the
+/// ingress classification maps into its qos-group (see `Config::effective_qos`).
+pub(super) fn pause_no_drop(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let col = a.line.tokens[0].col;
+    let list: Vec<u8> = match a.next_token() {
+        None => Vec::new(),
+        Some(t) => {
+            keyword(t, &["pfc-cos"], "pause no-drop keyword")?;
+            let set = value_list(a, "CoS", 7, &[])?;
+            (0..8).filter(|c| set & (1 << c) != 0).collect()
+        }
+    };
+    with_nq(b, NqItem::Pause, col, |c| {
+        c.no_drop = true;
+        c.pause_pfc_cos = list;
+    });
+    Ok(())
+}
+
+/// `no pause no-drop [...]`: the class is lossy again.
+pub(super) fn no_pause_no_drop(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.skip_rest();
+    with_nq(b, NqItem::Pause, 0, |c| {
+        c.no_drop = false;
+        c.pause_pfc_cos.clear();
+    });
     Ok(())
 }

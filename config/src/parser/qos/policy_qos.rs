@@ -31,10 +31,13 @@ pub(in crate::parser) static QOS_CLASS: &[Spec] = &[
 
 /// `class [type qos] NAME` under a qos policy.
 pub(super) fn qos_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let parsed = class_name(a, "qos").and_then(|t| value::name(t, "class").map(|n| (t, n)));
     let Some((p, _)) = b.section(Section::QosPolicy) else {
-        return Ok(());
+        // The policy-map header failed: check the class and its body, keep nothing.
+        b.enter(FrameKind::Broken(Section::QosClass));
+        return parsed.map(|_| ());
     };
-    let tok = match class_name(a, "qos").and_then(|t| value::name(t, "class").map(|n| (t, n))) {
+    let tok = match parsed {
         Ok(x) => x,
         Err(f) => {
             b.enter(FrameKind::Broken(Section::QosClass));

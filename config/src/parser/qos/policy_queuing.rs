@@ -80,43 +80,109 @@ pub(super) fn parse_queuing_class(tok: Token<'_>) -> Result<(Direction, u8), Fai
     })
 }
 
+/// The system queuing class names, for hints.
+const QUEUING_SYSTEM_LIST: &str = "c-out-8q-q1 to c-out-8q-q7 and c-out-8q-q-default (egress), c-in-q1 to c-in-q7 and c-in-q-default (ingress)";
+
+/// Resolve a `class type queuing NAME`: a system class (with its direction
+/// and queue), or `class-default` / a `class-map type queuing NAME` of the
+/// older dialect (with the queue of its qos-group, the same number).
+fn resolve_queuing_class(
+    b: &Builder<'_>,
+    tok: Token<'_>,
+) -> Result<Result<(Direction, u8), GroupClass>, Fail> {
+    match parse_queuing_class(tok) {
+        Ok(x) => Ok(Ok(x)),
+        Err(_) => {
+            let names = queuing_class_names();
+            named_group_class(b, tok, "queuing", &names, QUEUING_SYSTEM_LIST).map(Err)
+        }
+    }
+}
+
 /// `class type queuing NAME`.
 pub(super) fn queuing_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let parsed = class_name(a, "queuing").and_then(|t| Ok((t, resolve_queuing_class(b, t)?)));
     let Some((p, _)) = b.section(Section::QueuingPolicy) else {
-        return Ok(());
+        // The policy-map header failed: check the class and its body, keep nothing.
+        b.enter(FrameKind::Broken(Section::QueuingClass));
+        return parsed.map(|_| ());
     };
-    let result = class_name(a, "queuing").and_then(|t| Ok((t, parse_queuing_class(t)?)));
-    let (tok, (direction, queue)) = match result {
+    let (tok, resolved) = match parsed {
         Ok(x) => x,
         Err(f) => {
             b.enter(FrameKind::Broken(Section::QueuingClass));
             return Err(f);
         }
     };
+    let (queue, name) = match resolved {
+        Ok((direction, queue)) => {
+            let policy = &mut b.config.queuing_policies[p];
+            // Only system class names say which side a policy is for.
+            if !policy.classes.iter().any(|c| c.class.is_none()) {
+                policy.direction = direction;
+            } else if policy.direction != direction {
+                let (have, want) = match policy.direction {
+                    Direction::Egress => ("egress", "ingress"),
+                    Direction::Ingress => ("ingress", "egress"),
+                };
+                let name = policy.name.clone();
+                b.enter(FrameKind::Broken(Section::QueuingClass));
+                return Err(Fail::new(
+                    tok.col,
+                    format!(
+                        "policy-map `{name}` has {have} classes; `{}` is an {want} class",
+                        tok.text
+                    ),
+                    Some(
+                        "egress (c-out-…) and ingress (c-in-…) queuing are separate policy-maps"
+                            .into(),
+                    ),
+                ));
+            }
+            (queue, None)
+        }
+        Err(GroupClass(name, Some(group))) => (group, Some(name)),
+        Err(GroupClass(name, None)) => {
+            b.warn(
+                tok.col,
+                format!(
+                    "class-map type queuing `{name}` matches no qos-group; its class here configures no queue and is skipped"
+                ),
+                Some(format!(
+                    "add `match qos-group N` under `class-map type queuing {name}`"
+                )),
+            );
+            b.enter(FrameKind::Broken(Section::QueuingClass));
+            return Ok(());
+        }
+    };
     let policy = &mut b.config.queuing_policies[p];
-    if policy.classes.is_empty() {
-        policy.direction = direction;
-    } else if policy.direction != direction {
-        let (have, want) = match policy.direction {
-            Direction::Egress => ("egress", "ingress"),
-            Direction::Ingress => ("ingress", "egress"),
-        };
-        let name = policy.name.clone();
-        b.enter(FrameKind::Broken(Section::QueuingClass));
-        return Err(Fail::new(
-            tok.col,
-            format!(
-                "policy-map `{name}` has {have} classes; `{}` is an {want} class",
-                tok.text
-            ),
-            Some("egress (c-out-…) and ingress (c-in-…) queuing are separate policy-maps".into()),
-        ));
-    }
-    let c = find_or_push(
-        &mut policy.classes,
-        |c| c.queue == queue,
-        || QueuingClass::new(queue),
-    );
+    let c = match policy.classes.iter().position(|c| c.queue == queue) {
+        Some(c) if policy.classes[c].class != name => {
+            let other = policy.classes[c]
+                .class
+                .clone()
+                .unwrap_or_else(|| policy.direction.class_name(queue));
+            let pname = policy.name.clone();
+            b.enter(FrameKind::Broken(Section::QueuingClass));
+            return Err(Fail::new(
+                tok.col,
+                format!(
+                    "class `{}` configures queue {queue}, which class `{other}` of policy-map `{pname}` already configures",
+                    tok.text
+                ),
+                Some("each qos-group's queue is configured by one class of a policy-map".into()),
+            ));
+        }
+        Some(c) => c,
+        None => {
+            policy.classes.push(QueuingClass {
+                class: name,
+                ..QueuingClass::new(queue)
+            });
+            policy.classes.len() - 1
+        }
+    };
     b.enter(FrameKind::Section(Section::QueuingClass, p, c));
     Ok(())
 }
@@ -127,10 +193,16 @@ pub(super) fn no_queuing_class(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<
         return Ok(());
     };
     let tok = class_name(a, "queuing")?;
-    let (_, queue) = parse_queuing_class(tok)?;
-    if !remove_named(&mut b.config.queuing_policies[p].classes, |c| {
-        c.queue == queue
-    }) {
+    let queue = match resolve_queuing_class(b, tok)? {
+        Ok((_, queue)) => Some(queue),
+        Err(GroupClass(_, group)) => group,
+    };
+    let removed = queue.is_some_and(|queue| {
+        remove_named(&mut b.config.queuing_policies[p].classes, |c| {
+            c.queue == queue
+        })
+    });
+    if !removed {
         b.warn(tok.col, format!("no class `{}` to remove", tok.text), None);
     }
     Ok(())
@@ -462,6 +534,22 @@ pub(super) fn pause(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             format!("resume threshold {xon} is not below the pause threshold {xoff}"),
             Some("XON must be below XOFF, or the queue pauses and resumes at once".into()),
         ));
+    }
+    if let Some((p, _)) = b.section(Section::QueuingClass) {
+        // A policy of user-named classes only (the older dialect) does not
+        // say its side by its class names; pause thresholds make it an
+        // input policy, as the Nexus 3000/5000 guides apply it.
+        let policy = &mut b.config.queuing_policies[p];
+        let named_only = policy.classes.iter().all(|c| {
+            c.class.is_some()
+                && c.priority_level.is_none()
+                && c.bandwidth.is_none()
+                && c.shape.is_none()
+                && c.wred.is_none()
+        });
+        if named_only {
+            policy.direction = Direction::Ingress;
+        }
     }
     with_queue(b, QueuingItem::Pause, col, |c, direction| {
         if direction == Direction::Egress {
