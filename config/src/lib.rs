@@ -91,7 +91,7 @@ pub use qos::{
     Dlb, DlbInterfaces, DlbMode, FlowKey, GroupClassMap, Lldp, LldpTlvSelect, LoadSharing, Match,
     MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
     PfcWatchdogTimers, Port, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
-    QueuingPolicy, Shape, SystemQos, Threshold, Wred, WredPreset, CLASS_DEFAULT,
+    QueuingPolicy, Shape, SystemQos, Threshold, Unevaluated, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_DROP_PROBABILITY,
     DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
     DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, DEFAULT_SAMPLING_INTERVAL_NS,

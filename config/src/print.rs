@@ -220,6 +220,10 @@ impl fmt::Display for AclEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = if self.permit { "permit" } else { "deny" };
         write!(f, "{} {verb} ", self.seq)?;
+        if let Some(u) = &self.unevaluated {
+            // Printed as written: railyard reads back what it cannot evaluate.
+            return f.write_str(&u.text);
+        }
         match self.protocol {
             None => f.write_str("ip")?,
             Some(p) => match crate::parser::protocol_name(p) {

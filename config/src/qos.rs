@@ -252,10 +252,55 @@ pub struct AclEntry {
     pub dst_port: Option<PortMatch>,
     /// `dscp N`: only packets with this DSCP.
     pub dscp: Option<u8>,
+    /// Conditions railyard reads but does not evaluate (see [`Unevaluated`]);
+    /// `None` when every condition is one of the fields above.
+    pub unevaluated: Option<Unevaluated>,
+}
+
+/// The part of an access-list entry railyard cannot evaluate: an option such
+/// as `fragments`, an ICMP type, TCP flags, `precedence`, or an
+/// `addrgroup`/`portgroup` object-group reference.
+///
+/// Why the entry is kept rather than dropped: dropping a `deny` widens the
+/// list, dropping a `permit` narrows it, and either shifts the sequence
+/// numbers NX-OS gives the unnumbered lines after it. Kept, the list keeps
+/// NX-OS's numbering and prints back as written. Evaluating it on the other
+/// fields alone would still classify differently from the switch (a `deny …
+/// fragments` would deny every packet, not only fragments), and QoS
+/// classification has no safe direction to err in: traffic put in the wrong
+/// class is mis-queued either way. So an access list with such an entry is
+/// loaded with a warning naming the option, and a class-map that matches it
+/// (`match access-group name`) is an error: railyard will not classify by a
+/// list it cannot evaluate. Railyard filters no traffic by access list
+/// (`ip access-group` on an interface is skipped), so a list no class-map
+/// uses changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unevaluated {
+    /// What is not evaluated, one name per kind, in line order (`fragments`,
+    /// `ICMP message type`, `addrgroup`, ...).
+    pub options: Vec<String>,
+    /// The entry's conditions as written (from the protocol on, tokens
+    /// joined by one space), which is what railyard prints back.
+    pub text: String,
+}
+
+impl Unevaluated {
+    /// An option's name as messages write it: keywords quoted
+    /// (`` `fragments` ``), descriptions (`ICMP message type`) as they are.
+    pub fn describe(kind: &str) -> String {
+        if kind.bytes().any(|c| c.is_ascii_uppercase()) {
+            kind.to_string()
+        } else {
+            format!("`{kind}`")
+        }
+    }
 }
 
 impl AclEntry {
-    /// Whether a packet satisfies every condition of the entry (ignoring permit/deny).
+    /// Whether a packet satisfies every condition of the entry (ignoring
+    /// permit/deny). For an entry with [`Self::unevaluated`] conditions this
+    /// looks only at the evaluated fields; validation rejects a class-map
+    /// that would rely on such an entry, so no classifier is built from one.
     pub fn matches(&self, key: &FlowKey) -> bool {
         let port_ok = |cond: Option<PortMatch>, port: Option<u16>| match (cond, port) {
             (None, _) => true,
@@ -1046,6 +1091,7 @@ mod tests {
             src_port: None,
             dst_port,
             dscp: None,
+            unevaluated: None,
         };
         let acl = AccessList {
             name: "ROCE".into(),

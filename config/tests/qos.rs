@@ -550,7 +550,7 @@ fn access_lists_by_protocol_addresses_ports_and_dscp() {
 }
 
 #[test]
-fn unmodelled_access_list_options_skip_the_entry_with_a_warning() {
+fn unevaluated_access_list_options_keep_the_entry_with_a_warning() {
     let p = ok("ip access-list copp\n  10 permit tcp any any established\n  20 permit icmp any any echo\n  30 permit ip any any\n");
     assert_eq!(
         warnings(&p),
@@ -558,16 +558,134 @@ fn unmodelled_access_list_options_skip_the_entry_with_a_warning() {
             (
                 2,
                 25,
-                "ip access-list option `established` is not modelled; skipped".to_string()
+                "ip access-list option `established` is not evaluated; the entry is kept as written"
+                    .to_string()
             ),
             (
                 3,
                 26,
-                "ip access-list option `echo` is not modelled; skipped".to_string()
+                "ip access-list option ICMP message type is not evaluated; the entry is kept as written"
+                    .to_string()
             ),
         ]
     );
-    assert_eq!(p.config.access_list("copp").unwrap().entries.len(), 1);
+    let acl = p.config.access_list("copp").unwrap();
+    assert_eq!(acl.entries.len(), 3);
+    let u = acl.entries[1].unevaluated.as_ref().unwrap();
+    assert_eq!(u.options, ["ICMP message type"]);
+    assert_eq!(u.text, "icmp any any echo");
+    assert_eq!(acl.entries[1].protocol, Some(1));
+    assert!(acl.entries[2].unevaluated.is_none());
+}
+
+/// Batfish's `acl_l4_fragments_semantics`: skipping the entries with options
+/// used to drop a `deny` and renumber the unnumbered lines after it.
+#[test]
+fn entries_with_unevaluated_options_keep_their_place_and_numbering() {
+    let text = "ip access-list F\n  permit icmp host 192.0.2.1 any 0\n  deny icmp host 192.0.2.1 any 1\n  permit 2 host 192.0.2.1 any\n  deny 3 host 192.0.2.1 any\n  permit 4 host 192.0.2.1 any fragments\n  deny 5 host 192.0.2.1 any fragments\n";
+    let p = ok(text);
+    let acl = p.config.access_list("F").unwrap();
+    let got: Vec<_> = acl
+        .entries
+        .iter()
+        .map(|e| (e.seq, e.permit, e.protocol, e.unevaluated.is_some()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (10, true, Some(1), true),
+            (20, false, Some(1), true),
+            (30, true, Some(2), false),
+            (40, false, Some(3), false),
+            (50, true, Some(4), true),
+            (60, false, Some(5), true),
+        ]
+    );
+    // Printed as written, and read back the same.
+    let printed = p.config.to_string();
+    assert!(
+        printed.contains("  20 deny icmp host 192.0.2.1 any 1\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("  60 deny 5 host 192.0.2.1 any fragments\n"),
+        "{printed}"
+    );
+    assert_eq!(ok(&printed).config, p.config);
+    // `no deny …` with the same text removes it.
+    let p = ok(&format!("{text}  no deny 5 host 192.0.2.1 any fragments\n"));
+    assert_eq!(p.config.access_list("F").unwrap().entries.len(), 5);
+}
+
+/// Every protocol keyword NX-OS lists for `permit ?`, and numbers 0-255.
+#[test]
+fn every_nxos_protocol_keyword_and_number() {
+    for (name, number) in [
+        ("ahp", 51),
+        ("eigrp", 88),
+        ("esp", 50),
+        ("gre", 47),
+        ("icmp", 1),
+        ("igmp", 2),
+        ("nos", 94),
+        ("ospf", 89),
+        ("pcp", 108),
+        ("pim", 103),
+        ("tcp", 6),
+        ("udp", 17),
+    ] {
+        let p = clean(&format!("ip access-list A\n  permit {name} any any\n"));
+        let e = &p.config.access_list("A").unwrap().entries[0];
+        assert_eq!(e.protocol, Some(number), "{name}");
+        assert!(
+            p.config
+                .to_string()
+                .contains(&format!("10 permit {name} any any")),
+            "{name}"
+        );
+        let p = clean(&format!("ip access-list A\n  permit {number} any any\n"));
+        assert_eq!(
+            p.config.access_list("A").unwrap().entries[0].protocol,
+            Some(number)
+        );
+    }
+    let p =
+        clean("ip access-list A\n  permit ip any any\n  permit 0 any any\n  permit 255 any any\n");
+    let protocols: Vec<_> = p
+        .config
+        .access_list("A")
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.protocol)
+        .collect();
+    assert_eq!(protocols, [None, Some(0), Some(255)]);
+    let d = one_error("ip access-list A\n  permit 256 any any\n");
+    assert_eq!((d.line, d.col), (2, 10));
+    let d = one_error("ip access-list A\n  permit pcq any any\n");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `pcp`?"));
+}
+
+/// List-level commands NX-OS prints that railyard does not model.
+#[test]
+fn ignore_routable_and_fragments_at_list_level_are_skipped_with_a_warning() {
+    let p = ok("ip access-list A\n  fragments permit-all\n  ignore routable\n  statistics per-entry\n  permit udp any any eq 4791\n");
+    assert_eq!(
+        warnings(&p),
+        [
+            (
+                2,
+                3,
+                "ip access-list command `fragments` is not modelled; skipped".to_string()
+            ),
+            (
+                3,
+                3,
+                "ip access-list command `ignore` is not modelled; skipped".to_string()
+            ),
+        ]
+    );
+    assert_eq!(p.config.access_list("A").unwrap().entries.len(), 1);
 }
 
 #[test]

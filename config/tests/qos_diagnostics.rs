@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ok, one_error, summary};
+use common::{ok, one_error, parse_strict, render, summary, warnings};
 
 /// The single non-summary warning of a text that must load.
 fn one_warning(text: &str) -> railyard_config::Diagnostic {
@@ -129,9 +129,64 @@ fn a_class_map_using_an_access_list_with_an_unmodelled_entry() {
         (
             4,
             27,
-            "access list `A` has an entry railyard does not model (line 2)",
-            Some("the class would match other traffic than on the switch; rewrite or remove that entry")
+            "access list `A` entry 10 matches on `established`, which railyard does not evaluate (line 2)",
+            Some("the class would match other traffic than on the switch; rewrite or remove that entry, or match the class another way")
         )
+    );
+}
+
+/// An object-group reference is the same in either position: kept, with a
+/// warning, and an error once a class-map classifies by its list.
+#[test]
+fn object_group_references_behave_alike_as_source_and_destination() {
+    for (line, col, kind) in [
+        ("permit ip addrgroup G any", 13, "addrgroup"),
+        ("permit ip any addrgroup G", 17, "addrgroup"),
+        ("permit tcp any portgroup P any", 18, "portgroup"),
+        ("permit tcp any any portgroup P", 22, "portgroup"),
+    ] {
+        let list = format!("ip access-list A\n  {line}\n");
+        let p = ok(&list);
+        assert_eq!(
+            warnings(&p),
+            [(
+                2,
+                col,
+                format!(
+                    "ip access-list option `{kind}` is not evaluated; the entry is kept as written"
+                )
+            )],
+            "{line}"
+        );
+        let d = one_error(&format!(
+            "{list}class-map type qos match-any R\n  match access-group name A\n"
+        ));
+        assert_eq!(
+            d.message,
+            format!("access list `A` entry 10 matches on `{kind}`, which railyard does not evaluate (line 2)"),
+            "{line}"
+        );
+    }
+}
+
+/// Removing the only unevaluated entry makes the list usable again.
+#[test]
+fn removing_the_unevaluated_entry_clears_the_error() {
+    ok("ip access-list A\n  10 deny ip any any fragments\n  20 permit udp any any eq 4791\n  no 10\nclass-map type qos match-any R\n  match access-group name A\n");
+}
+
+#[test]
+fn strict_mode_rejects_each_unevaluated_option() {
+    let es = match parse_strict(
+        "ip access-list A\n  deny ip any any fragments\n  deny ip any any fragments\n",
+    ) {
+        Ok(_) => panic!("strict mode accepted `fragments`"),
+        Err(es) => es,
+    };
+    assert_eq!(es.len(), 2, "{}", render(&es));
+    assert_eq!(
+        es[0].message,
+        "ip access-list option `fragments` is not supported"
     );
 }
 

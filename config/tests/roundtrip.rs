@@ -328,6 +328,7 @@ fn acl(rng: &mut Rng, name: String) -> AccessList {
             src_port,
             dst_port,
             dscp: rng.chance(30).then(|| rng.below(64) as u8),
+            unevaluated: None,
         });
     }
     AccessList { name, entries }

@@ -898,6 +898,54 @@ interface Ethernet1/2
         assert_eq!(c.model.interfaces[0].pfc.enabled_priorities, 0);
     }
 
+    /// Access lists as NX-OS writes them classify: `nos` and `pcp` by
+    /// protocol number, named ports by their number. A list with an entry
+    /// railyard cannot evaluate (`fragments`) never reaches the dataplane:
+    /// the class-map using it is rejected before compiling.
+    #[test]
+    fn nxos_access_list_keywords_compile_into_the_classifier() {
+        let text = "ip access-list ODD
+  deny pcp any any
+  permit nos any any
+  permit udp any any eq rip
+class-map type qos match-any ODD
+  match access-group name ODD
+policy-map type qos P
+  class ODD
+    set qos-group 2
+interface Ethernet1/1
+  no switchport
+  service-policy type qos input P
+";
+        let c = compiled(text);
+        let rules = &c.model.interfaces[0].acl_rules;
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].qos_group, 2);
+        let RuleTermModel::Access(entries) = &rules[0].terms[0] else {
+            panic!("expected an access-list term: {:?}", rules[0].terms);
+        };
+        let got: Vec<_> = entries
+            .iter()
+            .map(|e| (e.permit, e.protocol, e.dst_port))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (false, Some(108), None),
+                (true, Some(94), None),
+                (true, Some(17), Some(dp::PortMatch::Eq(520))),
+            ]
+        );
+        let with_fragments = text.replace("deny pcp any any", "deny pcp any any fragments");
+        let es = railyard_config::parse_str(&with_fragments, "acl.conf", &Default::default())
+            .expect_err("a class-map over an unevaluated entry must not load");
+        assert!(
+            es.iter()
+                .any(|d| d.message.contains("entry 10 matches on `fragments`")),
+            "{es:?}"
+        );
+    }
+
     fn demo_switch_model() -> SwitchModel {
         crate::demo::demo_switch().unwrap().model
     }

@@ -213,16 +213,32 @@ impl Checker<'_> {
                         format!("no ip access-list named `{acl}`"),
                         Some(hint),
                     );
-                } else if let Some(skipped) = self.map.at.get(&At::AclSkipped(acl.clone())) {
-                    let line = skipped.line;
+                } else if let Some((entry, u)) = c.access_list(acl).and_then(|l| {
+                    l.entries
+                        .iter()
+                        .find_map(|e| e.unevaluated.as_ref().map(|u| (e.seq, u)))
+                }) {
+                    // See `Unevaluated`: classifying by a list railyard
+                    // cannot evaluate would put other traffic in the class.
+                    let line = self
+                        .map
+                        .at
+                        .get(&At::AclSkipped(acl.clone()))
+                        .map_or_else(String::new, |p| format!(" (line {})", p.line));
+                    let options = u
+                        .options
+                        .iter()
+                        .map(|o| crate::qos::Unevaluated::describe(o))
+                        .collect::<Vec<_>>()
+                        .join(", ");
                     self.report(
                         Severity::Error,
                         pos,
                         format!(
-                            "access list `{acl}` has an entry railyard does not model (line {line})"
+                            "access list `{acl}` entry {entry} matches on {options}, which railyard does not evaluate{line}"
                         ),
                         Some(
-                            "the class would match other traffic than on the switch; rewrite or remove that entry"
+                            "the class would match other traffic than on the switch; rewrite or remove that entry, or match the class another way"
                                 .into(),
                         ),
                     );

@@ -1,6 +1,8 @@
 //! `ip access-list` sections: numbered and unnumbered `permit` / `deny` entries, their addresses, ports and DSCP.
 
 use super::*;
+use crate::diag::Severity;
+use crate::qos::Unevaluated;
 
 /// Commands under `ip access-list` (numbered lines are handled by [`numbered_entry`]).
 pub(in crate::parser) static ACCESS_LIST: &[Spec] = &[
@@ -11,6 +13,7 @@ pub(in crate::parser) static ACCESS_LIST: &[Spec] = &[
     Spec::accept(&["remark"]),
     Spec::accept(&["statistics"]),
     Spec::skip(&["fragments"]),
+    Spec::skip(&["ignore"]),
 ];
 
 /// `ip access-list NAME`.
@@ -124,9 +127,7 @@ pub(super) fn remove_entry(
 ) -> Result<(), Fail> {
     let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
     let start = a.peek().map_or(0, |t| t.col);
-    let Entry::Modelled(want) = entry_conditions(a, permit, 0)? else {
-        return Ok(());
-    };
+    let (want, _) = entry_conditions(a, permit, 0)?;
     let list = &mut b.config.access_lists[index];
     let same = |e: &AclEntry| {
         AclEntry {
@@ -142,14 +143,6 @@ pub(super) fn remove_entry(
     Ok(())
 }
 
-/// The result of reading an entry's conditions.
-pub(super) enum Entry {
-    /// Every condition is modelled.
-    Modelled(AclEntry),
-    /// It uses an option railyard does not model: (option, its column).
-    Unmodelled(String, usize),
-}
-
 /// Read and add one entry.
 pub(super) fn add_entry(
     b: &mut Builder<'_>,
@@ -159,15 +152,14 @@ pub(super) fn add_entry(
     seq: Option<(u32, usize)>,
 ) -> Result<(), Fail> {
     let at = seq.map_or_else(|| a.line.tokens[0].col, |(_, c)| c);
-    let entry = match entry_conditions(a, permit, 0)? {
-        Entry::Modelled(e) => e,
-        Entry::Unmodelled(option, col) => {
-            let name = b.config.access_lists[index].name.clone();
-            b.mark_first(At::AclSkipped(name.clone()), at);
-            b.skip("ip access-list option", option, col, true);
-            return Ok(());
+    let (entry, unevaluated) = entry_conditions(a, permit, 0)?;
+    if !unevaluated.is_empty() {
+        let name = b.config.access_lists[index].name.clone();
+        b.mark_first(At::AclSkipped(name), at);
+        for (kind, col) in unevaluated {
+            not_evaluated(b, kind, col);
         }
-    };
+    }
     let list = &mut b.config.access_lists[index];
     let seq = match seq {
         Some((s, _)) => s,
@@ -213,7 +205,9 @@ pub(super) const PROTOCOLS: &[(&str, u8)] = &[
     ("ahp", 51),
     ("eigrp", 88),
     ("ospf", 89),
+    ("nos", 94),
     ("pim", 103),
+    ("pcp", 108),
     ("sctp", 132),
 ];
 
@@ -312,8 +306,64 @@ fn port_by_name(protocol: Option<u8>, word: &str) -> Option<(&'static str, u16)>
         .copied()
 }
 
-/// Read `PROTOCOL SRC [PORTS] DST [PORTS] [dscp N] [log]`.
-pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Result<Entry, Fail> {
+/// Tell the user an entry's option is kept but not evaluated: a warning
+/// (identical for every line with the option, so they collapse into one with
+/// a count), or an error on every line when strict.
+fn not_evaluated(b: &mut Builder<'_>, kind: &str, col: usize) {
+    let what = Unevaluated::describe(kind);
+    if b.strict {
+        b.diag(
+            Severity::Error,
+            col,
+            format!("ip access-list option {what} is not supported"),
+            Some("remove it, or parse without strict mode to keep the entry with a warning".into()),
+        );
+        return;
+    }
+    b.warn(
+        col,
+        format!("ip access-list option {what} is not evaluated; the entry is kept as written"),
+        Some(
+            "a class-map that matches this access list is rejected: railyard would classify other traffic than the switch"
+                .into(),
+        ),
+    );
+}
+
+/// A condition railyard reads but does not evaluate: its kind and column.
+type Noted = (&'static str, usize);
+
+/// Options after the destination that railyard reads past without
+/// evaluating, with how many argument tokens follow each.
+const OPTIONS: &[(&str, &str, usize)] = &[
+    ("fragments", "fragments", 0),
+    ("established", "established", 0),
+    ("ack", "TCP flags", 0),
+    ("fin", "TCP flags", 0),
+    ("psh", "TCP flags", 0),
+    ("rst", "TCP flags", 0),
+    ("syn", "TCP flags", 0),
+    ("urg", "TCP flags", 0),
+    ("tcp-flags-mask", "TCP flags", 1),
+    ("precedence", "precedence", 1),
+    ("ttl", "ttl", 1),
+    ("http-method", "http-method", 1),
+    ("tcp-option-length", "tcp-option-length", 1),
+    ("time-range", "time-range", 1),
+    ("vlan", "vlan", 1),
+    ("nve", "nve vni", 2),
+];
+
+/// Read `PROTOCOL SRC [PORTS] DST [PORTS] [dscp N] [log] [OPTIONS]` into an
+/// entry, with the conditions railyard does not evaluate (kind, column) in
+/// line order. Such an entry carries its text in [`AclEntry::unevaluated`];
+/// see [`Unevaluated`] for why it is kept.
+pub(super) fn entry_conditions(
+    a: &mut Args<'_>,
+    permit: bool,
+    seq: u32,
+) -> Result<(AclEntry, Vec<Noted>), Fail> {
+    let first = a.pos;
     let ptok = a.expect("protocol")?;
     let protocol = if ptok.text.eq_ignore_ascii_case("ip") {
         None
@@ -335,14 +385,25 @@ pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Resu
             })),
         ));
     };
+    // Only a protocol written as a name takes its protocol's options:
+    // `permit 1 any any` is ICMP with the simple options only.
+    let named = !ptok.text.bytes().all(|c| c.is_ascii_digit());
+    let mut unevaluated = Vec::new();
     let ports_ok = matches!(protocol, Some(6 | 17 | 132));
-    let src = address(a, "source")?;
-    let src_port = port_match(a, ports_ok, protocol)?;
-    let dst = address(a, "destination")?;
-    let dst_port = port_match(a, ports_ok, protocol)?;
+    let src = address(a, "source", &mut unevaluated)?;
+    let src_port = port_match(a, ports_ok, protocol, &mut unevaluated)?;
+    let dst = address(a, "destination", &mut unevaluated)?;
+    let dst_port = port_match(a, ports_ok, protocol, &mut unevaluated)?;
     let mut dscp = None;
     while let Some(tok) = a.next_token() {
         let lower = tok.text.to_ascii_lowercase();
+        if let Some((_, kind, args)) = OPTIONS.iter().find(|(k, _, _)| *k == lower) {
+            unevaluated.push((*kind, tok.col));
+            for _ in 0..*args {
+                a.next_token();
+            }
+            continue;
+        }
         match lower.as_str() {
             "dscp" => {
                 let v = a.expect("DSCP value")?;
@@ -357,50 +418,100 @@ pub(super) fn entry_conditions(a: &mut Args<'_>, permit: bool, seq: u32) -> Resu
                 dscp = Some(d as u8);
             }
             "log" => {}
-            _ if matches!(src, Addr::Unmodelled(_)) || matches!(dst, Addr::Unmodelled(_)) => break,
+            "packet-length" => {
+                unevaluated.push(("packet-length", tok.col));
+                let op = a.next_token();
+                let n = if op.is_some_and(|o| o.text.eq_ignore_ascii_case("range")) {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..n {
+                    a.next_token();
+                }
+            }
+            _ if named && protocol == Some(1) => {
+                // A type by number (with an optional code) or by name.
+                unevaluated.push(("ICMP message type", tok.col));
+                let code = a
+                    .peek()
+                    .filter(|c| c.text.bytes().all(|c| c.is_ascii_digit()));
+                if lower.bytes().all(|c| c.is_ascii_digit()) && code.is_some() {
+                    a.next_token();
+                }
+            }
+            _ if named && protocol == Some(2) => unevaluated.push(("IGMP message type", tok.col)),
             _ => {
+                // An option railyard does not know: it and the rest of
+                // the line (its arguments) stay unevaluated.
+                let kind = OTHER_OPTIONS
+                    .iter()
+                    .find(|k| **k == lower)
+                    .copied()
+                    .unwrap_or("other option");
+                unevaluated.push((kind, tok.col));
                 a.skip_rest();
-                return Ok(Entry::Unmodelled(lower, tok.col));
             }
         }
     }
-    let addr = |x: Addr| match x {
-        Addr::Any => Ok(None),
-        Addr::Prefix(p) => Ok(Some(IpPrefix::V4(p))),
-        Addr::Unmodelled(col) => Err(col),
-    };
-    let (src, dst) = match (addr(src), addr(dst)) {
-        (Ok(s), Ok(d)) => (s, d),
-        (Err(col), _) | (_, Err(col)) => {
-            a.skip_rest();
-            return Ok(Entry::Unmodelled("wildcard mask".into(), col));
+    unevaluated.dedup_by_key(|(k, _)| *k);
+    let unevaluated_entry = (!unevaluated.is_empty()).then(|| {
+        let mut options: Vec<String> = Vec::new();
+        for (k, _) in &unevaluated {
+            if !options.iter().any(|o| o == k) {
+                options.push((*k).to_string());
+            }
         }
-    };
-    Ok(Entry::Modelled(AclEntry {
+        let text = a.line.tokens[first..]
+            .iter()
+            .map(|t| t.text)
+            .collect::<Vec<_>>()
+            .join(" ");
+        Unevaluated { options, text }
+    });
+    let entry = AclEntry {
         seq,
         permit,
         protocol,
-        src,
-        dst,
+        src: src.map(IpPrefix::V4),
+        dst: dst.map(IpPrefix::V4),
         src_port,
         dst_port,
         dscp,
-    }))
+        unevaluated: unevaluated_entry,
+    };
+    Ok((entry, unevaluated))
 }
 
-/// A source or destination of an access-list entry.
-pub(super) enum Addr {
-    Any,
-    Prefix(Ipv4Prefix),
-    /// A non-contiguous wildcard mask, at this column.
-    Unmodelled(usize),
-}
+/// Further NX-OS entry options railyard names in its warnings; anything
+/// else after the destination is reported as "other option".
+const OTHER_OPTIONS: &[&str] = &[
+    "udf",
+    "capture",
+    "redirect",
+    "set-erspan-dscp",
+    "set-erspan-gre-proto",
+    "telemetry-path",
+    "telemetry-queue",
+];
 
-/// Read `any`, `host A.B.C.D`, `A.B.C.D/LEN` or `A.B.C.D WILDCARD`.
-pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
+/// Read `any`, `host A.B.C.D`, `A.B.C.D/LEN`, `A.B.C.D WILDCARD` or
+/// `addrgroup NAME`; `None` is any address. An object-group or a
+/// non-contiguous wildcard is read as any address and noted in
+/// `unevaluated`.
+pub(super) fn address(
+    a: &mut Args<'_>,
+    what: &str,
+    unevaluated: &mut Vec<Noted>,
+) -> Result<Option<Ipv4Prefix>, Fail> {
     let tok = a.expect(&format!("{what} address"))?;
     if tok.text.eq_ignore_ascii_case("any") {
-        return Ok(Addr::Any);
+        return Ok(None);
+    }
+    if tok.text.eq_ignore_ascii_case("addrgroup") {
+        a.expect("object-group name")?;
+        unevaluated.push(("addrgroup", tok.col));
+        return Ok(None);
     }
     if tok.text.eq_ignore_ascii_case("host") {
         let h = a.expect("host address")?;
@@ -411,7 +522,7 @@ pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
                 Some("expected a dotted quad such as 10.0.0.1".into()),
             )
         })?;
-        return Ok(Addr::Prefix(Ipv4Prefix { addr, len: 32 }));
+        return Ok(Some(Ipv4Prefix { addr, len: 32 }));
     }
     if !tok.text.contains('/') {
         if let Ok(addr) = tok.text.parse::<Ipv4Addr>() {
@@ -431,13 +542,14 @@ pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
             let mask = !wild;
             let len = mask.leading_ones();
             if mask.checked_shl(len).unwrap_or(0) != 0 {
-                return Ok(Addr::Unmodelled(wtok.col));
+                unevaluated.push(("non-contiguous wildcard mask", wtok.col));
+                return Ok(None);
             }
             let p = Ipv4Prefix {
                 addr,
                 len: len as u8,
             };
-            return Ok(Addr::Prefix(p.network()));
+            return Ok(Some(p.network()));
         }
     }
     let p = tok
@@ -451,19 +563,26 @@ pub(super) fn address(a: &mut Args<'_>, what: &str) -> Result<Addr, Fail> {
             Some(format!("the network address is {}", p.network())),
         ));
     }
-    Ok(Addr::Prefix(p))
+    Ok(Some(p))
 }
 
 /// Read an optional port condition (`eq|neq|lt|gt N`, `range A B`); a
 /// port is a number or one of NX-OS's keywords for `protocol`.
+///
+/// `portgroup NAME` is read as any port and noted in `unevaluated`, in
+/// either position: railyard does not model object-groups.
 pub(super) fn port_match(
     a: &mut Args<'_>,
     ports_ok: bool,
     protocol: Option<u8>,
+    unevaluated: &mut Vec<Noted>,
 ) -> Result<Option<PortMatch>, Fail> {
     let Some(tok) = a.peek() else { return Ok(None) };
     let op = tok.text.to_ascii_lowercase();
-    if !matches!(op.as_str(), "eq" | "neq" | "lt" | "gt" | "range") {
+    if !matches!(
+        op.as_str(),
+        "eq" | "neq" | "lt" | "gt" | "range" | "portgroup"
+    ) {
         return Ok(None);
     }
     if !ports_ok {
@@ -474,6 +593,11 @@ pub(super) fn port_match(
         ));
     }
     a.next_token();
+    if op == "portgroup" {
+        a.expect("object-group name")?;
+        unevaluated.push(("portgroup", tok.col));
+        return Ok(None);
+    }
     let port = |a: &mut Args<'_>| -> Result<Port, Fail> {
         let p = a.expect("port")?;
         if let Some((name, number)) = port_by_name(protocol, p.text) {
