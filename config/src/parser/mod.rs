@@ -185,6 +185,8 @@ pub(crate) enum Section {
     SystemQos,
     /// `hardware profile dlb`.
     Dlb,
+    /// `static-pinning` under `hardware profile dlb`.
+    DlbPinning,
 }
 
 impl Section {
@@ -201,6 +203,7 @@ impl Section {
             Section::NqClass => qos::NQ_CLASS,
             Section::SystemQos => qos::SYSTEM_QOS,
             Section::Dlb => global::DLB,
+            Section::DlbPinning => global::DLB_PINNING,
         }
     }
 
@@ -213,6 +216,7 @@ impl Section {
             Section::QosClass | Section::QueuingClass | Section::NqClass => "policy-map class",
             Section::SystemQos => "system qos",
             Section::Dlb => "hardware profile dlb",
+            Section::DlbPinning => "static-pinning",
         }
     }
 }

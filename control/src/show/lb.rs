@@ -625,7 +625,7 @@ pub fn dlb(lb: &LoadBalancing, stats: Option<&SwitchStats>) -> Option<DlbView> {
     Some(DlbView {
         mode: dlb_mode_name(d.mode),
         flowlet_aging_us: d.flowlet_aging_ns / 1_000,
-        dre_thresholds: d.thresholds,
+        dre_thresholds: d.levels,
         decay_factor: d.decay_factor,
         sampling_interval_ns: d.sampling_interval_ns,
         time_constant_ns: d.sampling_interval_ns.saturating_mul(
@@ -844,6 +844,7 @@ ip load-sharing address source-destination port source-destination universal-id 
                 per_packet_choices: 0,
                 reorder_risk: 2,
                 rehashed: 1,
+                pinned: 0,
             },
         );
         s
