@@ -550,4 +550,73 @@ mod tests {
             .unwrap();
         assert_eq!(next, 2);
     }
+
+    #[test]
+    fn dre_levels_are_band_widths() {
+        // Cisco's CloudScale example: bands start at 15, 35, 65, 80, 90, 95, 100 %.
+        let m = DlbModel {
+            levels: [15, 20, 30, 15, 10, 5, 5],
+            ..DlbModel::default()
+        };
+        let bands: Vec<u8> = [0, 14, 15, 34, 35, 64, 65, 80, 90, 94, 95, 99, 100, 250]
+            .iter()
+            .map(|l| band_of(&m, *l))
+            .collect();
+        assert_eq!(bands, [0, 0, 1, 1, 2, 2, 3, 4, 5, 5, 6, 6, 7, 7]);
+        // The defaults keep eight equal bands (starts 12, 25, … 87 %).
+        let d = DlbModel::default();
+        assert_eq!(band_of(&d, 11), 0);
+        assert_eq!(band_of(&d, 25), 2);
+        assert_eq!(band_of(&d, 87), 7);
+        // A zero-width level is an empty band.
+        let z = DlbModel {
+            levels: [50, 0, 50, 0, 0, 0, 0],
+            ..DlbModel::default()
+        };
+        assert_eq!(
+            (band_of(&z, 49), band_of(&z, 50), band_of(&z, 100)),
+            (0, 2, 7)
+        );
+    }
+
+    #[test]
+    fn a_pinned_source_always_takes_its_destination() {
+        for mode in [DlbMode::Flowlet, DlbMode::PerPacket] {
+            let m = DlbModel {
+                mode,
+                pins: vec![(9, 2)],
+                ..DlbModel::default()
+            };
+            let mut s = DlbState::new(&m, &[None; 10]);
+            let g = group(&[0, 1, 2, 3]);
+            let board = QualityBoard::new(10);
+            // The destination is the most loaded member: still pinned.
+            board.publish(2, 300, 7);
+            let mut c = counters(4);
+            for t in 0..200u32 {
+                let now = u64::from(t) * 1_000_000; // every packet a new flowlet
+                assert_eq!(
+                    s.choose(&g, t, 9, 1000, now, &board, &|_| true, &mut c),
+                    Some(2)
+                );
+            }
+            assert_eq!(c.pinned, 200);
+            // Other sources are balanced away from the loaded member.
+            for t in 0..50u32 {
+                let got = s.choose(&g, t, 4, 1000, u64::from(t), &board, &|_| true, &mut c);
+                assert_ne!(got, Some(2), "{mode:?}");
+            }
+            // The destination down: the source's traffic is balanced as usual.
+            let got = s.choose(&g, 1, 9, 1000, 0, &board, &|p| p != 2, &mut c);
+            assert!(matches!(got, Some(m) if m != 2), "{got:?}");
+            assert_eq!(c.pinned, 200);
+            // A group without the destination is not affected.
+            let other = group(&[0, 1, 3]);
+            let mut c3 = counters(3);
+            assert!(s
+                .choose(&other, 5, 9, 1000, 0, &board, &|_| true, &mut c3)
+                .is_some());
+            assert_eq!(c3.pinned, 0);
+        }
+    }
 }
