@@ -597,7 +597,7 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
                 let mut pins: Vec<DlbPin> = Vec::new();
                 for &source in names {
                     if rng.chance(20) {
-                        let destination = *rng.pick(&names);
+                        let destination = *rng.pick(names);
                         if destination != source {
                             pins.push(DlbPin {
                                 source,
