@@ -88,8 +88,8 @@ pub use model::{
 };
 pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
-    Dlb, DlbInterfaces, DlbMode, FlowKey, GroupClassMap, Lldp, LldpTlvSelect, LoadSharing, Match,
-    MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
+    Dlb, DlbInterfaces, DlbMode, DlbPin, FlowKey, GroupClassMap, Lldp, LldpTlvSelect, LoadSharing,
+    Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
     PfcWatchdogTimers, Port, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
     QueuingPolicy, Shape, SystemQos, Threshold, Unevaluated, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_DROP_PROBABILITY,

@@ -464,7 +464,13 @@ fn dlb_block(d: &crate::qos::Dlb) -> String {
         }
         DlbInterfaces::List(_) => {}
     }
-    if d.mode == DlbMode::PerPacket {
+    let mode = match d.mode {
+        DlbMode::Flowlet => "flowlet",
+        DlbMode::PerPacket => "per-packet",
+    };
+    if d.policy_driven {
+        s += &format!("  mode policy-driven {mode}\n");
+    } else if d.mode == DlbMode::PerPacket {
         s += "  mode per-packet\n";
     }
     if d.mac_address != dflt.mac_address {
@@ -491,6 +497,12 @@ fn dlb_block(d: &crate::qos::Dlb) -> String {
     }
     if d.flowlet_table_size != dflt.flowlet_table_size {
         s += &format!("  flowlet-table-size {}\n", d.flowlet_table_size);
+    }
+    if !d.static_pinning.is_empty() {
+        s += "  static-pinning\n";
+        for p in &d.static_pinning {
+            s += &format!("    source {} destination {}\n", p.source, p.destination);
+        }
     }
     s
 }

@@ -808,14 +808,27 @@ pub enum DlbMode {
     PerPacket,
 }
 
+/// `source IF destination IF` under `static-pinning`: traffic that arrives
+/// on `source` and would be balanced over a DLB group that has `destination`
+/// among its members always leaves on `destination`, so an operator can
+/// keep chosen traffic (a storage host, a test port) on a known link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DlbPin {
+    /// The ingress port whose traffic is pinned.
+    pub source: InterfaceName,
+    /// The DLB member it is pinned to.
+    pub destination: InterfaceName,
+}
+
 /// The DLB source MAC when none is configured, 00:CC:CC:CC:CC:CC.
 pub const DEFAULT_DLB_MAC: [u8; 6] = [0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc];
 /// Default flowlet aging in microseconds (Cloud Scale).
 pub const DEFAULT_FLOWLET_AGING_US: u32 = 500;
-/// Default DRE thresholds: the percent of link load at which quality bands
-/// 1..7 start, so the eight bands (0 below level-1) are equal in width and
-/// no load range is favoured.
-pub const DEFAULT_DRE_THRESHOLDS: [u8; 7] = [12, 25, 37, 50, 62, 75, 87];
+/// Default DRE levels: the widths, in percent of link load, of quality
+/// bands 0…6 (see [`Dlb::dre_thresholds`]), so band n starts at 12, 25, 37,
+/// 50, 62, 75, 87 % for n = 1…7: eight bands of equal width, no load range
+/// favoured.
+pub const DEFAULT_DRE_THRESHOLDS: [u8; 7] = [12, 13, 12, 13, 12, 13, 12];
 /// Default DRE decay factor: with [`DEFAULT_SAMPLING_INTERVAL_NS`] it gives
 /// the rate estimator a time constant of 2² × 16 µs = 64 µs, well under the
 /// flowlet aging, so a member's quality reflects the last few flowlets.
@@ -837,13 +850,26 @@ pub(crate) const MAX_FLOWLET_TABLE_SIZE: u32 = 1 << 20;
 pub struct Dlb {
     /// `dlb-interface …`.
     pub interfaces: DlbInterfaces,
-    /// `mode flowlet|per-packet`.
+    /// `mode [policy-driven] flowlet|per-packet`.
     pub mode: DlbMode,
+    /// `mode policy-driven …`: on NX-OS a QoS policy selects which traffic
+    /// DLB balances; railyard does not model that selection, so the mode
+    /// applies to all traffic over DLB groups (and the validator says so).
+    pub policy_driven: bool,
     /// `mac-address`: the MAC DLB rewrites with (default [`DEFAULT_DLB_MAC`]).
     pub mac_address: [u8; 6],
     /// `flowlet-aging USEC` (default [`DEFAULT_FLOWLET_AGING_US`]).
     pub flowlet_aging_us: u32,
-    /// `dre-thresholds level-1 P … level-7 P`: link-quality band edges, percent of link load.
+    /// `dre-thresholds level-1 P … level-7 P`: level-n is the *width*, in
+    /// percent of link load, of quality band n−1, so band n starts at
+    /// level-1 + … + level-n and the levels normally add up to 100.
+    ///
+    /// Cisco's own examples read only this way: the Nexus 9000 CloudScale
+    /// example (genielibs `test_dlb_complete_cloudscale_config`, "from the
+    /// guide") uses 15 20 30 15 10 5 5, and APIC's DLB policy defaults
+    /// (developer.cisco.com, "Configuring Port Channel Dynamic Load
+    /// Balancing") are 5 5 10 15 15 25 25; both sum to 100 and neither could
+    /// be a rising list of absolute thresholds.
     pub dre_thresholds: Option<[u8; 7]>,
     /// `decay-factor N` (0-15) of the discounted rate estimator.
     pub decay_factor: Option<u8>,
@@ -856,6 +882,9 @@ pub struct Dlb {
     /// table, a power of two from 256 to 1048576 (default
     /// [`DEFAULT_FLOWLET_TABLE_SIZE`]).
     pub flowlet_table_size: u32,
+    /// `static-pinning` / `source IF destination IF`, one per source, in
+    /// the order configured.
+    pub static_pinning: Vec<DlbPin>,
 }
 
 impl Default for Dlb {
@@ -870,6 +899,8 @@ impl Default for Dlb {
             sampling_interval_ns: None,
             load_awareness: true,
             flowlet_table_size: DEFAULT_FLOWLET_TABLE_SIZE,
+            policy_driven: false,
+            static_pinning: Vec::new(),
         }
     }
 }
@@ -878,6 +909,16 @@ impl Dlb {
     /// The DRE thresholds in force: as configured, else [`DEFAULT_DRE_THRESHOLDS`].
     pub fn dre_thresholds_or_default(&self) -> [u8; 7] {
         self.dre_thresholds.unwrap_or(DEFAULT_DRE_THRESHOLDS)
+    }
+
+    /// Where quality bands 1…7 start, in percent of link load: the running
+    /// sums of the levels in force (see [`Dlb::dre_thresholds`]).
+    pub fn dre_band_starts(&self) -> [u16; 7] {
+        let mut sum = 0u16;
+        self.dre_thresholds_or_default().map(|w| {
+            sum += u16::from(w);
+            sum
+        })
     }
 
     /// The decay factor in force: as configured, else [`DEFAULT_DECAY_FACTOR`].
@@ -1152,6 +1193,9 @@ mod tests {
         assert_eq!(d.flowlet_table_size, DEFAULT_FLOWLET_TABLE_SIZE);
         assert!(DEFAULT_FLOWLET_TABLE_SIZE.is_power_of_two());
         assert_eq!(d.dre_thresholds_or_default(), DEFAULT_DRE_THRESHOLDS);
+        // The default levels are widths whose band starts are the former
+        // absolute edges: eight equal bands.
+        assert_eq!(d.dre_band_starts(), [12, 25, 37, 50, 62, 75, 87]);
         assert_eq!(d.decay_factor_or_default(), DEFAULT_DECAY_FACTOR);
         assert_eq!(
             d.sampling_interval_ns_or_default(),
@@ -1165,6 +1209,7 @@ mod tests {
         d.decay_factor = Some(9);
         d.sampling_interval_ns = Some(256);
         assert_eq!(d.dre_thresholds_or_default(), [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(d.dre_band_starts(), [1, 3, 6, 10, 15, 21, 28]);
         assert_eq!(d.decay_factor_or_default(), 9);
         assert_eq!(d.sampling_interval_ns_or_default(), 256);
     }

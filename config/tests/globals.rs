@@ -5,8 +5,8 @@ mod common;
 
 use common::{clean, ok, parse_strict};
 use railyard_config::{
-    CustomTlv, DcbxVersion, Dlb, DlbInterfaces, DlbMode, InterfaceName, LldpTlvSelect, LoadSharing,
-    PfcWatchdogTimers, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
+    CustomTlv, DcbxVersion, Dlb, DlbInterfaces, DlbMode, DlbPin, InterfaceName, LldpTlvSelect,
+    LoadSharing, PfcWatchdogTimers, DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS,
     DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_SAMPLING_INTERVAL_NS, MBYTE,
 };
 
@@ -47,7 +47,7 @@ fn a_global_command_after_an_indented_interface_body_is_global() {
 
 #[test]
 fn hardware_profile_dlb_with_every_sub_command() {
-    let text = "hardware profile dlb\n  dlb-interface Ethernet1/1, Ethernet1/2\n  dlb-interface e1/5-6\n  mode per-packet\n  mac-address 00:AA:BB:CC:DD:EE\n  flowlet-aging 256\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 40 level-5 50 level-6 60 level-7 70\n  decay-factor 4\n  sampling-interval 256 nsecs\n  load-awareness\n  flowlet-table-size 65536\n";
+    let text = "hardware profile dlb\n  dlb-interface Ethernet1/1, Ethernet1/2\n  dlb-interface e1/5-6\n  mode per-packet\n  mac-address 00:AA:BB:CC:DD:EE\n  flowlet-aging 256\n  dre-thresholds level-1 15 level-2 20 level-3 30 level-4 15 level-5 10 level-6 5 level-7 5\n  decay-factor 4\n  sampling-interval 256 nsecs\n  load-awareness\n  flowlet-table-size 65536\n  static-pinning\n  source Ethernet1/9 destination Ethernet1/2\n  exit\n";
     let c = clean(text).config;
     let d = c.dlb.clone().unwrap();
     assert_eq!(
@@ -62,11 +62,16 @@ fn hardware_profile_dlb_with_every_sub_command() {
             mode: DlbMode::PerPacket,
             mac_address: [0x00, 0xaa, 0xbb, 0xcc, 0xdd, 0xee],
             flowlet_aging_us: 256,
-            dre_thresholds: Some([10, 20, 30, 40, 50, 60, 70]),
+            dre_thresholds: Some([15, 20, 30, 15, 10, 5, 5]),
             decay_factor: Some(4),
             sampling_interval_ns: Some(256),
             load_awareness: true,
             flowlet_table_size: 65536,
+            policy_driven: false,
+            static_pinning: vec![DlbPin {
+                source: InterfaceName::new(1, 9),
+                destination: InterfaceName::new(1, 2),
+            }],
         }
     );
     assert_eq!(clean(&c.to_string()).config, c);
@@ -84,7 +89,7 @@ fn hardware_profile_dlb_with_every_sub_command() {
         d.sampling_interval_ns_or_default(),
         DEFAULT_SAMPLING_INTERVAL_NS
     );
-    let undo = format!("{text}hardware profile dlb\n  dlb-interface all\n  no mode\n  no mac-address\n  no flowlet-aging\n  no dre-thresholds\n  no decay-factor\n  no sampling-interval\n  no load-awareness\n  no flowlet-table-size\n");
+    let undo = format!("{text}hardware profile dlb\n  dlb-interface all\n  no mode\n  no mac-address\n  no flowlet-aging\n  no dre-thresholds\n  no decay-factor\n  no sampling-interval\n  no load-awareness\n  no flowlet-table-size\n  no static-pinning\n");
     let c = clean(&undo).config;
     let d = c.dlb.clone().unwrap();
     assert_eq!(

@@ -1078,15 +1078,19 @@ fn an_lldp_holdtime_shorter_than_the_timer() {
 }
 
 #[test]
-fn dre_thresholds_out_of_order() {
+fn dre_levels_are_band_widths_and_must_fit_in_the_link() {
+    // Cisco's CloudScale example: widths adding up to 100, not rising.
+    let p = ok("hardware profile dlb\n  dre-thresholds level-1 15 level-2 20 level-3 30 level-4 15 level-5 10 level-6 5 level-7 5\n");
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    // Rising absolute thresholds add up to far more than the link.
     let d = one_warning("hardware profile dlb\n  dre-thresholds level-1 10 level-2 20 level-3 30 level-4 25 level-5 50 level-6 60 level-7 70\n");
     assert_eq!(
         summary(&d),
         (
             2,
             3,
-            "DRE thresholds do not rise from level-1 to level-7",
-            Some("each level marks a higher link load than the one before")
+            "DRE levels add up to 265 %, more than the link's 100 %",
+            Some("each level is the width of one quality band (as in Cisco's examples, which add up to 100), so bands past 100 % are reached only with a standing queue; rising thresholds such as 10 20 … 70 are written 10 10 … 10")
         )
     );
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use common::{clean, ok, render};
 use railyard_config::{
     AccessList, AclEntry, Bandwidth, Bind, ClassMap, ClassMapKind, Config, CustomTlv, DcbxVersion,
-    Direction, Dlb, DlbInterfaces, DlbMode, Interface, InterfaceName, IpPrefix, Ipv4Prefix,
+    Direction, Dlb, DlbInterfaces, DlbMode, DlbPin, Interface, InterfaceName, IpPrefix, Ipv4Prefix,
     Ipv6Prefix, LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass,
     PauseThresholds, PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
     QueuingPolicy, RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
@@ -593,6 +593,23 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
                 DEFAULT_FLOWLET_TABLE_SIZE
             } else {
                 256 << rng.below(13)
+            },
+            policy_driven: rng.chance(30),
+            static_pinning: {
+                // One pin per source, never to itself.
+                let mut pins: Vec<DlbPin> = Vec::new();
+                for &source in names {
+                    if rng.chance(20) {
+                        let destination = *rng.pick(names);
+                        if destination != source {
+                            pins.push(DlbPin {
+                                source,
+                                destination,
+                            });
+                        }
+                    }
+                }
+                pins
             },
         });
     }

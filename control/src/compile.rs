@@ -405,6 +405,10 @@ pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
             *p = new_index[usize::from(*p)];
         }
         d.ports.sort_unstable();
+        for (src, dst) in &mut d.pins {
+            *src = new_index[usize::from(*src)];
+            *dst = new_index[usize::from(*dst)];
+        }
     }
     Some(c)
 }
@@ -450,11 +454,16 @@ fn load_balance(
             },
             mac: MacAddr(d.mac_address),
             flowlet_aging_ns: u64::from(d.flowlet_aging_us) * 1_000,
-            thresholds: d.dre_thresholds_or_default(),
+            levels: d.dre_thresholds_or_default(),
             decay_factor: d.decay_factor_or_default(),
             sampling_interval_ns: u64::from(d.sampling_interval_ns_or_default()),
             load_awareness: d.load_awareness,
             flowlet_table_size: d.flowlet_table_size as usize,
+            pins: d
+                .static_pinning
+                .iter()
+                .filter_map(|p| Some((index(&p.source)?, index(&p.destination)?)))
+                .collect(),
         }
     });
     dp::LoadBalanceModel { hash, dlb }
@@ -1427,7 +1436,7 @@ hardware profile dlb
         assert_eq!(dlb.flowlet_aging_ns, 200_000);
         assert_eq!(dlb.decay_factor, 4);
         assert!(!dlb.load_awareness);
-        assert_eq!(dlb.thresholds, cfg::DEFAULT_DRE_THRESHOLDS);
+        assert_eq!(dlb.levels, cfg::DEFAULT_DRE_THRESHOLDS);
         assert_eq!(dlb.mac, MacAddr(cfg::DEFAULT_DLB_MAC));
         // Interfaces renumbered to a running switch's order keep their DLB role.
         let order: Vec<String> = ["Ethernet1/3", "Ethernet1/1", "Ethernet1/2"]

@@ -408,6 +408,9 @@ pub struct GroupStats {
     pub reorder_risk: u64,
     /// Packets whose member was down, re-hashed over the members up.
     pub rehashed: u64,
+    /// Packets sent to their ingress port's `static-pinning` destination.
+    #[serde(default)]
+    pub pinned: u64,
 }
 
 impl GroupStats {
@@ -423,5 +426,6 @@ impl GroupStats {
         self.per_packet_choices += o.per_packet_choices;
         self.reorder_risk += o.reorder_risk;
         self.rehashed += o.rehashed;
+        self.pinned += o.pinned;
     }
 }

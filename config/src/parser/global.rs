@@ -7,7 +7,7 @@ use super::value::{self, keyword};
 use super::{Args, Builder, Fail, FrameKind, Section};
 use crate::model::InterfaceName;
 use crate::qos::{
-    CustomTlv, Dlb, DlbInterfaces, DlbMode, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
+    CustomTlv, Dlb, DlbInterfaces, DlbMode, DlbPin, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
     DEFAULT_DLB_MAC, DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
     DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_CUSTOM_TLV_INFO, MAX_FLOWLET_TABLE_SIZE,
     MIN_FLOWLET_TABLE_SIZE,
@@ -29,7 +29,11 @@ pub(super) static DLB: &[Spec] = &[
         "no dlb-interface",
         no_dlb_interface,
     ),
-    Spec::run(&["mode"], "mode flowlet | per-packet", dlb_mode),
+    Spec::run(
+        &["mode"],
+        "mode [policy-driven] flowlet | per-packet",
+        dlb_mode,
+    ),
     Spec::run(&["no", "mode"], "no mode", no_dlb_mode),
     Spec::run(&["mac-address"], "mac-address XX:XX:XX:XX:XX:XX", dlb_mac),
     Spec::run(&["no", "mac-address"], "no mac-address", no_dlb_mac),
@@ -77,7 +81,22 @@ pub(super) static DLB: &[Spec] = &[
         "no flowlet-table-size",
         no_flowlet_table_size,
     ),
+    Spec::run(&["static-pinning"], "static-pinning", static_pinning),
+    Spec::run(
+        &["no", "static-pinning"],
+        "no static-pinning",
+        no_static_pinning,
+    ),
 ];
+
+/// Commands under `static-pinning` (inside `hardware profile dlb`).
+pub(super) static DLB_PINNING: &[Spec] = &[
+    Spec::run(&["source"], PIN_USAGE, pin_source),
+    Spec::run(&["no", "source"], PIN_USAGE, no_pin_source),
+];
+
+/// Usage of a static pinning line.
+const PIN_USAGE: &str = "source ETHERNET-PORT destination ETHERNET-PORT";
 
 /// Read `on` or `off`.
 fn on_off(a: &mut Args<'_>) -> Result<bool, Fail> {
@@ -229,22 +248,30 @@ fn no_dlb_interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
-/// `mode flowlet|per-packet`.
+/// `mode [policy-driven] flowlet|per-packet`.
 fn dlb_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let policy_driven = a.eat("policy-driven").is_some();
     let t = a.expect("`flowlet` or `per-packet`")?;
     a.finish()?;
     let mode = match keyword(t, &["flowlet", "per-packet"], "DLB mode")? {
         "flowlet" => DlbMode::Flowlet,
         _ => DlbMode::PerPacket,
     };
-    dlb(b).mode = mode;
+    if policy_driven {
+        b.mark(At::Global(GlobalItem::DlbMode), a.line.tokens[0].col);
+    }
+    let d = dlb(b);
+    d.mode = mode;
+    d.policy_driven = policy_driven;
     Ok(())
 }
 
 /// `no mode`.
 fn no_dlb_mode(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    dlb(b).mode = DlbMode::default();
+    let d = dlb(b);
+    d.mode = DlbMode::default();
+    d.policy_driven = false;
     Ok(())
 }
 
@@ -401,6 +428,95 @@ fn flowlet_table_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail>
 fn no_flowlet_table_size(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
     dlb(b).flowlet_table_size = DEFAULT_FLOWLET_TABLE_SIZE;
+    Ok(())
+}
+
+/// `static-pinning`: opens the list of `source … destination …` pins.
+fn static_pinning(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let r = a.finish();
+    dlb(b);
+    b.enter(FrameKind::Section(Section::DlbPinning, 0, 0));
+    r
+}
+
+/// `no static-pinning`: removes every pin.
+fn no_static_pinning(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    a.finish()?;
+    dlb(b).static_pinning.clear();
+    Ok(())
+}
+
+/// One Ethernet port of a pin.
+fn pin_port(a: &mut Args<'_>, what: &str) -> Result<(InterfaceName, usize), Fail> {
+    let t = a.expect(&format!("{what} interface"))?;
+    match crate::model::parse_interface_spec(t.text).map_err(|e| Fail::value(t, e))? {
+        crate::model::IfSpec::Ethernet(names) if names.len() == 1 => Ok((names[0], t.col)),
+        crate::model::IfSpec::Ethernet(_) => Err(Fail::new(
+            t.col,
+            format!("a pin names one {what} port, not the range `{}`", t.text),
+            Some("write one `source … destination …` line per port".into()),
+        )),
+        crate::model::IfSpec::Other(kind) => Err(Fail::new(
+            t.col,
+            format!("DLB pins Ethernet ports, not {kind} interfaces"),
+            Some(format!("usage: {PIN_USAGE}")),
+        )),
+    }
+}
+
+/// Read `source IF destination IF`.
+fn pin_args(a: &mut Args<'_>) -> Result<(DlbPin, usize), Fail> {
+    let (source, col) = pin_port(a, "source")?;
+    let d = a.expect("`destination`")?;
+    keyword(d, &["destination"], "keyword")?;
+    let (destination, _) = pin_port(a, "destination")?;
+    a.finish()?;
+    Ok((
+        DlbPin {
+            source,
+            destination,
+        },
+        col,
+    ))
+}
+
+/// `source IF destination IF`: pins the source's DLB traffic to the
+/// destination; a later pin of the same source replaces the earlier one.
+fn pin_source(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (pin, col) = pin_args(a)?;
+    if pin.source == pin.destination {
+        return Err(Fail::new(
+            col,
+            format!("{} is pinned to itself", pin.source),
+            Some("the destination is the DLB member the source's traffic leaves on".into()),
+        ));
+    }
+    b.mark(At::DlbPin(pin.source), col);
+    let pins = &mut dlb(b).static_pinning;
+    match pins.iter_mut().find(|p| p.source == pin.source) {
+        Some(p) => *p = pin,
+        None => pins.push(pin),
+    }
+    Ok(())
+}
+
+/// `no source IF destination IF`.
+fn no_pin_source(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
+    let (pin, col) = pin_args(a)?;
+    let pins = &mut dlb(b).static_pinning;
+    match pins.iter().position(|p| *p == pin) {
+        Some(i) => {
+            pins.remove(i);
+        }
+        None => b.warn(
+            col,
+            format!(
+                "no pin `source {} destination {}` to remove",
+                pin.source, pin.destination
+            ),
+            None,
+        ),
+    }
     Ok(())
 }
 

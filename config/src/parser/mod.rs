@@ -189,6 +189,8 @@ pub(crate) enum Section {
     SystemQos,
     /// `hardware profile dlb`.
     Dlb,
+    /// `static-pinning` under `hardware profile dlb`.
+    DlbPinning,
 }
 
 impl Section {
@@ -206,6 +208,7 @@ impl Section {
             Section::NqClass => qos::NQ_CLASS,
             Section::SystemQos => qos::SYSTEM_QOS,
             Section::Dlb => global::DLB,
+            Section::DlbPinning => global::DLB_PINNING,
         }
     }
 
@@ -218,6 +221,7 @@ impl Section {
             Section::QosClass | Section::QueuingClass | Section::NqClass => "policy-map class",
             Section::SystemQos => "system qos",
             Section::Dlb => "hardware profile dlb",
+            Section::DlbPinning => "static-pinning",
         }
     }
 

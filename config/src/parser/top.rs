@@ -14,9 +14,9 @@ use crate::validate::At;
 
 /// Usage of `ip route`, shown in hints.
 const IP_ROUTE: &str =
-    "ip route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [name NAME] [tag N] [PREFERENCE]";
+    "ip route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [vrf NAME] [track N] [name NAME] [tag N] [PREFERENCE]";
 /// Usage of `ipv6 route`, shown in hints.
-const IPV6_ROUTE: &str = "ipv6 route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [name NAME] [tag N] [PREFERENCE]";
+const IPV6_ROUTE: &str = "ipv6 route PREFIX/LEN [INTERFACE] NEXT-HOP | INTERFACE | Null0 [vrf NAME] [track N] [name NAME] [tag N] [PREFERENCE]";
 
 /// The global `priority-flow-control` commands, shown in hints.
 const PFC_GLOBAL: &str = "priority-flow-control watch-dog-interval on | off | watch-dog interval 100-1000 | watch-dog shutdown-multiplier 1-10 | auto-restore multiplier 0-100 | fixed-restore multiplier 0-100 | watch-dog ingress drop | forward | pause-quanta 1-65535";
@@ -567,8 +567,39 @@ fn route_args(
             )),
         ));
     };
-    route_options(a)?;
+    let opts = route_options(a)?;
+    let kw = if v6 { "ipv6 route" } else { "ip route" };
+    if let Some((vrf, col)) = opts.vrf {
+        if !vrf.eq_ignore_ascii_case("default") {
+            b.warn(
+                col,
+                format!(
+                    "`{kw} {prefix} {target} vrf {vrf}`: the next hop is in VRF {vrf}; railyard \
+                     forwards in the default VRF only, so the route is left out"
+                ),
+                Some("routes that leak between VRFs are not modelled".into()),
+            );
+            return Ok(None);
+        }
+    }
+    if let Some(col) = opts.track {
+        b.warn(
+            col,
+            format!("`{kw} … track N`: object tracking is not modelled; the route is installed as if the tracked object were up"),
+            None,
+        );
+    }
     Ok(Some((prefix, target, ttok.col)))
+}
+
+/// The route options railyard reads rather than discards.
+#[derive(Default)]
+struct RouteOptions {
+    /// `vrf NAME` after the next hop (the VRF the next hop is resolved in)
+    /// and its column.
+    vrf: Option<(String, usize)>,
+    /// Column of `track N`.
+    track: Option<usize>,
 }
 
 /// Check a next-hop address against the route's family and for being a unicast host.
@@ -621,8 +652,11 @@ fn check_next_hop(
     Ok(())
 }
 
-/// Accept (and discard) `name NAME`, `tag N` and a numeric preference, in any order.
-fn route_options(a: &mut Args<'_>) -> Result<(), Fail> {
+/// Read the options after a route's target, in any order: `vrf NAME` (the
+/// next hop's VRF) and `track N` are returned; `name NAME`, `tag N` and a
+/// numeric preference are checked and discarded.
+fn route_options(a: &mut Args<'_>) -> Result<RouteOptions, Fail> {
+    let mut opts = RouteOptions::default();
     while let Some(tok) = a.peek() {
         if a.eat("name").is_some() {
             a.expect("route name")?;
@@ -636,6 +670,20 @@ fn route_options(a: &mut Args<'_>) -> Result<(), Fail> {
                     Some("a tag is a number 0-4294967295".into()),
                 ));
             }
+        } else if a.eat("vrf").is_some() {
+            let v = a.expect("VRF name")?;
+            opts.vrf = Some((v.text.to_owned(), tok.col));
+        } else if a.eat("track").is_some() {
+            let t = a.expect("track object number")?;
+            let n = value::number(t, "track object", "a track object is a number 1-512")?;
+            if !(1..=512).contains(&n) {
+                return Err(Fail::new(
+                    t.col,
+                    format!("track object {n} is out of range"),
+                    Some("a track object is a number 1-512".into()),
+                ));
+            }
+            opts.track = Some(tok.col);
         } else if tok.text.bytes().all(|c| c.is_ascii_digit()) {
             a.next_token();
             let n = value::number(tok, "preference", "preference is 1-255")?;
@@ -647,10 +695,11 @@ fn route_options(a: &mut Args<'_>) -> Result<(), Fail> {
                 ));
             }
         } else {
-            return a.finish();
+            a.finish()?;
+            return Ok(opts);
         }
     }
-    Ok(())
+    Ok(opts)
 }
 
 /// Global `priority-flow-control mode ...`: NX-OS sets the PFC mode per

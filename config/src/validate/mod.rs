@@ -94,6 +94,8 @@ pub(crate) enum At {
     SystemPolicy(PolicySlot),
     /// A global command.
     Global(GlobalItem),
+    /// A `static-pinning` line under `hardware profile dlb` (its source port).
+    DlbPin(crate::model::InterfaceName),
 }
 
 /// The `type` of a `policy-map`.
@@ -161,6 +163,8 @@ pub(crate) enum GlobalItem {
     Watchdog,
     /// `dre-thresholds` under `hardware profile dlb`.
     DlbDre,
+    /// `mode policy-driven …` under `hardware profile dlb`.
+    DlbMode,
     /// `dpdk eal-args`.
     DpdkEalArgs,
 }

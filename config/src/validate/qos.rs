@@ -546,21 +546,66 @@ impl Checker<'_> {
         }
     }
 
-    /// DRE thresholds rise with the level.
+    /// DLB settings railyard reads differently from what one might expect:
+    /// DRE levels that add up to more than 100 % (they are band widths, not
+    /// rising thresholds), a policy-driven mode (the selecting QoS policy
+    /// is not modelled) and pins that can never apply.
     fn dlb(&mut self) {
-        let Some(t) = self.config.dlb.as_ref().and_then(|d| d.dre_thresholds) else {
+        let Some(d) = self.config.dlb.as_ref() else {
             return;
         };
-        if t.windows(2).all(|w| w[0] < w[1]) {
-            return;
+        if let Some(t) = d.dre_thresholds {
+            let sum: u32 = t.iter().map(|v| u32::from(*v)).sum();
+            if sum > 100 {
+                let pos = self.at(&At::Global(GlobalItem::DlbDre));
+                self.report(
+                    Severity::Warning,
+                    pos,
+                    format!("DRE levels add up to {sum} %, more than the link's 100 %"),
+                    Some(
+                        "each level is the width of one quality band (as in Cisco's examples, \
+                         which add up to 100), so bands past 100 % are reached only with a \
+                         standing queue; rising thresholds such as 10 20 … 70 are written 10 10 … 10"
+                            .into(),
+                    ),
+                );
+            }
         }
-        let pos = self.at(&At::Global(GlobalItem::DlbDre));
-        self.report(
-            Severity::Warning,
-            pos,
-            "DRE thresholds do not rise from level-1 to level-7".into(),
-            Some("each level marks a higher link load than the one before".into()),
-        );
+        if d.policy_driven {
+            let mode = match d.mode {
+                crate::qos::DlbMode::Flowlet => "flowlet",
+                crate::qos::DlbMode::PerPacket => "per-packet",
+            };
+            let pos = self.at(&At::Global(GlobalItem::DlbMode));
+            self.report(
+                Severity::Warning,
+                pos,
+                format!(
+                    "`mode policy-driven {mode}`: the QoS policy that selects DLB traffic is not \
+                     modelled; {mode} balancing applies to all traffic over DLB groups"
+                ),
+                None,
+            );
+        }
+        for pin in &d.static_pinning {
+            let member = match &d.interfaces {
+                crate::qos::DlbInterfaces::All => true,
+                crate::qos::DlbInterfaces::List(l) => l.contains(&pin.destination),
+            };
+            if !member {
+                let pos = self.at(&At::DlbPin(pin.source));
+                self.report(
+                    Severity::Warning,
+                    pos,
+                    format!(
+                        "static pin {} -> {}: {} is not a `dlb-interface`, so no DLB group \
+                         contains it and the pin never applies",
+                        pin.source, pin.destination, pin.destination
+                    ),
+                    Some(format!("add it: `dlb-interface {}`", pin.destination)),
+                );
+            }
+        }
     }
 }
 

@@ -625,7 +625,7 @@ pub fn dlb(lb: &LoadBalancing, stats: Option<&SwitchStats>) -> Option<DlbView> {
     Some(DlbView {
         mode: dlb_mode_name(d.mode),
         flowlet_aging_us: d.flowlet_aging_ns / 1_000,
-        dre_thresholds: d.thresholds,
+        dre_thresholds: d.levels,
         decay_factor: d.decay_factor,
         sampling_interval_ns: d.sampling_interval_ns,
         time_constant_ns: d.sampling_interval_ns.saturating_mul(
@@ -682,6 +682,21 @@ pub fn render_dlb(out: &mut dyn Write, view: Option<&DlbView>) -> std::io::Resul
         .map(|(i, p)| format!("level-{} {p}%", i + 1))
         .collect();
     writeln!(out, "  DRE thresholds      : {}", levels.join(", "))?;
+    // The levels are band widths: show where each band starts.
+    let mut start = 0u32;
+    let starts: Vec<String> = v
+        .dre_thresholds
+        .iter()
+        .map(|w| {
+            start += u32::from(*w);
+            format!("{start}%")
+        })
+        .collect();
+    writeln!(
+        out,
+        "  Quality bands 1-7   : start at {}",
+        starts.join(", ")
+    )?;
     writeln!(
         out,
         "  Decay factor        : {} (time constant {})",
@@ -844,6 +859,7 @@ ip load-sharing address source-destination port source-destination universal-id 
                 per_packet_choices: 0,
                 reorder_risk: 2,
                 rehashed: 1,
+                pinned: 0,
             },
         );
         s
@@ -968,7 +984,11 @@ ip load-sharing address source-destination port source-destination universal-id 
         assert_eq!(v.groups.len(), 1);
         assert_eq!(v.hashed_groups[0].not_dlb_interfaces, ["Ethernet1/1"]);
         let s = text(|o| render_dlb(o, Some(&v)));
-        assert!(s.contains("level-1 12%, level-2 25%"), "{s}");
+        assert!(s.contains("level-1 12%, level-2 13%"), "{s}");
+        assert!(
+            s.contains("Quality bands 1-7   : start at 12%, 25%, 37%, 50%, 62%, 75%, 87%\n"),
+            "{s}"
+        );
         assert!(
             s.contains("Ethernet1/4 (no speed: 100 Gb/s reference)"),
             "{s}"

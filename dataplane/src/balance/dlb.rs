@@ -13,9 +13,24 @@
 //! ```
 //!
 //! so a busy port with a standing queue reads above 100 %. The load is
-//! quantised into a band 0…7 by `dre-thresholds` (band n starts at level-n;
-//! default edges at 12, 25, 37, 50, 62, 75, 87 %). Ports without a configured
-//! speed are measured against [`REFERENCE_MBPS`].
+//! quantised into a band 0…7 by `dre-thresholds`, whose levels are band
+//! *widths*: band 0 is [0, level-1), band n starts at level-1 + … + level-n
+//! (default starts 12, 25, 37, 50, 62, 75, 87 %). With levels adding up to
+//! 100, as in Cisco's examples, band 7 is a port at or above full load.
+//! This is how Cisco's own material reads: the Nexus 9000 CloudScale DLB
+//! example (Cisco's genielibs `test_dlb_complete_cloudscale_config`, "from
+//! the guide") sets 15 20 30 15 10 5 5 and APIC's DLB policy defaults
+//! (developer.cisco.com, "Configuring Port Channel Dynamic Load Balancing")
+//! are 5 5 10 15 15 25 25: both add up to 100 and neither rises, so neither
+//! can be a list of absolute thresholds. Ports without a configured speed
+//! are measured against [`REFERENCE_MBPS`].
+//!
+//! # Static pinning
+//!
+//! `static-pinning` / `source A destination B`: a packet that arrives on A
+//! and is balanced over a DLB group that has B among its members leaves on
+//! B, whatever the mode and the qualities, as long as B is up (otherwise it
+//! is balanced as usual). Groups without B, and ECMP groups, are unaffected.
 //!
 //! The port's owning worker samples and publishes (load, band) into a shared
 //! [`QualityBoard`] of atomics; every worker reads it without locks.
@@ -118,14 +133,19 @@ fn interval_capacity(model: &DlbModel, speed_mbps: Option<u32>) -> u64 {
     (speed * model.sampling_interval_ns / 8_000).max(1)
 }
 
-/// The quality band of a load in percent.
+/// The quality band of a load in percent: how many band starts (running
+/// sums of the levels) it has reached.
 #[inline]
 fn band_of(model: &DlbModel, load_percent: u64) -> u8 {
-    model
-        .thresholds
-        .iter()
-        .filter(|t| load_percent >= u64::from(**t))
-        .count() as u8
+    let mut start = 0u64;
+    let mut band = 0u8;
+    for w in model.levels {
+        start += u64::from(w);
+        if load_percent >= start {
+            band += 1;
+        }
+    }
+    band
 }
 
 /// Fractional bits of [`DlbState`]'s pending load.
@@ -168,6 +188,8 @@ pub struct DlbState {
     /// share uplinks (every remote prefix of a leaf) then take turns instead
     /// of all starting on the same member.
     rr: u32,
+    /// Per ingress port, the port its DLB traffic is pinned to.
+    pins: Vec<Option<PortId>>,
 }
 
 impl DlbState {
@@ -189,6 +211,15 @@ impl DlbState {
             bands: std::array::from_fn(|load| band_of(model, load as u64)),
             interval_end: 0,
             rr: 0,
+            pins: {
+                let mut pins = vec![None; speeds_mbps.len()];
+                for &(src, dst) in &model.pins {
+                    if let Some(p) = pins.get_mut(usize::from(src)) {
+                        *p = Some(dst);
+                    }
+                }
+                pins
+            },
         }
     }
 
@@ -220,14 +251,15 @@ impl DlbState {
         &self.model
     }
 
-    /// Picks a member of DLB `group` for a packet of flow `hash`; `None` when
-    /// no member is usable.
+    /// Picks a member of DLB `group` for a packet of flow `hash` that
+    /// arrived on `in_port`; `None` when no member is usable.
     #[inline]
     #[allow(clippy::too_many_arguments)] // one call site, on the fast path
     pub fn choose(
         &mut self,
         group: &EcmpGroup,
         hash: u32,
+        in_port: PortId,
         bytes: usize,
         now: Nanos,
         board: &QualityBoard,
@@ -239,7 +271,20 @@ impl DlbState {
             let t = self.model.sampling_interval_ns.max(1);
             self.interval_end = now - now % t + t;
         }
-        let member = self.place(group, hash, now, board, usable, c)?;
+        let pinned = self
+            .pins
+            .get(usize::from(in_port))
+            .copied()
+            .flatten()
+            .filter(|dst| usable(*dst))
+            .and_then(|dst| group.hops().iter().position(|h| h.port == dst));
+        let member = match pinned {
+            Some(m) => {
+                c.pinned += 1;
+                m
+            }
+            None => self.place(group, hash, now, board, usable, c)?,
+        };
         let port = usize::from(group.hops()[member].port);
         if let (Some(p), Some(k)) = (self.pending.get_mut(port), self.per_byte.get(port)) {
             *p += bytes as u64 * k;
@@ -404,20 +449,22 @@ mod tests {
         let board = QualityBoard::new(4);
         let mut c = counters(4);
         let up = |_: PortId| true;
-        let first = s.choose(&g, 42, 1000, 0, &board, &up, &mut c).unwrap();
+        let first = s.choose(&g, 42, 9, 1000, 0, &board, &up, &mut c).unwrap();
         // The chosen member becomes loaded; within the flowlet it stays.
         board.publish(usize::from(g.hops()[first].port), 200, 7);
         for t in 1..100 {
             let now = t * 4_000; // gaps of 4 µs
             assert_eq!(
-                s.choose(&g, 42, 1000, now, &board, &up, &mut c),
+                s.choose(&g, 42, 9, 1000, now, &board, &up, &mut c),
                 Some(first)
             );
         }
         assert_eq!(c.flowlets_started, 1);
         // After a gap longer than the aging the flowlet moves off the loaded member.
         let later = 396_000 + m.flowlet_aging_ns + 1;
-        let next = s.choose(&g, 42, 1000, later, &board, &up, &mut c).unwrap();
+        let next = s
+            .choose(&g, 42, 9, 1000, later, &board, &up, &mut c)
+            .unwrap();
         assert_ne!(next, first);
         assert_eq!(
             (c.flowlets_started, c.flowlet_moves, c.reorder_risk),
@@ -426,12 +473,12 @@ mod tests {
         // A member that goes down forces a move at once, counted as a risk.
         let down = g.hops()[next].port;
         let forced = s
-            .choose(&g, 42, 1000, later + 1, &board, &|p| p != down, &mut c)
+            .choose(&g, 42, 9, 1000, later + 1, &board, &|p| p != down, &mut c)
             .unwrap();
         assert_ne!(g.hops()[forced].port, down);
         assert_eq!(c.reorder_risk, 1);
         assert_eq!(
-            s.choose(&g, 42, 1000, later + 2, &board, &|_| false, &mut c),
+            s.choose(&g, 42, 9, 1000, later + 2, &board, &|_| false, &mut c),
             None
         );
     }
@@ -449,7 +496,9 @@ mod tests {
         let mut c = counters(4);
         let mut hits = [0; 4];
         for t in 0..300 {
-            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
+            hits[s
+                .choose(&g, 7, 9, 1000, t, &board, &|_| true, &mut c)
+                .unwrap()] += 1;
         }
         assert_eq!(hits, [100, 100, 0, 100]);
         assert_eq!(c.per_packet_choices, 300);
@@ -464,7 +513,9 @@ mod tests {
         );
         let mut hits = [0; 4];
         for t in 0..400 {
-            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
+            hits[s
+                .choose(&g, 7, 9, 1000, t, &board, &|_| true, &mut c)
+                .unwrap()] += 1;
         }
         assert_eq!(hits, [100; 4]);
     }
@@ -487,14 +538,85 @@ mod tests {
         // of a 100 Gb/s port's interval, so the idle member takes about 150
         // (up to band 6 at 75 %) and then the others share.
         for t in 0..400 {
-            hits[s.choose(&g, 7, 1000, t, &board, &|_| true, &mut c).unwrap()] += 1;
+            hits[s
+                .choose(&g, 7, 9, 1000, t, &board, &|_| true, &mut c)
+                .unwrap()] += 1;
         }
         assert!((140..=220).contains(&hits[2]), "{hits:?}");
         assert!(hits.iter().all(|h| *h > 0), "{hits:?}");
         // The next interval starts from the published quality again.
         let next = s
-            .choose(&g, 7, 1000, 16_000, &board, &|_| true, &mut c)
+            .choose(&g, 7, 9, 1000, 16_000, &board, &|_| true, &mut c)
             .unwrap();
         assert_eq!(next, 2);
+    }
+
+    #[test]
+    fn dre_levels_are_band_widths() {
+        // Cisco's CloudScale example: bands start at 15, 35, 65, 80, 90, 95, 100 %.
+        let m = DlbModel {
+            levels: [15, 20, 30, 15, 10, 5, 5],
+            ..DlbModel::default()
+        };
+        let bands: Vec<u8> = [0, 14, 15, 34, 35, 64, 65, 80, 90, 94, 95, 99, 100, 250]
+            .iter()
+            .map(|l| band_of(&m, *l))
+            .collect();
+        assert_eq!(bands, [0, 0, 1, 1, 2, 2, 3, 4, 5, 5, 6, 6, 7, 7]);
+        // The defaults keep eight equal bands (starts 12, 25, … 87 %).
+        let d = DlbModel::default();
+        assert_eq!(band_of(&d, 11), 0);
+        assert_eq!(band_of(&d, 25), 2);
+        assert_eq!(band_of(&d, 87), 7);
+        // A zero-width level is an empty band.
+        let z = DlbModel {
+            levels: [50, 0, 50, 0, 0, 0, 0],
+            ..DlbModel::default()
+        };
+        assert_eq!(
+            (band_of(&z, 49), band_of(&z, 50), band_of(&z, 100)),
+            (0, 2, 7)
+        );
+    }
+
+    #[test]
+    fn a_pinned_source_always_takes_its_destination() {
+        for mode in [DlbMode::Flowlet, DlbMode::PerPacket] {
+            let m = DlbModel {
+                mode,
+                pins: vec![(9, 2)],
+                ..DlbModel::default()
+            };
+            let mut s = DlbState::new(&m, &[None; 10]);
+            let g = group(&[0, 1, 2, 3]);
+            let board = QualityBoard::new(10);
+            // The destination is the most loaded member: still pinned.
+            board.publish(2, 300, 7);
+            let mut c = counters(4);
+            for t in 0..200u32 {
+                let now = u64::from(t) * 1_000_000; // every packet a new flowlet
+                assert_eq!(
+                    s.choose(&g, t, 9, 1000, now, &board, &|_| true, &mut c),
+                    Some(2)
+                );
+            }
+            assert_eq!(c.pinned, 200);
+            // Other sources are balanced away from the loaded member.
+            for t in 0..50u32 {
+                let got = s.choose(&g, t, 4, 1000, u64::from(t), &board, &|_| true, &mut c);
+                assert_ne!(got, Some(2), "{mode:?}");
+            }
+            // The destination down: the source's traffic is balanced as usual.
+            let got = s.choose(&g, 1, 9, 1000, 0, &board, &|p| p != 2, &mut c);
+            assert!(matches!(got, Some(m) if m != 2), "{got:?}");
+            assert_eq!(c.pinned, 200);
+            // A group without the destination is not affected.
+            let other = group(&[0, 1, 3]);
+            let mut c3 = counters(3);
+            assert!(s
+                .choose(&other, 5, 9, 1000, 0, &board, &|_| true, &mut c3)
+                .is_some());
+            assert_eq!(c3.pinned, 0);
+        }
     }
 }

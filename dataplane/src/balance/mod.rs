@@ -63,6 +63,8 @@ pub struct GroupCounters {
     /// Packets whose bucket's member was down and that were re-hashed over
     /// the members still up.
     pub rehashed: u64,
+    /// Packets sent to their ingress port's `static-pinning` destination.
+    pub pinned: u64,
 }
 
 /// Picks group members for one worker's packets.
@@ -126,6 +128,7 @@ impl Balancer {
                 c.per_packet_choices = prev.per_packet_choices;
                 c.reorder_risk = prev.reorder_risk;
                 c.rehashed = prev.rehashed;
+                c.pinned = prev.pinned;
                 for (i, hop) in g.hops().iter().enumerate() {
                     if let Some(j) = og.hops().iter().position(|h| h == hop) {
                         if let Some(m) = prev.members.get(j) {
@@ -145,14 +148,15 @@ impl Balancer {
     }
 
     /// Picks the member of `group` for a packet of `bytes` with flow hash
-    /// `hash` at `now`; `usable(port)` says whether an egress port can take
-    /// traffic (a member whose port is down is never chosen while another is
-    /// up). Returns `None` when every member is down.
+    /// `hash` that arrived on `in_port` at `now`; `usable(port)` says whether
+    /// an egress port can take traffic (a member whose port is down is never
+    /// chosen while another is up). Returns `None` when every member is down.
     #[inline]
     pub fn choose(
         &mut self,
         group: &EcmpGroup,
         hash: u32,
+        in_port: PortId,
         bytes: usize,
         now: Nanos,
         usable: impl Fn(PortId) -> bool,
@@ -160,9 +164,16 @@ impl Balancer {
         let id = group.id() as usize;
         let counters = self.counters.get_mut(id)?;
         let member = match (&mut self.dlb, group.is_dlb()) {
-            (Some(state), true) => {
-                state.choose(group, hash, bytes, now, &self.quality, &usable, counters)?
-            }
+            (Some(state), true) => state.choose(
+                group,
+                hash,
+                in_port,
+                bytes,
+                now,
+                &self.quality,
+                &usable,
+                counters,
+            )?,
             _ => {
                 let m = group.member(hash);
                 if usable(group.hops()[m].port) {

@@ -72,8 +72,11 @@ pub struct DlbModel {
     pub mac: MacAddr,
     /// Idle gap that ends a flowlet.
     pub flowlet_aging_ns: Nanos,
-    /// Load percentages where quality bands 1…7 start.
-    pub thresholds: [u8; 7],
+    /// `dre-thresholds level-1 … level-7`: level-n is the width, in percent
+    /// of link load, of quality band n−1, so band n starts at the sum of
+    /// levels 1…n (Cisco's examples add up to 100; see
+    /// [`crate::balance::dlb`]).
+    pub levels: [u8; 7],
     /// The rate estimator keeps 1 − 2^−decay of its value each sampling interval.
     pub decay_factor: u8,
     /// How often each port's rate estimate is decayed and its band published.
@@ -83,6 +86,10 @@ pub struct DlbModel {
     pub load_awareness: bool,
     /// Entries in each worker's flowlet table (a power of two).
     pub flowlet_table_size: usize,
+    /// `static-pinning`: (source, destination) ports; traffic arriving on
+    /// the source that is balanced over a DLB group containing the
+    /// destination leaves on the destination while it is up.
+    pub pins: Vec<(PortId, PortId)>,
 }
 
 impl Default for DlbModel {
@@ -92,11 +99,12 @@ impl Default for DlbModel {
             mode: DlbMode::Flowlet,
             mac: MacAddr([0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
             flowlet_aging_ns: 500_000,
-            thresholds: [12, 25, 37, 50, 62, 75, 87],
+            levels: [12, 13, 12, 13, 12, 13, 12],
             decay_factor: 2,
             sampling_interval_ns: 16_000,
             load_awareness: true,
             flowlet_table_size: 4096,
+            pins: Vec::new(),
         }
     }
 }

@@ -63,7 +63,10 @@ impl Switch {
                 pkt.meta.hash = hash;
                 let up = &self.port_up;
                 let usable = |port: PortId| up.get(usize::from(port)).copied().unwrap_or(false);
-                let Some(choice) = self.balancer.choose(group, hash, pkt.len(), now, usable) else {
+                let Some(choice) =
+                    self.balancer
+                        .choose(group, hash, p as PortId, pkt.len(), now, usable)
+                else {
                     return self.count_drop(p, DropReason::InterfaceDown);
                 };
                 let h = group.hops()[choice.member];

@@ -127,6 +127,7 @@ impl Switch {
                     per_packet_choices: c.per_packet_choices,
                     reorder_risk: c.reorder_risk,
                     rehashed: c.rehashed,
+                    pinned: c.pinned,
                 };
                 Some((format!("{}/{}", route.prefix, route.len), s))
             })
