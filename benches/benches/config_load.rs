@@ -45,7 +45,7 @@ fn routes(out: &mut String, n: usize, ports: usize) {
         let (a, b, c) = (20 + (i >> 16), (i >> 8) & 255, i & 255);
         let _ = writeln!(out, "ip route {a}.{b}.{c}.0/24 {}", hop(i));
         lines += 1;
-        if i % 8 == 0 && lines < n {
+        if i.is_multiple_of(8) && lines < n {
             let _ = writeln!(out, "ip route {a}.{b}.{c}.0/24 {}", hop(i + 1));
             lines += 1;
         }
