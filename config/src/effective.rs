@@ -315,8 +315,16 @@ impl Config {
     /// policies and default interface settings. References to missing
     /// policies (which validation rejects) resolve as if absent.
     pub fn effective_qos(&self, iface: &InterfaceName) -> EffectiveQos {
-        let default_iface = Interface::new(*iface, 0);
-        let i = self.interface_by_name(iface).unwrap_or(&default_iface);
+        match self.interface_by_name(iface) {
+            Some(i) => self.effective_qos_of(i),
+            None => self.effective_qos_of(&Interface::new(*iface, 0)),
+        }
+    }
+
+    /// Resolve the QoS that applies to `i`, one of this configuration's
+    /// interfaces: [`Config::effective_qos`] without the search by name, so
+    /// a loop over every interface stays linear.
+    pub fn effective_qos_of(&self, i: &Interface) -> EffectiveQos {
         let user = |own: &Option<String>, system: &Option<String>| own.clone().or(system.clone());
         let policies = AppliedPolicies {
             qos_input: user(&i.service_policy_qos_input, &self.system_qos.qos_input),
@@ -386,7 +394,7 @@ impl Config {
         let pfc_cos = pfc_cos_of_group.iter().fold(0, |a, b| a | b);
 
         EffectiveQos {
-            interface: *iface,
+            interface: i.name,
             policies,
             classifier,
             egress,

@@ -3,7 +3,7 @@
 //! This is where names become indices, addresses become MACs, and per-line
 //! routes become ECMP groups. The dataplane never sees configuration text.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
 use railyard_config as cfg;
@@ -375,9 +375,16 @@ pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
     if c.model.interfaces.len() != order.len() {
         return None;
     }
+    let position: HashMap<&str, usize> = c
+        .model
+        .interfaces
+        .iter()
+        .enumerate()
+        .map(|(i, ifc)| (ifc.name.as_str(), i))
+        .collect();
     let from: Vec<usize> = order
         .iter()
-        .map(|n| c.model.interfaces.iter().position(|i| &i.name == n))
+        .map(|n| position.get(n.as_str()).copied())
         .collect::<Option<_>>()?;
     let mut new_index = vec![0u16; from.len()];
     for (new, old) in from.iter().enumerate() {
@@ -628,7 +635,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         m.speed_mbps = ifc.speed_mbps;
         m.static_arp = ifc.arp.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
         m.static_nd = ifc.nd.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
-        let eq = cfg.effective_qos(&ifc.name);
+        let eq = cfg.effective_qos_of(ifc);
         m.dscp_to_qos_group = eq.classifier.dscp_table;
         m.cos_to_qos_group = eq.classifier.cos_table;
         m.acl_rules = eq.classifier.acl_rules.iter().map(acl_rule).collect();
@@ -671,15 +678,16 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         ));
     }
     warnings.extend(headroom_warnings(&short_headroom));
-    let index = |name: &InterfaceName| {
-        cfg.interfaces
-            .iter()
-            .position(|i| &i.name == name)
-            .map(|i| i as u16)
-    };
+    let ports: HashMap<InterfaceName, u16> = cfg
+        .interfaces
+        .iter()
+        .enumerate()
+        .map(|(i, ifc)| (ifc.name, i as u16))
+        .collect();
+    let index = |name: &InterfaceName| ports.get(name).copied();
     // Routes for the same prefix form one ECMP group, in configuration order.
-    let mut groups: BTreeMap<(IpAddr, u8), Vec<NextHopModel>> = BTreeMap::new();
-    let mut order = Vec::new();
+    let mut group_of: HashMap<(IpAddr, u8), usize> = HashMap::new();
+    let mut routes: Vec<RouteModel> = Vec::new();
     for r in &cfg.routes {
         let (prefix, len) = match &r.prefix {
             IpPrefix::V4(p) => (IpAddr::V4(p.network().addr), p.len),
@@ -708,25 +716,19 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
                 NextHopModel::Gateway { addr: *addr, port }
             }
         };
-        let key = (prefix, len);
-        if !groups.contains_key(&key) {
-            order.push(key);
-        }
-        let g = groups.entry(key).or_default();
+        let g = *group_of.entry((prefix, len)).or_insert_with(|| {
+            routes.push(RouteModel {
+                prefix,
+                len,
+                next_hops: Vec::new(),
+            });
+            routes.len() - 1
+        });
+        let g = &mut routes[g].next_hops;
         if !g.contains(&hop) {
             g.push(hop);
         }
     }
-    let routes = order
-        .into_iter()
-        .filter_map(|k| {
-            groups.remove(&k).map(|next_hops| RouteModel {
-                prefix: k.0,
-                len: k.1,
-                next_hops,
-            })
-        })
-        .collect();
     warnings.extend(thresholds.warnings());
     if let Some(cfg::DlbInterfaces::List(names)) = cfg.dlb.as_ref().map(|d| &d.interfaces) {
         for n in names.iter().filter(|n| index(n).is_none()) {

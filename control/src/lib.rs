@@ -66,10 +66,14 @@ pub fn load_config(path: &std::path::Path, strict: bool) -> Result<Loaded, Strin
 /// first-seen order.
 pub fn collapse(messages: &[String]) -> Vec<String> {
     let mut seen: Vec<(&String, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<&String, usize> = std::collections::HashMap::new();
     for m in messages {
-        match seen.iter_mut().find(|(s, _)| *s == m) {
-            Some((_, n)) => *n += 1,
-            None => seen.push((m, 1)),
+        match index.get(m) {
+            Some(&i) => seen[i].1 += 1,
+            None => {
+                index.insert(m, seen.len());
+                seen.push((m, 1));
+            }
         }
     }
     seen.into_iter()
@@ -111,7 +115,7 @@ pub fn check_json(path: &std::path::Path, strict: bool) -> (bool, String) {
         .map(|i| {
             (
                 i.name.to_string(),
-                serde_json::to_value(config.effective_qos(&i.name)).unwrap_or_default(),
+                serde_json::to_value(config.effective_qos_of(i)).unwrap_or_default(),
             )
         })
         .collect();

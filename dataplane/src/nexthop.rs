@@ -34,7 +34,9 @@ pub const MAX_MEMBERS: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EcmpGroup {
     hops: Vec<NextHop>,
-    buckets: Box<[u8; BUCKETS]>,
+    /// Bucket → member; `None` when every bucket names member 0 (a group of
+    /// one), so the single-hop routes of a large FIB cost no table each.
+    buckets: Option<Box<[u8; BUCKETS]>>,
     dlb: bool,
     id: u32,
 }
@@ -44,12 +46,19 @@ impl EcmpGroup {
     /// numbered `id`, balanced dynamically when `dlb`.
     pub fn new(mut hops: Vec<NextHop>, id: u32, dlb: bool) -> Self {
         hops.truncate(MAX_MEMBERS);
-        let mut buckets = Box::new([0u8; BUCKETS]);
-        if !hops.is_empty() {
-            for (i, b) in buckets.iter_mut().enumerate() {
-                *b = (i % hops.len()) as u8;
+        let buckets = (hops.len() > 1).then(|| {
+            // Bucket i names member i mod n, counted up rather than divided.
+            let mut table = Box::new([0u8; BUCKETS]);
+            let mut m = 0u8;
+            for b in table.iter_mut() {
+                *b = m;
+                m += 1;
+                if usize::from(m) >= hops.len() {
+                    m = 0;
+                }
             }
-        }
+            table
+        });
         EcmpGroup {
             hops,
             buckets,
@@ -74,8 +83,8 @@ impl EcmpGroup {
             .collect();
         let mut buckets = Box::new([FREE; BUCKETS]);
         let mut count = vec![0usize; n];
-        for (b, old) in buckets.iter_mut().zip(previous.buckets.iter()) {
-            if let Some(&m) = remap.get(usize::from(*old)) {
+        for (i, b) in buckets.iter_mut().enumerate() {
+            if let Some(&m) = remap.get(usize::from(previous.bucket(i))) {
                 if m != FREE {
                     *b = m;
                     count[usize::from(m)] += 1;
@@ -110,7 +119,7 @@ impl EcmpGroup {
         }
         EcmpGroup {
             hops,
-            buckets,
+            buckets: buckets.iter().any(|b| *b != 0).then_some(buckets),
             dlb,
             id,
         }
@@ -137,7 +146,13 @@ impl EcmpGroup {
     /// The member the bucket of `hash` names.
     #[inline]
     pub fn member(&self, hash: u32) -> usize {
-        usize::from(self.buckets[hash as usize % BUCKETS])
+        usize::from(self.bucket(hash as usize % BUCKETS))
+    }
+
+    /// The member bucket `i` (below [`BUCKETS`]) names.
+    #[inline]
+    fn bucket(&self, i: usize) -> u8 {
+        self.buckets.as_ref().map_or(0, |t| t[i])
     }
 
     /// A member among those whose port is usable, picked by the hash bits
@@ -159,8 +174,8 @@ impl EcmpGroup {
     /// Buckets per member, in member order.
     pub fn bucket_counts(&self) -> Vec<usize> {
         let mut c = vec![0; self.hops.len()];
-        for b in self.buckets.iter() {
-            if let Some(x) = c.get_mut(usize::from(*b)) {
+        for b in (0..BUCKETS).map(|i| self.bucket(i)) {
+            if let Some(x) = c.get_mut(usize::from(b)) {
                 *x += 1;
             }
         }

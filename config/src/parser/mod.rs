@@ -34,9 +34,11 @@ mod value;
 pub(crate) use qos::protocol_name;
 use table::{Action, Lookup, Spec};
 
+use std::collections::HashMap;
+
 use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};
-use crate::model::{Config, Interface, InterfaceName};
+use crate::model::{Config, Interface, InterfaceName, IpPrefix, RouteTarget};
 use crate::validate::{self, Pos, SourceMap};
 use crate::ParseOptions;
 
@@ -322,6 +324,15 @@ pub(crate) struct Builder<'a> {
     line: usize,
     /// Indentation of the line being processed.
     indent: usize,
+    /// Index of each configured interface in `config.interfaces`, so a
+    /// mention finds its interface without scanning the list.
+    interface_of: HashMap<InterfaceName, usize>,
+    /// Index in `config.routes` of each configured static route, so a
+    /// duplicate is found without scanning the list. A removed route leaves
+    /// the map at once and `config.routes` at [`Builder::finish`].
+    route_of: HashMap<(IpPrefix, RouteTarget), usize>,
+    /// Whether a route was removed, so `config.routes` needs compacting.
+    routes_removed: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -347,6 +358,9 @@ impl<'a> Builder<'a> {
             saw_command: false,
             line: 0,
             indent: 0,
+            interface_of: HashMap::new(),
+            route_of: HashMap::new(),
+            routes_removed: false,
         }
     }
 
@@ -829,11 +843,31 @@ impl<'a> Builder<'a> {
 
     /// Index of an interface, created with defaults on first mention.
     fn interface_index(&mut self, name: InterfaceName) -> usize {
-        match self.config.interfaces.iter().position(|i| i.name == name) {
-            Some(i) => i,
-            None => {
-                self.config.interfaces.push(Interface::new(name, self.line));
-                self.config.interfaces.len() - 1
+        let next = self.config.interfaces.len();
+        let i = *self.interface_of.entry(name).or_insert(next);
+        if i == next {
+            self.config.interfaces.push(Interface::new(name, self.line));
+        }
+        i
+    }
+
+    /// Drops the routes `no ip route` removed from `config.routes`, keeping
+    /// the others in configuration order.
+    fn compact_routes(&mut self) {
+        if !std::mem::take(&mut self.routes_removed) {
+            return;
+        }
+        let mut live = vec![false; self.config.routes.len()];
+        for &i in self.route_of.values() {
+            if let Some(l) = live.get_mut(i) {
+                *l = true;
+            }
+        }
+        let mut keep = live.into_iter();
+        self.config.routes.retain(|_| keep.next().unwrap_or(false));
+        for (i, r) in self.config.routes.iter().enumerate() {
+            if let Some(slot) = self.route_of.get_mut(&(r.prefix, r.target.clone())) {
+                *slot = i;
             }
         }
     }
@@ -844,6 +878,7 @@ impl<'a> Builder<'a> {
     /// out at the end.
     fn finish(mut self) -> crate::Report {
         self.config.lldp.enabled = self.config.features.contains("lldp");
+        self.compact_routes();
         for d in validate::validate(&self.config, &self.map, &self.sources) {
             self.record(d);
         }

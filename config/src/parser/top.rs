@@ -416,10 +416,9 @@ fn add_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail
     };
     let family = if v6 { "ipv6" } else { "ip" };
     let existing = b
-        .config
-        .routes
-        .iter()
-        .find(|r| r.prefix == prefix && r.target == target);
+        .route_of
+        .get(&(prefix, target.clone()))
+        .and_then(|&i| b.config.routes.get(i));
     if let Some(first) = existing {
         let message = format!(
             "duplicate route `{family} route {prefix} {target}` (first on line {})",
@@ -428,6 +427,8 @@ fn add_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), Fail
         b.warn(col, message, Some("the repeated line is ignored".into()));
         return Ok(());
     }
+    b.route_of
+        .insert((prefix, target.clone()), b.config.routes.len());
     b.config.routes.push(StaticRoute {
         prefix,
         target,
@@ -442,15 +443,10 @@ fn remove_route(b: &mut Builder<'_>, a: &mut Args<'_>, v6: bool) -> Result<(), F
     let Some((prefix, target, col)) = route_args(b, a, v6)? else {
         return Ok(());
     };
-    match b
-        .config
-        .routes
-        .iter()
-        .position(|r| r.prefix == prefix && r.target == target)
-    {
-        Some(i) => {
-            b.config.routes.remove(i);
-        }
+    // The route leaves `config.routes` when the parse ends, so a file that
+    // removes many routes costs no more than one that adds them.
+    match b.route_of.remove(&(prefix, target.clone())) {
+        Some(_) => b.routes_removed = true,
         None => {
             let family = if v6 { "ipv6" } else { "ip" };
             b.warn(

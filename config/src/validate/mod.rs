@@ -9,14 +9,17 @@
 //! routes through interfaces that are not configured, `dpdk eal-args` with
 //! no interface bound to dpdk.
 
+mod index;
 mod qos;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub(crate) use crate::diag::Pos;
 use crate::diag::{Diagnostic, Severity, Sources};
-use crate::model::{Bind, Config, Interface, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU};
+use crate::model::{
+    Bind, Config, Interface, InterfaceName, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU,
+};
 
 /// Where the parser saw each item, so validation can point at the right token.
 ///
@@ -229,16 +232,24 @@ impl Checker<'_> {
                 v4.chain(v6).collect()
             })
             .collect();
+        // The first earlier interface with the same address, or else with an
+        // overlapping subnet: the lowest-ranked match, when it belongs to an
+        // earlier interface (see `index`).
+        let subnets = index::Subnets::new(all.iter().enumerate().flat_map(|(j, mine)| {
+            mine.iter()
+                .enumerate()
+                .map(move |(k, (p, _))| (p, index::rank(j, k)))
+        }));
+        let entry = |r: index::Rank| {
+            let j = index::rank_interface(r);
+            (&ifaces[j], all[j][index::rank_position(r)])
+        };
         for (j, (iface, mine)) in ifaces.iter().zip(&all).enumerate() {
+            let earlier = |r: &index::Rank| index::rank_interface(*r) < j;
             for (p, pos) in mine {
-                let earlier = ifaces[..j].iter().zip(&all[..j]);
-                let dup = earlier.clone().find_map(|(other, theirs)| {
-                    theirs
-                        .iter()
-                        .find(|(q, _)| address(q) == address(p))
-                        .map(|(_, first)| (other, *first))
-                });
-                if let Some((other, first)) = dup {
+                if let Some((other, (_, first))) =
+                    subnets.same_address(p).filter(earlier).map(entry)
+                {
                     self.report(
                         Severity::Error,
                         *pos,
@@ -255,13 +266,7 @@ impl Checker<'_> {
                     );
                     continue;
                 }
-                let overlap = earlier.clone().find_map(|(other, theirs)| {
-                    theirs
-                        .iter()
-                        .find(|(q, _)| overlaps(q, p))
-                        .map(|(q, _)| (other, *q))
-                });
-                if let Some((other, q)) = overlap {
+                if let Some((other, (q, _))) = subnets.overlapping(p).filter(earlier).map(entry) {
                     self.report(
                         Severity::Warning,
                         *pos,
@@ -343,6 +348,19 @@ impl Checker<'_> {
 
     /// Next hops should be reachable, and named interfaces configured.
     fn routes(&mut self) {
+        // Every subnet, link-local ones too: any of them makes a next hop
+        // connected.
+        let all: Vec<IpPrefix> = self
+            .config
+            .interfaces
+            .iter()
+            .flat_map(|i| {
+                let v4 = i.ipv4.iter().map(|p| IpPrefix::V4(*p));
+                v4.chain(i.ipv6.iter().map(|p| IpPrefix::V6(*p)))
+            })
+            .collect();
+        let subnets = index::Subnets::new(all.iter().map(|p| (p, 0)));
+        let names: HashSet<InterfaceName> = self.config.interfaces.iter().map(|i| i.name).collect();
         for r in &self.config.routes {
             let pos = Pos::new(r.line, r.col);
             match &r.target {
@@ -350,7 +368,7 @@ impl Checker<'_> {
                     addr,
                     interface: None,
                 } => {
-                    if !self.connected(*addr) {
+                    if !subnets.covers(*addr) {
                         self.report(
                             Severity::Warning,
                             pos,
@@ -364,7 +382,7 @@ impl Checker<'_> {
                     ..
                 }
                 | RouteTarget::Interface(name) => {
-                    if self.config.interface_by_name(name).is_none() {
+                    if !names.contains(name) {
                         self.report(
                             Severity::Warning,
                             pos,
@@ -379,14 +397,6 @@ impl Checker<'_> {
                 RouteTarget::Null0 => {}
             }
         }
-    }
-
-    /// Whether some interface's subnet covers `addr`.
-    fn connected(&self, addr: IpAddr) -> bool {
-        self.config.interfaces.iter().any(|i| match addr {
-            IpAddr::V4(a) => i.ipv4.iter().any(|p| p.contains(a)),
-            IpAddr::V6(a) => i.ipv6.iter().any(|p| p.contains(a)),
-        })
     }
 
     /// One backend target feeds one interface.
@@ -462,15 +472,19 @@ impl Checker<'_> {
     /// A port is either broken out into lanes or used whole, not both.
     fn breakouts(&mut self) {
         let ifaces = &self.config.interfaces;
+        let whole_ports: HashSet<InterfaceName> = ifaces
+            .iter()
+            .filter(|i| i.name.sub.is_none())
+            .map(|i| i.name)
+            .collect();
+        let mut lanes_seen: HashSet<InterfaceName> = HashSet::new();
         for (i, iface) in ifaces.iter().enumerate() {
             if iface.name.sub.is_none() {
                 continue;
             }
-            let whole = crate::model::InterfaceName::new(iface.name.module, iface.name.port);
-            let first_lane = ifaces.iter().position(|o| {
-                o.name.sub.is_some() && o.name.module == whole.module && o.name.port == whole.port
-            });
-            if first_lane != Some(i) || self.config.interface_by_name(&whole).is_none() {
+            let whole = InterfaceName::new(iface.name.module, iface.name.port);
+            // Reported once, at the port's first lane.
+            if !lanes_seen.insert(whole) || !whole_ports.contains(&whole) {
                 continue;
             }
             let pos = self.or_header(self.map.at.get(&At::IfaceName(i)), i);
@@ -487,7 +501,6 @@ impl Checker<'_> {
     }
 }
 
-/// Whether an IPv6 address is link-local (fe80::/10).
 /// The interface address an address prefix was configured with.
 fn address(p: &IpPrefix) -> IpAddr {
     match p {
@@ -496,15 +509,7 @@ fn address(p: &IpPrefix) -> IpAddr {
     }
 }
 
-/// Whether two subnets share addresses (never across families).
-fn overlaps(a: &IpPrefix, b: &IpPrefix) -> bool {
-    match (a, b) {
-        (IpPrefix::V4(a), IpPrefix::V4(b)) => a.overlaps(b),
-        (IpPrefix::V6(a), IpPrefix::V6(b)) => a.overlaps(b),
-        _ => false,
-    }
-}
-
+/// Whether an IPv6 address is link-local (fe80::/10).
 fn is_link_local(addr: Ipv6Addr) -> bool {
     addr.segments()[0] & 0xffc0 == 0xfe80
 }

@@ -443,7 +443,7 @@ impl Checker<'_> {
         let c = self.config;
         let mut seen: HashSet<(Option<String>, Option<String>, usize)> = HashSet::new();
         for (i, iface) in c.interfaces.iter().enumerate() {
-            let eff = c.effective_qos(&iface.name);
+            let eff = c.effective_qos_of(iface);
             let carried = eff.classifier.groups() & eff.lossless;
             if iface.pfc_mode == crate::qos::PfcMode::Off && carried != 0 {
                 let groups: Vec<String> = (0..8)
