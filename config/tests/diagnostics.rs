@@ -27,7 +27,7 @@ fn warnings_are_reported_alongside_errors() {
         (
             Severity::Warning,
             1,
-            "`router bgp` is not modelled; skipped"
+            "`router bgp` is not modelled; skipped with the line indented under it (line 2)"
         )
     );
     assert_eq!(got[1].0, Severity::Error);
@@ -121,4 +121,29 @@ fn invalid_pfc_forms_are_errors_with_a_hint() {
         .starts_with("usage: priority-flow-control mode"));
     // The valid forms still load.
     common::ok("interface e1/1\n  priority-flow-control mode on\npriority-flow-control watch-dog-interval on\n");
+}
+
+#[test]
+fn a_skipped_section_names_the_lines_that_went_with_it() {
+    let r = check(
+        "router bgp 65000\n  neighbor 10.0.0.1 remote-as 65001\n    address-family ipv4 unicast\n  \
+         router-id 1.1.1.1\nsnmp-server community x\nrouter bgp 65001\n  neighbor 10.0.0.9\n\
+         interface e1/1\n  no switchport\n",
+    );
+    let got: Vec<&str> = r.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        got[..2],
+        [
+            "`router bgp` is not modelled; skipped with the 3 lines indented under it (lines 2-4)",
+            "`snmp-server` is not modelled; skipped",
+        ],
+        "{got:?}"
+    );
+    // The second `router bgp` draws no warning of its own, and the body
+    // of the first one stops where the file returns to the top level.
+    assert!(
+        !got.iter()
+            .any(|m| m.contains("lines 2-7") || m.contains("line 7)")),
+        "{got:?}"
+    );
 }

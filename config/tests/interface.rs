@@ -709,7 +709,7 @@ fn vrf_member_is_kept_printed_and_checked() {
             2,
             14,
             "invalid VRF name `bad/name`",
-            Some("VRF names are up to 32 letters, digits, `-`, `_`, `.` or `:`")
+            Some("names are up to 32 letters, digits, `-`, `_`, `.` or `:`")
         )
     );
     assert_eq!(

@@ -181,6 +181,21 @@ impl Lldpd {
         l
     }
 
+    /// Advertises an IEEE PFC TLV as a custom TLV: willing 0, MBC 0,
+    /// capability 0, enable bitmap 0x10 (priority 4 only).
+    fn advertise_pfc_4(&self) {
+        self.configure(&[
+            "lldp",
+            "custom-tlv",
+            "oui",
+            "00,80,c2",
+            "subtype",
+            "11",
+            "oui-info",
+            "00,10",
+        ]);
+    }
+
     fn cli(&self, args: &[&str]) -> Result<String, String> {
         let mut cmd = vec!["lldpcli", "-u", &self.sock];
         cmd.extend_from_slice(args);
@@ -758,17 +773,7 @@ fn pfc_lab(mode: &str) -> (Lab, String, Lldpd, Switch) {
         "fd00:94:2::1",
     );
     let lldpd = Lldpd::start(&lab, &h1, "eth0", "peer-lldpd");
-    // PFC TLV info: willing 0, MBC 0, capability 0; enable bitmap 0x10.
-    lldpd.configure(&[
-        "lldp",
-        "custom-tlv",
-        "oui",
-        "00,80,c2",
-        "subtype",
-        "11",
-        "oui-info",
-        "00,10",
-    ]);
+    lldpd.advertise_pfc_4();
     let sw = start_switch(&lab, &sw_ns, "sw", &PFC_LAB.replace("MODE", mode));
     wait_for(
         "railyard to hear lldpd's PFC TLV",
@@ -1112,16 +1117,7 @@ fn a_tshark_capture_of_lldpd_replays_into_dcbx() {
     lab.veth(&h1, "eth0", &sw_ns, "p1");
     let (mut tshark, file) = capture(&lab, &h1, "eth0", "ether proto 0x88cc", "lldpd");
     let lldpd = Lldpd::start(&lab, &h1, "eth0", "peer-lldpd");
-    lldpd.configure(&[
-        "lldp",
-        "custom-tlv",
-        "oui",
-        "00,80,c2",
-        "subtype",
-        "11",
-        "oui-info",
-        "00,10",
-    ]);
+    lldpd.advertise_pfc_4();
     wait_for(
         "tshark to capture lldpd's PFC TLV",
         Duration::from_secs(15),

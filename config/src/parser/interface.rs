@@ -324,23 +324,9 @@ const MAX_VRF_NAME: usize = 32;
 
 /// `vrf member NAME` (`default` is the default VRF).
 fn vrf_member(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    let tok = a.expect("VRF name")?;
-    let ok = tok.text.chars().count() <= MAX_VRF_NAME
-        && tok
-            .text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
-    if !ok {
-        return Err(Fail::new(
-            tok.col,
-            format!("invalid VRF name `{}`", tok.text),
-            Some(format!(
-                "VRF names are up to {MAX_VRF_NAME} letters, digits, `-`, `_`, `.` or `:`"
-            )),
-        ));
-    }
+    let name = value::name_up_to(a.expect("VRF name")?, "VRF", MAX_VRF_NAME)?;
     a.finish()?;
-    let vrf = (tok.text != "default").then(|| tok.text.to_owned());
+    let vrf = (name != "default").then_some(name);
     set(b, |i| i.vrf = vrf.clone());
     Ok(())
 }

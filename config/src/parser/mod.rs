@@ -293,6 +293,17 @@ impl FrameKind {
     }
 }
 
+/// The lines indented under a skipped top-level section (`router bgp …`),
+/// so its warning can say exactly what went with it.
+struct SkippedBody {
+    /// The warning the section's header drew, if it drew one.
+    warning: Option<usize>,
+    /// First and last line of the body, and how many lines it had.
+    first: usize,
+    last: usize,
+    lines: usize,
+}
+
 /// Count of skipped commands of one kind, for the summary warning.
 struct Skipped {
     context: &'static str,
@@ -333,6 +344,8 @@ pub(crate) struct Builder<'a> {
     route_of: HashMap<(IpPrefix, RouteTarget), usize>,
     /// Whether a route was removed, so `config.routes` needs compacting.
     routes_removed: bool,
+    /// The body of the skipped top-level section open now, if any.
+    skipped_body: Option<SkippedBody>,
 }
 
 impl<'a> Builder<'a> {
@@ -361,6 +374,7 @@ impl<'a> Builder<'a> {
             interface_of: HashMap::new(),
             route_of: HashMap::new(),
             routes_removed: false,
+            skipped_body: None,
         }
     }
 
@@ -371,8 +385,18 @@ impl<'a> Builder<'a> {
         self.indent = line.indent;
         let inner = self.innermost();
         if inner.kind.is_skipped() && !inner.kind.checks_body() && line.indent > inner.indent {
+            if let Some(b) = self
+                .skipped_body
+                .as_mut()
+                .filter(|_| self.frames.len() == 2)
+            {
+                b.first = if b.lines == 0 { line.number } else { b.first };
+                b.last = line.number;
+                b.lines += 1;
+            }
             return;
         }
+        self.close_skipped_body();
         let first = line.tokens[0].text;
         if line.tokens.len() == 1 && first.eq_ignore_ascii_case("exit") {
             if self.frames.len() > 1 {
@@ -490,9 +514,10 @@ impl<'a> Builder<'a> {
             }
             Action::Skip => {
                 let context = self.frames[frame].kind.context();
+                let before = self.warnings.len();
                 self.skip(context, spec.kind(), line.tokens[0].col, true);
                 if at_top {
-                    self.enter(FrameKind::Skip);
+                    self.enter_skipped_section(before);
                 }
             }
             Action::Accept => {}
@@ -521,6 +546,14 @@ impl<'a> Builder<'a> {
                         && table::looks_like(f.kind.table(), &line.tokens)))
         });
         if let Some(depth) = owner {
+            if self.errors.len() >= MAX_ERRORS {
+                // Past the cap only the count is kept: skip building the
+                // hint (a search of the section's commands), which would
+                // make a huge bad file slow.
+                self.frames.truncate(depth + 1);
+                self.errors_omitted += 1;
+                return;
+            }
             let kind = &self.frames[depth].kind;
             let (table, context) = (kind.table(), kind.context());
             let upto = at.min(line.tokens.len() - 1);
@@ -546,8 +579,44 @@ impl<'a> Builder<'a> {
             Some(second) if first == "no" => format!("no {}", second.text.to_ascii_lowercase()),
             _ => first,
         };
+        let before = self.warnings.len();
         self.skip("", kind, line.tokens[0].col, false);
+        self.enter_skipped_section(before);
+    }
+
+    /// Opens a skipped top-level section; `warnings_before` tells whether
+    /// its header drew a warning (the warning just after it).
+    fn enter_skipped_section(&mut self, warnings_before: usize) {
         self.enter(FrameKind::Skip);
+        self.skipped_body = Some(SkippedBody {
+            warning: (self.warnings.len() > warnings_before).then_some(warnings_before),
+            first: 0,
+            last: 0,
+            lines: 0,
+        });
+    }
+
+    /// Ends the skipped section's body: its warning names the lines that
+    /// went with it.
+    fn close_skipped_body(&mut self) {
+        let Some(b) = self.skipped_body.take() else {
+            return;
+        };
+        let Some(w) = b.warning.and_then(|i| self.warnings.get_mut(i)) else {
+            return;
+        };
+        if b.lines == 0 {
+            return;
+        }
+        let lines = if b.lines == 1 {
+            format!("the line indented under it (line {})", b.first)
+        } else {
+            format!(
+                "the {} lines indented under it (lines {}-{})",
+                b.lines, b.first, b.last
+            )
+        };
+        w.message = format!("{} with {lines}", w.message);
     }
 
     /// Recognise a block NX-OS prints as opaque text starting at `lines[i]`
@@ -877,6 +946,7 @@ impl<'a> Builder<'a> {
     /// order, repeated warnings collapsed, the counts of what the caps left
     /// out at the end.
     fn finish(mut self) -> crate::Report {
+        self.close_skipped_body();
         self.config.lldp.enabled = self.config.features.contains("lldp");
         self.compact_routes();
         for d in validate::validate(&self.config, &self.map, &self.sources) {

@@ -86,7 +86,12 @@ pub(crate) const MAX_NAME: usize = 64;
 
 /// Check a class-map, policy-map or access-list name.
 pub(crate) fn name(tok: Token<'_>, what: &str) -> Result<String, Fail> {
-    let ok = tok.text.chars().count() <= MAX_NAME
+    name_up_to(tok, what, MAX_NAME)
+}
+
+/// Check a name of at most `max` letters, digits, `-`, `_`, `.` or `:`.
+pub(crate) fn name_up_to(tok: Token<'_>, what: &str, max: usize) -> Result<String, Fail> {
+    let ok = tok.text.chars().count() <= max
         && tok
             .text
             .chars()
@@ -96,7 +101,7 @@ pub(crate) fn name(tok: Token<'_>, what: &str) -> Result<String, Fail> {
             tok.col,
             format!("invalid {what} name `{}`", tok.text),
             Some(format!(
-                "names are up to {MAX_NAME} letters, digits, `-`, `_`, `.` or `:`"
+                "names are up to {max} letters, digits, `-`, `_`, `.` or `:`"
             )),
         ));
     }
