@@ -119,7 +119,12 @@ fn crypto_certificate_blocks_are_skipped_whole() {
     assert_eq!(p.config, base());
     assert_eq!(
         warnings(&p),
-        [(1, 1, "`crypto` is not modelled; skipped".to_string())]
+        [(
+            1,
+            1,
+            "`crypto` is not modelled; skipped with the line indented under it (line 2)"
+                .to_string()
+        )]
     );
 }
 

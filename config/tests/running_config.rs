@@ -238,7 +238,11 @@ fn the_warnings() {
         .map(|d| (d.line, d.col, d.message.as_str()))
         .collect();
     let want = vec![
-        (line_of("vdc leaf1"), 1, "`vdc` is not modelled; skipped"),
+        (
+            line_of("vdc leaf1"),
+            1,
+            "`vdc` is not modelled; skipped with the 2 lines indented under it (lines 8-9)",
+        ),
         (
             line_of("feature bgp"),
             9,
@@ -279,7 +283,7 @@ fn the_warnings() {
         (
             line_of("vrf context management"),
             1,
-            "`vrf context` is not modelled; skipped",
+            "`vrf context` is not modelled; skipped with the line indented under it (line 65)",
         ),
         (
             line_of("interface mgmt0"),
@@ -294,13 +298,13 @@ fn the_warnings() {
         (
             line_of("line console"),
             1,
-            "`line` is not modelled; skipped",
+            "`line` is not modelled; skipped with the line indented under it (line 111)",
         ),
         (line_of("boot nxos"), 1, "`boot` is not modelled; skipped"),
         (
             line_of("router bgp"),
             1,
-            "`router bgp` is not modelled; skipped",
+            "`router bgp` is not modelled; skipped with the 9 lines indented under it (lines 115-123)",
         ),
     ];
     assert_eq!(got, want, "\n{}", render(&p.warnings));

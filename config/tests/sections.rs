@@ -105,8 +105,8 @@ hostname leaf1
     assert_eq!(
         warnings(&p),
         [
-            (1, 1, "`vrf context` is not modelled; skipped".to_string()),
-            (4, 1, "`router bgp` is not modelled; skipped".to_string()),
+            (1, 1, "`vrf context` is not modelled; skipped with the 2 lines indented under it (lines 2-3)".to_string()),
+            (4, 1, "`router bgp` is not modelled; skipped with the 4 lines indented under it (lines 5-8)".to_string()),
             (10, 1, "`username` is not modelled; skipped".to_string()),
             (
                 12,
