@@ -147,3 +147,21 @@ fn a_skipped_section_names_the_lines_that_went_with_it() {
         "{got:?}"
     );
 }
+
+#[test]
+fn an_access_list_whose_header_failed_still_has_its_entries_checked() {
+    let r = check(
+        "ip access-list bad/name\n  10 permit tcp any any eq 99999\n  deny udp any any eq nosuchport\n  \
+         no 10\nip access-list GOOD\n  permit tcp any any eq 80\n",
+    );
+    let errors: Vec<(usize, &str)> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.line, d.message.as_str()))
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert_eq!(errors[0].0, 1);
+    assert_eq!(errors[1].0, 2);
+    assert_eq!(errors[2].0, 3);
+}

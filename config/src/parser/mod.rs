@@ -230,10 +230,10 @@ impl Section {
     /// Whether the body of this section is still checked when its header
     /// failed: its handlers then report syntax errors but change nothing
     /// (they find no open section to write to), so one pass shows every
-    /// error. Access lists and `hardware profile dlb` write to their
-    /// section unconditionally and keep swallowing a broken body.
+    /// error. `hardware profile dlb` writes to its section unconditionally
+    /// and keeps swallowing a broken body.
     fn checks_broken_body(self) -> bool {
-        !matches!(self, Section::AccessList | Section::Dlb)
+        !matches!(self, Section::Dlb)
     }
 }
 
@@ -409,7 +409,8 @@ impl<'a> Builder<'a> {
             return;
         }
         let acl = match self.innermost().kind {
-            FrameKind::Section(Section::AccessList, index, _) => Some(index),
+            FrameKind::Section(Section::AccessList, index, _) => Some(Some(index)),
+            FrameKind::Broken(Section::AccessList) => Some(None),
             _ => None,
         };
         if let Some(index) = acl {

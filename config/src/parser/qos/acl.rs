@@ -69,7 +69,7 @@ pub(in crate::parser) fn is_numbered_entry(line: &Line<'_>) -> bool {
 /// `SEQ permit|deny ...` or `no SEQ` under `ip access-list`.
 pub(in crate::parser) fn numbered_entry(
     b: &mut Builder<'_>,
-    index: usize,
+    index: Option<usize>,
     line: &Line<'_>,
 ) -> Result<(), Fail> {
     let negated = line.tokens[0].text.eq_ignore_ascii_case("no");
@@ -77,6 +77,9 @@ pub(in crate::parser) fn numbered_entry(
     let seq = value::ranged(seq_tok, "sequence number", 1, u64::from(u32::MAX))? as u32;
     if negated {
         Args::new(line, 2, "no SEQ").finish()?;
+        let Some(index) = index else {
+            return Ok(());
+        };
         let list = &mut b.config.access_lists[index];
         let before = list.entries.len();
         list.entries.retain(|e| e.seq != seq);
@@ -99,13 +102,13 @@ pub(in crate::parser) fn numbered_entry(
 
 /// `permit ...` (numbered 10 past the last entry).
 pub(super) fn permit(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    let index = b.section(Section::AccessList).map(|(i, _)| i);
     add_entry(b, index, a, true, None)
 }
 
 /// `deny ...` (numbered 10 past the last entry).
 pub(super) fn deny(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
-    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    let index = b.section(Section::AccessList).map(|(i, _)| i);
     add_entry(b, index, a, false, None)
 }
 
@@ -125,9 +128,13 @@ pub(super) fn remove_entry(
     a: &mut Args<'_>,
     permit: bool,
 ) -> Result<(), Fail> {
-    let index = b.section(Section::AccessList).map_or(0, |(i, _)| i);
+    let index = b.section(Section::AccessList).map(|(i, _)| i);
     let start = a.peek().map_or(0, |t| t.col);
     let (want, _) = entry_conditions(a, permit, 0)?;
+    // Under a header in error: the line is checked, nothing changes.
+    let Some(index) = index else {
+        return Ok(());
+    };
     let list = &mut b.config.access_lists[index];
     let same = |e: &AclEntry| {
         AclEntry {
@@ -146,13 +153,17 @@ pub(super) fn remove_entry(
 /// Read and add one entry.
 pub(super) fn add_entry(
     b: &mut Builder<'_>,
-    index: usize,
+    index: Option<usize>,
     a: &mut Args<'_>,
     permit: bool,
     seq: Option<(u32, usize)>,
 ) -> Result<(), Fail> {
     let at = seq.map_or_else(|| a.line.tokens[0].col, |(_, c)| c);
     let (entry, unevaluated) = entry_conditions(a, permit, 0)?;
+    // Under a header in error: the line is checked, nothing changes.
+    let Some(index) = index else {
+        return Ok(());
+    };
     if !unevaluated.is_empty() {
         let name = b.config.access_lists[index].name.clone();
         b.mark_first(At::AclSkipped(name), at);
