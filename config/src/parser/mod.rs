@@ -227,14 +227,6 @@ impl Section {
         }
     }
 
-    /// Whether the body of this section is still checked when its header
-    /// failed: its handlers then report syntax errors but change nothing
-    /// (they find no open section to write to), so one pass shows every
-    /// error. `hardware profile dlb` writes to its section unconditionally
-    /// and keeps swallowing a broken body.
-    fn checks_broken_body(self) -> bool {
-        !matches!(self, Section::Dlb)
-    }
 }
 
 /// The kinds of section.
@@ -287,9 +279,13 @@ impl FrameKind {
         matches!(self, FrameKind::Interface(_) | FrameKind::Section(..)) || self.checks_body()
     }
 
-    /// Whether the commands of a section whose header failed are still checked.
+    /// Whether the commands of a section whose header failed are still
+    /// checked: they are, in every section, so one pass shows every error;
+    /// their handlers report syntax errors but change nothing, finding no
+    /// open section to write to. (`hardware profile dlb` always opens its
+    /// section, even with an error on its line.)
     fn checks_body(&self) -> bool {
-        matches!(self, FrameKind::Broken(s) if s.checks_broken_body())
+        matches!(self, FrameKind::Broken(_))
     }
 }
 
