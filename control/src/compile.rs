@@ -66,21 +66,21 @@ fn describe_terms(
     let frame = u64::from(mtu) + dp::pfc::FRAME_OVERHEAD_BYTES;
     let peer = match d.peer_response {
         dp::PeerResponse::Bits(b) => format!("{b} bit times"),
-        dp::PeerResponse::Nanos(ns) => crate::show::duration(ns),
+        dp::PeerResponse::Nanos(ns) => crate::units::duration(ns),
     };
     let mut s = format!(
         "a {frame}-byte frame in flight at each end, {} m of cable ({}; {} round trip), \
          peer response {peer} ({}; {} bytes)",
         d.cable_metres,
         origin(c.cable_metres.is_some()),
-        crate::show::duration(d.cable_round_trip_ns()),
+        crate::units::duration(d.cable_round_trip_ns()),
         origin(c.peer_response.is_some()),
         d.peer_response.bytes_at(speed_mbps),
     );
     if software {
         s.push_str(&format!(
             ", software response {} ({})",
-            crate::show::duration(d.software_response_ns),
+            crate::units::duration(d.software_response_ns),
             origin(c.software_response_ns.is_some())
         ));
     }

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod send;
 pub mod show;
 pub mod traffic;
+pub mod units;
 
 /// A configuration file, parsed and compiled.
 #[derive(Debug, Clone)]

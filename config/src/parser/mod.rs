@@ -226,7 +226,6 @@ impl Section {
             Section::DlbPinning => "static-pinning",
         }
     }
-
 }
 
 /// The kinds of section.

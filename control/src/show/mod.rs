@@ -255,14 +255,7 @@ fn render_queues(out: &mut dyn Write, i: &InterfaceStats, indent: &str) -> std::
     Ok(())
 }
 
-/// A duration in nanoseconds, in the unit that keeps it short.
-pub fn duration(ns: u64) -> String {
-    match ns {
-        0..=9_999 => format!("{ns} ns"),
-        10_000..=9_999_999 => format!("{:.1} us", ns as f64 / 1e3),
-        _ => format!("{:.1} ms", ns as f64 / 1e6),
-    }
-}
+pub use crate::units::duration;
 
 /// A compact per-interface table, then the queues that carried traffic; used
 /// at the end of `replay`, `demo` and `run`.
