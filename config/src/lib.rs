@@ -63,6 +63,7 @@ mod bits;
 mod diag;
 mod effective;
 mod lexer;
+mod lldp;
 mod model;
 mod name;
 mod parser;
@@ -82,22 +83,25 @@ pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
     QueueConfig, RuleTerm, WatchdogConfig,
 };
+pub use lldp::{
+    CustomTlv, Lldp, LldpTlvSelect, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S,
+    DEFAULT_LLDP_TIMER_S, MAX_CUSTOM_TLV_INFO,
+};
 pub use model::{
     Bind, Config, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
 pub use qos::{
-    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, CustomTlv, DcbxVersion, Direction,
-    Dlb, DlbInterfaces, DlbMode, DlbPin, FlowKey, GroupClassMap, Lldp, LldpTlvSelect, LoadSharing,
-    Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
+    AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, DcbxVersion, Direction, Dlb,
+    DlbInterfaces, DlbMode, DlbPin, FlowKey, GroupClassMap, LoadSharing, Match, MatchMode,
+    NetworkQosPolicy, NqClass, PauseThresholds, PeerResponse, PfcDelays, PfcMode,
     PfcWatchdogTimers, Port, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
     QueuingPolicy, Shape, SystemQos, Threshold, Unevaluated, Wred, WredPreset, CLASS_DEFAULT,
     DEFAULT_DECAY_FACTOR, DEFAULT_DLB_MAC, DEFAULT_DRE_THRESHOLDS, DEFAULT_DROP_PROBABILITY,
-    DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
-    DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, DEFAULT_SAMPLING_INTERVAL_NS,
+    DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_SAMPLING_INTERVAL_NS,
     DEFAULT_WATCHDOG_AUTO_RESTORE_MULTIPLIER, DEFAULT_WATCHDOG_INTERVAL_MS,
-    DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MAX_CABLE_METRES, MAX_CUSTOM_TLV_INFO,
-    MAX_RESPONSE_BITS, MAX_RESPONSE_NS, MBYTE, QOS_GROUPS,
+    DEFAULT_WATCHDOG_SHUTDOWN_MULTIPLIER, KBYTE, MAX_CABLE_METRES, MAX_RESPONSE_BITS,
+    MAX_RESPONSE_NS, MBYTE, QOS_GROUPS,
 };
 
 /// Knobs for how forgiving parsing is.

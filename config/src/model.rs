@@ -15,11 +15,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::diag::Source;
+use crate::lldp::Lldp;
 pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
 pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
 use crate::qos::{
-    AccessList, ClassMap, DcbxVersion, Dlb, GroupClassMap, Lldp, LoadSharing, NetworkQosPolicy,
+    AccessList, ClassMap, DcbxVersion, Dlb, GroupClassMap, LoadSharing, NetworkQosPolicy,
     PfcDelays, PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 

@@ -12,12 +12,12 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::lldp::{Lldp, LldpTlvSelect};
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, GroupClassMap,
-    Lldp, LldpTlvSelect, LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode,
-    PfcWatchdogTimers, QosPolicy, QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE,
-    MBYTE,
+    LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode, PfcWatchdogTimers, QosPolicy,
+    QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
 };
 
 /// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.

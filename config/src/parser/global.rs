@@ -5,11 +5,14 @@
 use super::table::Spec;
 use super::value::{self, keyword};
 use super::{Args, Builder, Fail, FrameKind, Section};
+use crate::lldp::{
+    CustomTlv, LldpTlvSelect, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S,
+    MAX_CUSTOM_TLV_INFO,
+};
 use crate::model::InterfaceName;
 use crate::qos::{
-    CustomTlv, Dlb, DlbInterfaces, DlbMode, DlbPin, LldpTlvSelect, LoadSharing, PfcWatchdogTimers,
-    DEFAULT_DLB_MAC, DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, DEFAULT_LLDP_HOLDTIME_S,
-    DEFAULT_LLDP_REINIT_S, DEFAULT_LLDP_TIMER_S, MAX_CUSTOM_TLV_INFO, MAX_FLOWLET_TABLE_SIZE,
+    Dlb, DlbInterfaces, DlbMode, DlbPin, LoadSharing, PfcWatchdogTimers, DEFAULT_DLB_MAC,
+    DEFAULT_FLOWLET_AGING_US, DEFAULT_FLOWLET_TABLE_SIZE, MAX_FLOWLET_TABLE_SIZE,
     MIN_FLOWLET_TABLE_SIZE,
 };
 use crate::validate::{At, GlobalItem};
@@ -603,7 +606,7 @@ fn lldp_seconds(
     item: GlobalItem,
     lo: u64,
     hi: u64,
-    set: fn(&mut crate::qos::Lldp, u16),
+    set: fn(&mut crate::lldp::Lldp, u16),
 ) -> Result<(), Fail> {
     let col = a.line.tokens[0].col;
     let t = a.expect(&format!("{what} in seconds"))?;

@@ -15,8 +15,9 @@
 use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Severity, Sources};
+use crate::lldp::Lldp;
 use crate::model::Config;
-use crate::qos::{Bandwidth, Direction, Lldp, Match, MatchMode, Threshold, CLASS_DEFAULT};
+use crate::qos::{Bandwidth, Direction, Match, MatchMode, Threshold, CLASS_DEFAULT};
 use crate::spelling::closest as value_closest;
 
 use super::{At, GlobalItem, NqItem, PolicySlot, Pos, QueuingItem, SourceMap};
