@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// The demo's configuration (the file `demo` embeds).
+const DEMO: &str = include_str!("../demo.conf");
+
 const BOOK: &str = "hostname rail1
 class-map type qos match-any ROCEv2
   match dscp 24
@@ -202,7 +205,7 @@ interface Ethernet1/1
 }
 
 fn demo_switch_model() -> SwitchModel {
-    crate::demo::demo_switch().unwrap().model
+    compiled(DEMO).model
 }
 
 /// Default headroom covers a software path's response on ports a poll
@@ -500,7 +503,7 @@ fn pfc_compiles_from_network_qos_and_ingress_policy() {
     );
     let demo_fixed = format!(
         "{}\npriority-flow-control fixed-restore multiplier 3\n",
-        crate::demo::DEMO_CONFIG
+        DEMO
     );
     let wd = compiled(&demo_fixed).model.interfaces[0]
         .pfc
@@ -564,7 +567,7 @@ fn order_warnings(c: &Compiled) -> Vec<&String> {
 fn check_sees_default_thresholds_out_of_order() {
     // The demo: WRED 150-3000 KB on queue 3 and no `pause` line, so the
     // defaults (xON 512 KB, xOFF 1 MB at the default buffer) are in force.
-    let c = compiled(crate::demo::DEMO_CONFIG);
+    let c = compiled(DEMO);
     let w = order_warnings(&c);
     assert_eq!(w.len(), 1, "one warning for the six like ports: {w:?}");
     let t = c.model.interfaces[0].pfc.pg[3];
@@ -583,28 +586,12 @@ fn check_sees_default_thresholds_out_of_order() {
         w[0]
     );
     assert!(w[0].contains("the defaults"), "{}", w[0]);
-    // The shipped lab templates write no `pause` line either.
-    let topo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts/topologies/rail-spine.topo");
-    let text = std::fs::read_to_string(&topo).unwrap();
-    let t = crate::lab::topology::parse_str(&text, &topo).unwrap();
-    for r in crate::lab::render::render_all(&t).unwrap() {
-        let c = compiled(&r.config);
-        assert!(
-            order_warnings(&c)
-                .iter()
-                .any(|w| w.starts_with("qos-group 3 on ")),
-            "{}: {:?}",
-            r.switch,
-            c.warnings
-        );
-    }
 }
 
 #[test]
 fn check_is_quiet_when_the_thresholds_in_force_are_in_order() {
     // The book's ingress policy: resume 100 KB < WRED 150 KB < 3000 KB < pause 3200 KB.
-    let text = crate::demo::DEMO_CONFIG
+    let text = DEMO
             .replace(
                 "policy-map type network-qos qos_network",
                 "policy-map type queuing IN\n  class type queuing c-in-q3\n    pause buffer-size 4194304 pause-threshold 3276800 resume-threshold 102400\npolicy-map type network-qos qos_network",

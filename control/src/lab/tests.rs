@@ -419,3 +419,22 @@ fn lab_lists_and_ports_sort_naturally() {
         "! Ethernet1/4, Ethernet1/10, Ethernet1/32\nEthernet1/4\nEthernet1/10\nEthernet1/32\n"
     );
 }
+
+/// The shipped templates write no `pause` line, so the default thresholds
+/// are in force, and `check` says they break xON < WRED min < WRED max <
+/// xOFF.
+#[test]
+fn the_shipped_templates_draw_the_threshold_order_warning() {
+    for r in render_all(&shipped("rail-spine")).expect("renders") {
+        let parsed = railyard_config::parse_str(&r.config, "t.conf", &Default::default())
+            .unwrap_or_else(|d| panic!("{}", crate::format_diagnostics(&d)));
+        let c = crate::compile::compile(&parsed.config).expect("compiles");
+        assert!(
+            c.warnings.iter().any(|w| w.starts_with("qos-group 3 on ")
+                && w.contains("break xON < WRED min < WRED max < xOFF")),
+            "{}: {:?}",
+            r.switch,
+            c.warnings
+        );
+    }
+}
