@@ -184,15 +184,8 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     }
 }
 
-#[test]
-fn replay_writes_per_interface_pcaps_and_stats_json() {
-    use railyard_control::traffic::{build, FrameSpec};
-    use railyard_dataplane::wire::MacAddr;
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("sw.conf");
-    std::fs::write(
-        &conf,
-        "hostname sw
+/// Two routed ports; the host behind Ethernet1/2 is resolved statically.
+const TWO_PORT_SWITCH: &str = "hostname sw
 interface Ethernet1/1
   no switchport
   mac-address 02:00:00:00:01:01
@@ -201,15 +194,26 @@ interface Ethernet1/2
   no switchport
   ip address 10.0.2.1/24
   ip arp 10.0.2.2 02:00:00:00:00:02
-",
-    )
-    .unwrap();
-    let spec = FrameSpec::udp(
-        MacAddr([2, 0, 0, 0, 0, 1]),
-        MacAddr([2, 0, 0, 0, 1, 1]),
+";
+
+/// UDP from the host behind Ethernet1/1 of [`TWO_PORT_SWITCH`] to the one
+/// behind Ethernet1/2.
+fn udp_to_port_2() -> railyard_control::traffic::FrameSpec {
+    railyard_control::traffic::FrameSpec::udp(
+        railyard_dataplane::wire::MacAddr([2, 0, 0, 0, 0, 1]),
+        railyard_dataplane::wire::MacAddr([2, 0, 0, 0, 1, 1]),
         "10.0.1.2".parse().unwrap(),
         "10.0.2.2".parse().unwrap(),
-    );
+    )
+}
+
+#[test]
+fn replay_writes_per_interface_pcaps_and_stats_json() {
+    use railyard_control::traffic::build;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("sw.conf");
+    std::fs::write(&conf, TWO_PORT_SWITCH).unwrap();
+    let spec = udp_to_port_2();
     let input = dir.path().join("in.pcap");
     write_pcap(
         &input,
@@ -1189,30 +1193,11 @@ fn demo_json_carries_the_summary_and_the_shows_read_it() {
 
 #[test]
 fn replay_reports_damage_time_going_back_and_interface_choice_without_colour() {
-    use railyard_control::traffic::{build, FrameSpec};
-    use railyard_dataplane::wire::MacAddr;
+    use railyard_control::traffic::build;
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("sw.conf");
-    std::fs::write(
-        &conf,
-        "hostname sw
-interface Ethernet1/1
-  no switchport
-  mac-address 02:00:00:00:01:01
-  ip address 10.0.1.1/24
-interface Ethernet1/2
-  no switchport
-  ip address 10.0.2.1/24
-  ip arp 10.0.2.2 02:00:00:00:00:02
-",
-    )
-    .unwrap();
-    let spec = FrameSpec::udp(
-        MacAddr([2, 0, 0, 0, 0, 1]),
-        MacAddr([2, 0, 0, 0, 1, 1]),
-        "10.0.1.2".parse().unwrap(),
-        "10.0.2.2".parse().unwrap(),
-    );
+    std::fs::write(&conf, TWO_PORT_SWITCH).unwrap();
+    let spec = udp_to_port_2();
     // Record 3 was captured before record 2.
     let input = dir.path().join("in.pcap");
     {

@@ -657,13 +657,15 @@ link sw1:Ethernet1/31 sw2:Ethernet1/31 speed 1000 subnet 10.255.1.0/31
 /// is descheduled for 64 ms; without the PFC watchdog, since a congestion
 /// point ten times slower than the links holds the upstream pauses for
 /// seconds, which a watchdog rightly takes for a storm. With `pfc` false,
-/// `priority-flow-control mode off` everywhere.
-fn sustained_template(role: &str, pfc: bool) -> String {
+/// `priority-flow-control mode off` everywhere. Ports bind through
+/// `backend` (`af-packet`, the template's own, or `af-xdp`).
+fn sustained_template(role: &str, pfc: bool, backend: &str) -> String {
     lossless_template(
         role,
         pfc,
         "pause buffer-size 9000000 pause-threshold 1000000 resume-threshold 500000",
     )
+    .replace("bind af-packet", &format!("bind {backend}"))
 }
 
 /// Hosts h1..=`n` each send DSCP 24 (the lossless class) to h4's rail-2
@@ -766,13 +768,13 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
         ("af-xdp", 2),
         ("af-xdp", 3),
     ] {
-        let on = |role| {
-            sustained_template(role, true).replace("bind af-packet", &format!("bind {backend}"))
-        };
         let lab = Fabric::up(
             "rail-spine",
             &topo,
-            &[("rail", on("rail")), ("spine", on("spine"))],
+            &[
+                ("rail", sustained_template("rail", true, backend)),
+                ("spine", sustained_template("spine", true, backend)),
+            ],
         );
         let stats = sustained_incast(&lab, senders);
         assert_backend(&stats, backend);
@@ -800,8 +802,8 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
         "rail-spine",
         &topo,
         &[
-            ("rail", sustained_template("rail", false)),
-            ("spine", sustained_template("spine", false)),
+            ("rail", sustained_template("rail", false, "af-packet")),
+            ("spine", sustained_template("spine", false, "af-packet")),
         ],
     );
     let stats = sustained_incast(&lab, 2);
@@ -821,9 +823,11 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn sustained_incast_on_a_two_switch_chain_loses_nothing_between_them() {
     for backend in ["af-packet", "af-xdp"] {
-        let template =
-            sustained_template("rail", true).replace("bind af-packet", &format!("bind {backend}"));
-        let lab = Fabric::up("chain", CHAIN_TOPO, &[("rail", template)]);
+        let lab = Fabric::up(
+            "chain",
+            CHAIN_TOPO,
+            &[("rail", sustained_template("rail", true, backend))],
+        );
         let stats = sustained_incast(&lab, 3);
         assert_backend(&stats, backend);
         let pauses = assert_lossless_between_switches(
