@@ -48,7 +48,8 @@ enum Deliberate {
     /// etherparse knows no BTH.
     RoceWithoutBth,
     /// railyard accepts ICMP and ICMPv6 of 4 bytes (type, code, checksum:
-    /// all it reads); etherparse wants the 8-byte header.
+    /// all it reads); etherparse wants the 8-byte header, and exactly 20
+    /// bytes for an ICMP timestamp or its reply.
     ShortIcmp,
     /// railyard reads one 802.1Q tag; a stacked or 802.1ad tag is an
     /// `Other` EtherType to it (its ports carry no QinQ), while etherparse
@@ -58,6 +59,11 @@ enum Deliberate {
     /// for length, since it answers ARP and acts on PFC; etherparse has no
     /// parser for either.
     ShortArpOrMacControl,
+    /// etherparse reads an IPv6 payload length or a UDP length of 0 as "the
+    /// rest of the packet" (the RFC 2675 jumbogram convention); railyard
+    /// carries no jumbograms (its frames end at 9,216 bytes) and takes the
+    /// length as written, so such a datagram is malformed to it.
+    ZeroLengthJumbogram,
 }
 
 /// What railyard's later stages read, taken from one parser's view.
@@ -310,6 +316,9 @@ fn deliberate(frame: &[u8]) -> Vec<Deliberate> {
         }
         0x86dd => rest.get(..40).map(|h| {
             let len = usize::from(u16::from_be_bytes([h[4], h[5]]));
+            if len == 0 && rest.len() > 40 {
+                d.push(ZeroLengthJumbogram);
+            }
             (h[6], rest.get(40..40 + len).unwrap_or(&rest[40..]))
         }),
         0x0806 | 0x8808 => {
@@ -324,7 +333,10 @@ fn deliberate(frame: &[u8]) -> Vec<Deliberate> {
             17 if payload.len() >= 4 && u16::from_be_bytes([payload[2], payload[3]]) == ROCEV2 => {
                 d.push(RoceWithoutBth)
             }
+            17 if payload.len() >= 6 && payload[4..6] == [0, 0] => d.push(ZeroLengthJumbogram),
             1 | 58 if payload.len() < 8 => d.push(ShortIcmp),
+            // Timestamp and its reply are exactly 20 bytes to etherparse.
+            1 if matches!(payload[0], 13 | 14) && payload.len() != 20 => d.push(ShortIcmp),
             _ => {}
         }
     }
@@ -385,6 +397,7 @@ fn check(frame: &[u8]) -> (bool, bool) {
                 Deliberate::RoceWithoutBth,
                 Deliberate::ShortArpOrMacControl,
                 Deliberate::StackedVlan,
+                Deliberate::ZeroLengthJumbogram,
             ];
             assert!(
                 known.iter().any(|k| why.contains(k)),
@@ -808,6 +821,8 @@ fn each_deliberate_difference_occurs() {
     };
     let mut bad_sum = v4(17, &udp(1, 2, &[]));
     bad_sum[24] ^= 0xff;
+    let mut udp_len_zero = udp(1, 2, &[]);
+    udp_len_zero[4..6].copy_from_slice(&[0, 0]);
     let cases: Vec<(Deliberate, Vec<u8>, (bool, bool))> = vec![
         (Deliberate::Ipv4Checksum, bad_sum, (false, true)),
         (
@@ -834,6 +849,15 @@ fn each_deliberate_difference_occurs() {
         (
             Deliberate::ShortArpOrMacControl,
             ethernet(&[], 0x0806, &[0, 1]),
+            (false, true),
+        ),
+        (
+            Deliberate::ZeroLengthJumbogram,
+            ethernet(
+                &[],
+                0x86dd,
+                &ipv6(0, 64, 17, [1; 16], [2; 16], &udp_len_zero),
+            ),
             (false, true),
         ),
     ];
