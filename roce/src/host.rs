@@ -50,3 +50,57 @@ pub struct HostOutcome {
     /// Its NICs' counters, NIC 0 first.
     pub nics: Vec<NicStats>,
 }
+
+use crate::nic::NicConfig;
+use crate::plan::JobPlan;
+
+/// A host running its ranks' part of a job (see the module doc).
+#[derive(Debug)]
+pub struct Host {
+    _private: (),
+}
+
+impl Host {
+    /// Host `host` of `plan`, with one NIC per config (NIC n of the host;
+    /// `memory_bytes` is set from the plan).
+    ///
+    /// # Errors
+    ///
+    /// When the NICs given do not match the plan's ranks on this host.
+    pub fn new(_plan: &JobPlan, _host: usize, _nics: Vec<NicConfig>) -> Result<Host, String> {
+        todo!()
+    }
+
+    /// Starts the job at `now` (fills buffers with the known pattern,
+    /// posts the first writes).
+    pub fn start(&mut self, _now: Nanos) {
+        todo!()
+    }
+
+    /// A frame the switch sent NIC `nic`.
+    pub fn receive(&mut self, _nic: usize, _now: Nanos, _frame: &[u8]) {
+        todo!()
+    }
+
+    /// NIC `nic`'s next frame, if one may start at `now` (see
+    /// `Nic::transmit`); also moves the job on (completions, GPU-to-GPU
+    /// copies due by `now`).
+    pub fn transmit(&mut self, _nic: usize, _now: Nanos, _buf: &mut [u8]) -> Option<usize> {
+        todo!()
+    }
+
+    /// The earliest time any NIC or the GPU-to-GPU link has something to do.
+    pub fn next_wakeup(&self) -> Option<Nanos> {
+        todo!()
+    }
+
+    /// Every rank finished and every flow it sent was acknowledged.
+    pub fn done(&self) -> bool {
+        todo!()
+    }
+
+    /// What it did so far.
+    pub fn outcome(&self) -> HostOutcome {
+        todo!()
+    }
+}

@@ -67,3 +67,58 @@ pub struct JobOptions {
     /// GPU-to-GPU bandwidth inside a host, bits per second.
     pub nvlink_bps: u64,
 }
+
+impl Workload {
+    /// Reads a workload spec (`allreduce:SIZE`, `allgather:SIZE`,
+    /// `reducescatter:SIZE`, `alltoall:SIZE`, `sendrecv:SIZE`,
+    /// `incast:SIZE:SRC1,SRC2,...:DST`, `permutation:SIZE[:SEED]`; SIZE
+    /// like `64M`, `512K`, `1G`, `4096`), resolving endpoint names with
+    /// `rank_of`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the bad part and what would be accepted.
+    pub fn parse(
+        _spec: &str,
+        _rank_of: &dyn Fn(&str) -> Result<usize, String>,
+    ) -> Result<Workload, String> {
+        todo!()
+    }
+}
+
+/// A job planned over its ranks (see the module doc).
+#[derive(Debug, Clone)]
+pub struct JobPlan {
+    _private: (),
+}
+
+impl JobPlan {
+    /// Plans `workload` over `ranks` (rank r is `ranks[r]`).
+    ///
+    /// # Errors
+    ///
+    /// A workload that does not fit the ranks (a rank out of range, one
+    /// rank, a size that does not divide into elements).
+    pub fn new(
+        _workload: Workload,
+        _ranks: Vec<RankAddr>,
+        _opts: JobOptions,
+    ) -> Result<JobPlan, String> {
+        todo!()
+    }
+
+    /// The ranks, rank 0 first.
+    pub fn ranks(&self) -> &[RankAddr] {
+        todo!()
+    }
+
+    /// The workload.
+    pub fn workload(&self) -> &Workload {
+        todo!()
+    }
+
+    /// Registered memory a rank's NIC needs.
+    pub fn memory_bytes(&self, _rank: usize) -> usize {
+        todo!()
+    }
+}
