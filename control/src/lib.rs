@@ -17,6 +17,7 @@ pub mod natural;
 pub mod replay;
 pub mod send;
 pub mod show;
+pub mod sim;
 pub mod traffic;
 pub mod units;
 

@@ -89,6 +89,9 @@ enum Command {
         #[arg(long, value_enum, default_value = "error")]
         truncated: Truncated,
     },
+    /// Run a collective or flows over a lab topology in virtual time:
+    /// railyard switches, RoCEv2 endpoints with DCQCN, cables with delay.
+    Sim(railyard_control::sim::cli::SimArgs),
     /// Run the embedded rail-switch demo (no root, no files).
     Demo {
         /// RoCEv2 packets each of the three senders sends.
@@ -451,6 +454,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     match cmd {
         Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),
+        Command::Sim(args) => railyard_control::sim::cli::dispatch(args, &mut out),
         Command::Run {
             config,
             socket,

@@ -28,3 +28,10 @@
 /// DCQCN's parameters (placeholder until this module lands).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DcqcnParams {}
+
+impl DcqcnParams {
+    /// Placeholder until this module lands.
+    pub fn parse(_text: &str, _origin: &str) -> Result<DcqcnParams, String> {
+        Ok(DcqcnParams {})
+    }
+}

@@ -122,3 +122,13 @@ impl JobPlan {
         todo!()
     }
 }
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            channels: 2,
+            chunk_bytes: 128 << 10,
+            nvlink_bps: 3_600_000_000_000,
+        }
+    }
+}

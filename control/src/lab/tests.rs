@@ -43,7 +43,7 @@ switch rail1 role rail   # trailing comment
 switch spine1 role spine
 host h1
 link h1:eth0 rail1:eth1/1 speed 100000 subnet 10.1.1.0/24
-link rail1:e1/31 spine1:Ethernet1/1 subnet 10.255.0.0/31 mtu 9000
+link rail1:e1/31 spine1:Ethernet1/1 subnet 10.255.0.0/31 mtu 9000 delay 2500ns
 ";
 
 #[test]
@@ -59,6 +59,8 @@ fn a_good_file_parses() {
     assert_eq!(l0.mtu, 1500);
     assert_eq!(l1.speed, None);
     assert_eq!(l1.mtu, 9000);
+    assert_eq!(l0.delay_ns, 1_000, "a cable is 1 us unless it says");
+    assert_eq!(l1.delay_ns, 2_500);
     // The switch gets .1 however the link is written; /31 uses both.
     assert_eq!(t.addresses(l0), (ip("10.1.1.2"), ip("10.1.1.1")));
     assert_eq!(t.addresses(l1), (ip("10.255.0.0"), ip("10.255.0.1")));
@@ -437,4 +439,17 @@ fn the_shipped_templates_draw_the_threshold_order_warning() {
             c.warnings
         );
     }
+}
+
+#[test]
+fn a_bad_delay_is_named_with_its_unit() {
+    let (line, col, message, hint) = error(
+        "switch s role rail\nhost h\nlink h:eth0 s:Ethernet1/1 subnet 10.0.0.0/24 delay 5parsecs\n",
+    );
+    assert_eq!((line, col), (3, 52));
+    assert!(
+        message.contains("`5parsecs` is not a cable delay"),
+        "{message}"
+    );
+    assert!(hint.contains("1us"), "{hint}");
 }

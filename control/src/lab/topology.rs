@@ -5,7 +5,7 @@
 //! # comment
 //! switch rail1 role rail
 //! host h1
-//! link h1:eth0 rail1:Ethernet1/1 speed 100000 subnet 10.1.1.0/24 [mtu 1500]
+//! link h1:eth0 rail1:Ethernet1/1 speed 100000 subnet 10.1.1.0/24 [mtu 1500] [delay 1us]
 //! ```
 //!
 //! The format is described for users in `scripts/topologies/README.md`.
@@ -133,8 +133,20 @@ pub struct LinkDef {
     pub subnet: Ipv4Net,
     /// MTU of both veth ends and of the switch interfaces.
     pub mtu: u16,
+    /// One-way propagation delay of the cable in nanoseconds: what
+    /// `railyard sim` puts on it (a live veth has its own, near zero).
+    #[serde(default = "default_delay_ns")]
+    pub delay_ns: u64,
     /// Line of the `link` statement.
     pub line: usize,
+}
+
+/// A cable's delay unless its `link` says otherwise: 1 µs, about 200 m of
+/// fibre, a typical rail-to-spine run.
+pub const DEFAULT_LINK_DELAY_NS: u64 = 1_000;
+
+fn default_delay_ns() -> u64 {
+    DEFAULT_LINK_DELAY_NS
 }
 
 /// A parsed topology file.
@@ -533,6 +545,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
         let mut speed = None;
         let mut subnet = None;
         let mut mtu = 1500u16;
+        let mut delay_ns = DEFAULT_LINK_DELAY_NS;
         let mut k = 3;
         while k < w.len() {
             let kw = w[k];
@@ -561,13 +574,24 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                         Some("576-9216 bytes".into()),
                     ),
                 },
+                "delay" => match humantime::parse_duration(val.text) {
+                    Ok(d) if d.as_nanos() <= 1_000_000_000 => delay_ns = d.as_nanos() as u64,
+                    _ => err(
+                        val.col,
+                        format!("`{}` is not a cable delay", val.text),
+                        Some("a duration up to 1s, e.g. `delay 1us` or `delay 500ns`".into()),
+                    ),
+                },
                 other => err(
                     kw.col,
                     format!("unknown link option `{other}`"),
                     Some(
-                        did_you_mean(other, ["speed", "subnet", "mtu"]).unwrap_or_else(|| {
-                            "options are `speed MBPS`, `subnet PREFIX` and `mtu BYTES`".into()
-                        }),
+                        did_you_mean(other, ["speed", "subnet", "mtu", "delay"]).unwrap_or_else(
+                            || {
+                                "options are `speed MBPS`, `subnet PREFIX`, `mtu BYTES` and `delay DURATION`"
+                                    .into()
+                            },
+                        ),
                     ),
                 ),
             }
@@ -624,6 +648,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
             speed,
             subnet,
             mtu,
+            delay_ns,
             line: lno,
         });
     }

@@ -1,0 +1,338 @@
+//! From a topology to a fabric ready to run: every switch rendered,
+//! compiled and built on in-memory cables; every host an endpoint model
+//! with one NIC per cable, ranked rail-aligned (NIC n of a host on rail n).
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use railyard_dataplane::model::balance::{DlbMode, DlbModel};
+use railyard_dataplane::model::{PortId, SwitchModel};
+use railyard_dataplane::pipeline::Switch;
+use railyard_dataplane::port::ring::{LinkControl, RingLink, RingPort};
+use railyard_dataplane::port::Port;
+use railyard_dataplane::Pool;
+use railyard_roce::host::Host;
+use railyard_roce::nic::{CongestionControl, NicConfig};
+use railyard_roce::plan::{JobPlan, RankAddr, Workload};
+use railyard_roce::MacAddr;
+
+use super::{Cc, Lb, SimOptions};
+use crate::lab::render::{find_template, render_switch};
+use crate::lab::topology::{Endpoint, Topology};
+
+/// Frames each direction of a cable holds: far more than a switch's
+/// buffer of the largest frames, so a cable never refuses one.
+const CABLE_FRAMES: usize = 65_536;
+/// Packet buffers per switch in the shared pool.
+const BUFFERS_PER_SWITCH: usize = 32_768;
+/// Packet buffers per host NIC in the shared pool.
+const BUFFERS_PER_NIC: usize = 4_096;
+/// DSCP of RoCEv2 data in the book's policy.
+const ROCE_DSCP: u8 = 24;
+/// RoCE path MTUs, largest first.
+const ROCE_MTUS: [usize; 5] = [4096, 2048, 1024, 512, 256];
+/// IPv4, UDP, BTH, RETH, immediate data and ICRC around a RoCE payload.
+const ROCE_OVERHEAD: usize = 20 + 8 + 12 + 16 + 4 + 4;
+
+/// One host NIC's end of its cable.
+pub(super) struct NicPort {
+    /// The cable end the host sends on and receives from.
+    pub end: RingPort,
+    /// The NIC's rank.
+    pub rank: usize,
+}
+
+/// A fabric ready to run.
+pub(super) struct Fabric {
+    pub switches: Vec<Switch>,
+    pub switch_names: Vec<String>,
+    pub hosts: Vec<Host>,
+    /// Per host, its NICs' cable ends, NIC 0 first.
+    pub nic_ports: Vec<Vec<NicPort>>,
+    pub links: Vec<LinkControl>,
+    pub plan: JobPlan,
+    pub pool: Pool,
+    /// Each rank's NIC line rate, bits per second.
+    pub nic_rate_bps: Vec<u64>,
+    /// Each rank's RoCE path MTU.
+    pub path_mtu: Vec<usize>,
+}
+
+/// The MAC of NIC `nic` of host number `host`: locally administered,
+/// readable (`02:00:00:00:HH:NN`).
+pub(super) fn host_mac(host: usize, nic: usize) -> MacAddr {
+    MacAddr([0x02, 0, 0, 0, host as u8, nic as u8])
+}
+
+/// The largest RoCE path MTU whose packets fit an IP MTU of `mtu`.
+pub(super) fn path_mtu(mtu: u16) -> usize {
+    ROCE_MTUS
+        .into_iter()
+        .find(|p| p + ROCE_OVERHEAD <= usize::from(mtu))
+        .unwrap_or(256)
+}
+
+/// A host's NICs: its links, by port name (eth0, eth1, ...), as (link
+/// index, host end, switch end).
+fn host_links<'a>(t: &'a Topology, host: &str) -> Vec<(usize, &'a Endpoint, &'a Endpoint)> {
+    let mut v: Vec<_> = t
+        .links
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            if l.a.node == host {
+                Some((i, &l.a, &l.b))
+            } else if l.b.node == host {
+                Some((i, &l.b, &l.a))
+            } else {
+                None
+            }
+        })
+        .collect();
+    v.sort_by(|a, b| crate::natural::cmp(&a.1.port, &b.1.port));
+    v
+}
+
+/// The ranks of a topology: hosts in file order, each host's NICs by name.
+pub(super) fn ranks(t: &Topology) -> Vec<RankAddr> {
+    let mut out = Vec::new();
+    for (h, host) in t.hosts.iter().enumerate() {
+        for (n, (li, end, _)) in host_links(t, &host.name).into_iter().enumerate() {
+            out.push(RankAddr {
+                host: h,
+                nic: n,
+                name: format!("{}.{}", host.name, end.port),
+                ip: t.address_of(&t.links[li], end),
+                mac: host_mac(h, n),
+            });
+        }
+    }
+    out
+}
+
+/// Resolves an endpoint name of a workload: `host` (its NIC 0) or
+/// `host.ethN`.
+pub(super) fn rank_of(ranks: &[RankAddr], name: &str) -> Result<usize, String> {
+    let full = if name.contains('.') {
+        name.to_string()
+    } else {
+        match ranks
+            .iter()
+            .find(|r| r.name.starts_with(&format!("{name}.")) && r.nic == 0)
+        {
+            Some(r) => r.name.clone(),
+            None => String::new(),
+        }
+    };
+    ranks.iter().position(|r| r.name == full).ok_or_else(|| {
+        let hosts: Vec<&str> = ranks
+            .iter()
+            .map(|r| r.name.split('.').next().unwrap_or(""))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        format!(
+            "`{name}` is not a host NIC of the topology (hosts: {}; a host means its eth0, `host.ethN` another NIC)",
+            hosts.join(", ")
+        )
+    })
+}
+
+/// Renders and compiles switch `name`'s configuration.
+fn compile_switch(t: &Topology, name: &str, role: &str) -> Result<SwitchModel, String> {
+    let (source, text) = find_template(t, role)?;
+    let config = render_switch(t, name, &text, &source.to_string())
+        .map_err(|d| crate::format_diagnostics(&d))?;
+    let label = format!("{name} (generated from {source})");
+    let parsed = railyard_config::parse_str(&config, &label, &Default::default())
+        .map_err(|d| crate::format_diagnostics(&d))?;
+    let compiled =
+        crate::compile::compile(&parsed.config).map_err(|d| crate::format_diagnostics(&d))?;
+    Ok(compiled.model)
+}
+
+/// The port number of interface `port` of switch `sw`.
+fn port_of(models: &[SwitchModel], t: &Topology, sw: usize, port: &str) -> Result<PortId, String> {
+    models[sw]
+        .interfaces
+        .iter()
+        .position(|i| i.name == port)
+        .map(|p| p as PortId)
+        .ok_or_else(|| {
+            format!(
+                "{}: the configuration of {} has no interface {port}",
+                t.path.display(),
+                t.switches[sw].name
+            )
+        })
+}
+
+/// Applies the `--lb` and `--pfc` overrides to a switch model; `uplinks`
+/// are its ports toward other switches.
+fn override_model(m: &mut SwitchModel, uplinks: &[PortId], opts: &SimOptions) {
+    if let Some(lb) = opts.lb {
+        m.load_balance.dlb = match lb {
+            Lb::Ecmp => None,
+            Lb::Flowlet | Lb::PerPacket if uplinks.len() > 1 => Some(DlbModel {
+                ports: uplinks.to_vec(),
+                mode: if lb == Lb::Flowlet {
+                    DlbMode::Flowlet
+                } else {
+                    DlbMode::PerPacket
+                },
+                ..m.load_balance.dlb.clone().unwrap_or_default()
+            }),
+            _ => None,
+        };
+    }
+    if !opts.pfc {
+        for i in &mut m.interfaces {
+            i.pfc.enabled_priorities = 0;
+        }
+    }
+}
+
+/// Builds the fabric of `t` for `opts`.
+///
+/// # Errors
+///
+/// A template, configuration or workload problem, or a link the model
+/// cannot place (a switch port the configuration does not define).
+pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
+    let mut models = Vec::new();
+    for s in &t.switches {
+        models.push(compile_switch(t, &s.name, &s.role)?);
+    }
+    let switch_index = |name: &str| t.switches.iter().position(|s| s.name == name);
+    let host_index = |name: &str| t.hosts.iter().position(|h| h.name == name);
+    let ranks = ranks(t);
+    // Static ARP everywhere: the peer of every switch port is known.
+    let mut arp: Vec<(usize, PortId, Ipv4Addr, MacAddr)> = Vec::new();
+    let mut uplinks: Vec<Vec<PortId>> = vec![Vec::new(); models.len()];
+    for l in &t.links {
+        for (me, peer) in [(&l.a, &l.b), (&l.b, &l.a)] {
+            let Some(sw) = switch_index(&me.node) else {
+                continue;
+            };
+            let port = port_of(&models, t, sw, &me.port)?;
+            let peer_mac = match (switch_index(&peer.node), host_index(&peer.node)) {
+                (Some(ps), _) => {
+                    uplinks[sw].push(port);
+                    models[ps].interfaces[usize::from(port_of(&models, t, ps, &peer.port)?)].mac
+                }
+                (None, Some(h)) => {
+                    let r = ranks
+                        .iter()
+                        .find(|r| r.host == h && r.name.ends_with(&format!(".{}", peer.port)))
+                        .ok_or_else(|| format!("host {} has no NIC {}", peer.node, peer.port))?;
+                    r.mac
+                }
+                _ => return Err(format!("{}: unknown node {}", t.path.display(), peer.node)),
+            };
+            arp.push((sw, port, t.address_of(l, peer), peer_mac));
+        }
+    }
+    for (sw, port, ip, mac) in arp {
+        models[sw].interfaces[usize::from(port)]
+            .static_arp
+            .push((ip, mac));
+    }
+    for (m, up) in models.iter_mut().zip(&uplinks) {
+        override_model(m, up, opts);
+    }
+
+    let workload = Workload::parse(&opts.workload, &|n| rank_of(&ranks, n))?;
+    let plan = JobPlan::new(workload, ranks.clone(), opts.job.clone())?;
+
+    let pool = Pool::new(models.len() * BUFFERS_PER_SWITCH + ranks.len() * BUFFERS_PER_NIC);
+    let mut ports: Vec<Vec<Option<Box<dyn Port>>>> = models
+        .iter()
+        .map(|m| m.interfaces.iter().map(|_| None).collect())
+        .collect();
+    let mut links = Vec::new();
+    let mut nic_ends: BTreeMap<(usize, String), RingPort> = BTreeMap::new();
+    for l in &t.links {
+        let name = format!("{}-{}", l.a, l.b);
+        let (ea, eb, ctl) = RingLink::pair_with_delay(&name, CABLE_FRAMES, l.delay_ns);
+        links.push(ctl);
+        for (end, ring) in [(&l.a, ea), (&l.b, eb)] {
+            match (switch_index(&end.node), host_index(&end.node)) {
+                (Some(sw), _) => {
+                    let p = usize::from(port_of(&models, t, sw, &end.port)?);
+                    ports[sw][p] = Some(Box::new(ring));
+                }
+                (None, Some(h)) => {
+                    nic_ends.insert((h, end.port.clone()), ring);
+                }
+                _ => return Err(format!("{}: unknown node {}", t.path.display(), end.node)),
+            }
+        }
+    }
+    let mut switches = Vec::new();
+    for (m, p) in models.iter().zip(ports) {
+        let (sw, warnings) = Switch::new(m, p, pool.clone());
+        if !warnings.is_empty() {
+            let w: Vec<String> = warnings.iter().map(|w| format!("{w:?}")).collect();
+            return Err(format!("{}: {}", m.hostname, w.join("; ")));
+        }
+        switches.push(sw);
+    }
+
+    let cc = match opts.cc {
+        Cc::Dcqcn => CongestionControl::Dcqcn(opts.dcqcn.clone()),
+        Cc::None => CongestionControl::None,
+    };
+    let mut hosts = Vec::new();
+    let mut nic_ports = Vec::new();
+    let mut nic_rate_bps = vec![0; ranks.len()];
+    let mut mtus = vec![0; ranks.len()];
+    for (h, host) in t.hosts.iter().enumerate() {
+        let mut configs = Vec::new();
+        let mut ends = Vec::new();
+        for (li, end, sw_end) in host_links(t, &host.name) {
+            let l = &t.links[li];
+            let rank = ranks
+                .iter()
+                .position(|r| r.host == h && r.name == format!("{}.{}", host.name, end.port))
+                .ok_or_else(|| format!("host {} has no rank for {}", host.name, end.port))?;
+            let sw = switch_index(&sw_end.node)
+                .ok_or_else(|| format!("{} is cabled to a host", host.name))?;
+            let gateway =
+                models[sw].interfaces[usize::from(port_of(&models, t, sw, &sw_end.port)?)].mac;
+            let mbps = opts.nic_mbps.or(l.speed).unwrap_or(100_000);
+            nic_rate_bps[rank] = u64::from(mbps) * 1_000_000;
+            mtus[rank] = path_mtu(l.mtu);
+            configs.push(NicConfig {
+                mac: ranks[rank].mac,
+                ip: ranks[rank].ip,
+                gateway_mac: gateway,
+                line_rate_bps: nic_rate_bps[rank],
+                path_mtu: mtus[rank],
+                dscp: ROCE_DSCP,
+                priority: 3,
+                cc: cc.clone(),
+                ack_every: opts.ack_every,
+                rto_ns: opts.rto_ns,
+                memory_bytes: 0,
+                answer_arp: true,
+            });
+            let ring = nic_ends
+                .remove(&(h, end.port.clone()))
+                .ok_or_else(|| format!("{}:{} has no cable", host.name, end.port))?;
+            ends.push(NicPort { end: ring, rank });
+        }
+        hosts.push(Host::new(&plan, h, configs)?);
+        nic_ports.push(ends);
+    }
+    Ok(Fabric {
+        switches,
+        switch_names: t.switches.iter().map(|s| s.name.clone()).collect(),
+        hosts,
+        nic_ports,
+        links,
+        plan,
+        pool,
+        nic_rate_bps,
+        path_mtu: mtus,
+    })
+}

@@ -1,0 +1,188 @@
+//! `railyard sim`'s command line: arguments, running one load-balancing
+//! mode or several side by side, and printing tables or JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use railyard_roce::plan::JobOptions;
+
+use super::{read_dcqcn_params, report, simulate, Cc, Lb, SimOptions, SimReport};
+use crate::lab::cli::resolve_topology;
+
+/// `railyard sim TOPOLOGY --workload SPEC`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+WORKLOADS (SIZE: bytes, or with K, M, G for 2^10, 2^20, 2^30):
+  allreduce:SIZE        ring AllReduce (reduce-scatter, then all-gather)
+  allgather:SIZE        ring AllGather (SIZE: the gathered buffer)
+  reducescatter:SIZE    ring ReduceScatter (SIZE: the input buffer)
+  alltoall:SIZE         every rank sends SIZE/ranks to every other rank
+  sendrecv:SIZE         rank r sends SIZE to rank r+1
+  incast:SIZE:SRC1,SRC2,...:DST
+                        each source sends SIZE to DST (host names mean the
+                        host's eth0; `h1.eth1` names another NIC)
+  permutation:SIZE[:SEED]
+                        every rank sends SIZE to another (a random derangement)
+
+Ranks are one per host NIC, hosts in the topology's order, NIC n on rail n;
+rings are rail-aligned (network hops stay on one rail, hops inside a host
+use the GPU-to-GPU link).
+
+EXAMPLES:
+  railyard sim rail-spine --workload allreduce:64M
+  railyard sim single --workload incast:16M:h1,h2,h3:h4 --cc none
+  railyard sim rail-spine --workload alltoall:32M --lb ecmp,flowlet,per-packet")]
+pub struct SimArgs {
+    /// Topology file, or the name of one in scripts/topologies.
+    pub topology: String,
+    /// What to run (see WORKLOADS below).
+    #[arg(long, short)]
+    pub workload: String,
+    /// Congestion control of the NICs.
+    #[arg(long, value_enum, default_value = "dcqcn")]
+    pub cc: Cc,
+    /// DCQCN parameter overrides: `name value` lines, names as ConnectX's
+    /// roce_np / roce_rp sysfs files.
+    #[arg(long, value_name = "FILE")]
+    pub dcqcn_params: Option<PathBuf>,
+    /// Load balancing on the leaves (overrides the configuration); several,
+    /// comma-separated, run one after another and print side by side.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub lb: Vec<Lb>,
+    /// `off` removes PFC from every switch port (to see what DCQCN and
+    /// go-back-N do alone).
+    #[arg(long, value_parser = ["on", "off"], default_value = "on")]
+    pub pfc: String,
+    /// Queue pairs per peer pair (NCCL channels).
+    #[arg(long, default_value_t = JobOptions::default().channels)]
+    pub channels: usize,
+    /// Bytes per WRITE within a ring step, e.g. 128K.
+    #[arg(long, value_parser = parse_bytes, default_value = "128K")]
+    pub chunk: u64,
+    /// NIC line rate in Mb/s (default: each NIC's link speed).
+    #[arg(long)]
+    pub nic_mbps: Option<u32>,
+    /// Virtual time after which the job is reported unfinished, e.g. 2s.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
+    pub time_limit: std::time::Duration,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads a byte count: plain, or with K, M, G for 2^10, 2^20, 2^30.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (num, shift) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 30),
+        _ => (s, 0),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{s}` is not a size (bytes, or with K, M or G, e.g. 128K)"))
+}
+
+/// Runs `railyard sim`.
+///
+/// # Errors
+///
+/// A bad topology, configuration, parameter file or workload, or output
+/// that cannot be written.
+pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let path = resolve_topology(&args.topology)?;
+    let mut opts = SimOptions {
+        workload: args.workload.clone(),
+        cc: args.cc,
+        pfc: args.pfc == "on",
+        nic_mbps: args.nic_mbps,
+        time_limit_ns: args.time_limit.as_nanos() as u64,
+        job: JobOptions {
+            channels: args.channels,
+            chunk_bytes: args.chunk as usize,
+            ..JobOptions::default()
+        },
+        ..SimOptions::default()
+    };
+    if let Some(p) = &args.dcqcn_params {
+        opts.dcqcn = read_dcqcn_params(p)?;
+    }
+    let modes: Vec<Option<Lb>> = if args.lb.is_empty() {
+        vec![None]
+    } else {
+        args.lb.iter().copied().map(Some).collect()
+    };
+    let mut reports: Vec<(Option<Lb>, SimReport)> = Vec::new();
+    for lb in modes {
+        opts.lb = lb;
+        let mut progress = |t: u64, moved: u64| {
+            if !args.json {
+                eprintln!(
+                    "sim: {} virtual, {moved} frames moved",
+                    crate::units::duration(t)
+                );
+            }
+        };
+        reports.push((lb, simulate(&path, &opts, &mut progress)?));
+    }
+    if args.json {
+        let s = if reports.len() == 1 {
+            serde_json::to_string_pretty(&reports[0].1)
+        } else {
+            let runs: Vec<serde_json::Value> = reports
+                .iter()
+                .map(|(lb, r)| {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("lb".into(), lb.map(Lb::name).into());
+                    }
+                    v
+                })
+                .collect();
+            serde_json::to_string_pretty(&serde_json::json!({ "runs": runs }))
+        }
+        .map_err(|e| e.to_string())?;
+        return writeln!(out, "{s}").map_err(io);
+    }
+    for (lb, r) in &reports {
+        writeln!(
+            out,
+            "# railyard sim {} --workload {} --cc {:?} --lb {} --pfc {}",
+            args.topology,
+            args.workload,
+            args.cc,
+            lb.map_or("(configured)", Lb::name),
+            args.pfc
+        )
+        .map_err(io)?;
+        report::render(out, r).map_err(io)?;
+        writeln!(out).map_err(io)?;
+    }
+    if reports.len() > 1 {
+        writeln!(
+            out,
+            "{:<12} {:>12} {:>12} {:>12} {:>10} {:>10}",
+            "LB", "time(us)", "busbw(GB/s)", "ECN marks", "PFC", "Drops"
+        )
+        .map_err(io)?;
+        for (lb, r) in &reports {
+            let res = &r.results[0];
+            writeln!(
+                out,
+                "{:<12} {:>12.1} {:>12.2} {:>12} {:>10} {:>10}",
+                lb.map_or("configured", Lb::name),
+                res.time_us,
+                res.busbw_gbps,
+                r.fabric.ecn_marked,
+                r.fabric.pfc_pause_frames,
+                r.fabric.drops.values().sum::<u64>()
+            )
+            .map_err(io)?;
+        }
+    }
+    Ok(())
+}

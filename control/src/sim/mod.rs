@@ -1,0 +1,132 @@
+//! `railyard sim`: a lab topology in virtual time. Its switches are
+//! railyard dataplanes with exactly the configurations `lab render`
+//! produces; its hosts are RoCEv2 endpoint models (`railyard_roce`) running
+//! a job (a collective or a set of flows); its cables are in-memory with the
+//! topology's propagation delay. One clock jumps from event to event, so a
+//! 64 MB incast at 100 Gb/s takes seconds of wall time, not a lab.
+//!
+//! The parts: building the fabric from a topology (`build`), running it
+//! (`run`), and what a run showed (`report`).
+
+mod build;
+pub mod cli;
+mod report;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use railyard_dataplane::clock::Nanos;
+use railyard_roce::dcqcn::DcqcnParams;
+use railyard_roce::plan::JobOptions;
+
+pub use report::{FlowRate, SimReport};
+
+/// How the leaves balance traffic over their uplinks, overriding the
+/// configuration's own choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lb {
+    /// Static ECMP hashing of the 5-tuple.
+    Ecmp,
+    /// Dynamic load balancing of flowlets over the uplinks.
+    Flowlet,
+    /// Dynamic load balancing of every packet.
+    PerPacket,
+}
+
+impl Lb {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lb::Ecmp => "ecmp",
+            Lb::Flowlet => "flowlet",
+            Lb::PerPacket => "per-packet",
+        }
+    }
+}
+
+/// Which congestion control the NICs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// DCQCN (the default, as on ConnectX).
+    Dcqcn,
+    /// None: line rate, only PFC slows a sender.
+    None,
+}
+
+/// What a simulation runs and how.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// The workload spec (`allreduce:64M`, `incast:64M:h1,h2:h3`, ...).
+    pub workload: String,
+    /// Congestion control.
+    pub cc: Cc,
+    /// DCQCN parameters (defaults, or read from `--dcqcn-params`).
+    pub dcqcn: DcqcnParams,
+    /// Load balancing override; `None` keeps the configurations'.
+    pub lb: Option<Lb>,
+    /// PFC as configured (true) or removed from every port (false).
+    pub pfc: bool,
+    /// Channels, chunking, NVLink.
+    pub job: JobOptions,
+    /// NIC line rate in Mb/s; `None`: each NIC's link speed.
+    pub nic_mbps: Option<u32>,
+    /// The responder ACKs after this many packets.
+    pub ack_every: u32,
+    /// Retransmission timeout.
+    pub rto_ns: Nanos,
+    /// Virtual time after which an unfinished job is reported as such.
+    pub time_limit_ns: Nanos,
+    /// Width of the bins per-flow delivery is recorded in (fairness).
+    pub bin_ns: Nanos,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            workload: String::new(),
+            cc: Cc::Dcqcn,
+            dcqcn: DcqcnParams::default(),
+            lb: None,
+            pfc: true,
+            job: JobOptions::default(),
+            nic_mbps: None,
+            ack_every: 16,
+            rto_ns: 1_000_000,
+            time_limit_ns: 10_000_000_000,
+            bin_ns: 10_000,
+        }
+    }
+}
+
+/// Runs `workload` on the topology at `topology` (a file, or a shipped
+/// name).
+///
+/// # Errors
+///
+/// The topology, a template, a configuration or the workload is wrong (the
+/// message says where and why).
+pub fn simulate(
+    topology: &std::path::Path,
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(Nanos, u64),
+) -> Result<SimReport, String> {
+    let topo = crate::lab::topology::parse_file(topology)?;
+    let fabric = build::build(&topo, opts)?;
+    Ok(run::run(fabric, opts, progress))
+}
+
+/// Reads a `--dcqcn-params` file.
+///
+/// # Errors
+///
+/// The file cannot be read or a line is wrong (`file:line:col`, the line,
+/// a hint).
+pub fn read_dcqcn_params(path: &PathBuf) -> Result<DcqcnParams, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read DCQCN parameters: {e}", path.display()))?;
+    DcqcnParams::parse(&text, &path.display().to_string())
+}

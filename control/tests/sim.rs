@@ -1,0 +1,174 @@
+//! `railyard sim` against the promises of the book's chapter 11, in
+//! virtual time: one switch at 100 Gb/s with the book's policy (WRED/ECN
+//! 150–3000 KB on DSCP 24, PFC on priority 3), and the rail-spine fabric.
+
+use std::path::{Path, PathBuf};
+
+use railyard_control::sim::{simulate, Cc, Lb, SimOptions, SimReport};
+
+fn topology(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts/topologies")
+        .join(format!("{name}.topo"))
+}
+
+fn sim(topo: &str, workload: &str, f: impl FnOnce(&mut SimOptions)) -> SimReport {
+    let mut o = SimOptions {
+        workload: workload.into(),
+        ..SimOptions::default()
+    };
+    f(&mut o);
+    simulate(&topology(topo), &o, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every rank finished with the right data.
+fn assert_complete(r: &SimReport) {
+    let res = &r.results[0];
+    assert!(
+        res.completed && !r.timed_out,
+        "{} did not finish: {r:#?}",
+        res.op
+    );
+    assert_eq!(res.wrong, 0, "{} delivered wrong data", res.op);
+    assert_eq!(r.refused_frames, 0, "the model refused frames");
+}
+
+const SENDERS: &str = "h1,h2,h3,h4,h5,h6,h7,h8";
+
+#[test]
+fn one_flow_reaches_the_line_rate_goodput() {
+    let r = sim("incast", "incast:64M:h1:h9", |_| {});
+    assert_complete(&r);
+    let rx = &r.receivers[0];
+    assert!(
+        rx.utilisation >= 0.95,
+        "one flow reached {:.2} of {:.2} Gb/s",
+        rx.goodput_gbps,
+        rx.max_goodput_gbps
+    );
+    assert_eq!(r.fabric.pfc_pause_frames, 0);
+    assert_eq!(r.fabric.retransmissions, 0);
+}
+
+#[test]
+fn dcqcn_shares_an_incast_fairly_and_pfc_stays_the_backstop() {
+    let workload = format!("incast:64M:{SENDERS}:h9");
+    let dcqcn = sim("incast", &workload, |_| {});
+    let none = sim("incast", &workload, |o| o.cc = Cc::None);
+    for r in [&dcqcn, &none] {
+        assert_complete(r);
+        assert_eq!(r.fabric.lossless_drops, 0, "{:?}", r.fabric);
+    }
+    let rx = &dcqcn.receivers[0];
+    assert_eq!(rx.senders, 8);
+    assert!(
+        rx.jain >= 0.95,
+        "Jain {:.3} over {:?} us",
+        rx.jain,
+        rx.window_us
+    );
+    assert!(
+        rx.utilisation >= 0.90,
+        "bottleneck at {:.1} %",
+        rx.utilisation * 100.0
+    );
+    // ECN first: the switch marked, receivers answered, senders cut.
+    assert!(dcqcn.fabric.ecn_marked > 0);
+    assert!(dcqcn.fabric.cnp_sent > 0 && dcqcn.fabric.cnp_received > 0);
+    assert!(dcqcn.fabric.rate_cuts > 0);
+    assert_eq!(none.fabric.cnp_sent, 0, "--cc none sends no CNPs");
+    // PFC as the backstop: far fewer pauses with DCQCN than without.
+    assert!(none.fabric.pfc_pause_frames > 0, "{:?}", none.fabric);
+    assert!(
+        dcqcn.fabric.pfc_pause_frames * 10 <= none.fabric.pfc_pause_frames,
+        "pauses: dcqcn {} vs none {}",
+        dcqcn.fabric.pfc_pause_frames,
+        none.fabric.pfc_pause_frames
+    );
+}
+
+#[test]
+fn without_pfc_or_dcqcn_tail_drops_happen_and_go_back_n_recovers() {
+    let r = sim("incast", "incast:8M:h1,h2,h3,h4:h9", |o| {
+        o.cc = Cc::None;
+        o.pfc = false;
+    });
+    assert_complete(&r);
+    let dropped: u64 = r.fabric.drops.values().sum();
+    assert!(dropped > 0, "{:?}", r.fabric.drops);
+    assert!(r.fabric.retransmissions > 0);
+    assert_eq!(r.fabric.pfc_pause_frames, 0);
+    assert_eq!(r.flows.len(), 4);
+    assert!(r.flows.iter().all(|f| f.fct_us.is_some()));
+}
+
+#[test]
+fn a_rail_aligned_allreduce_runs_near_the_nic_line_rate() {
+    let r = sim("rail-spine", "allreduce:64M", |_| {});
+    assert_complete(&r);
+    let busbw = r.results[0].busbw_gbps;
+    // 100 Gb/s is 12.5 GB/s.
+    assert!(busbw >= 0.9 * 12.5, "busbw {busbw:.2} GB/s");
+}
+
+#[test]
+fn alltoall_crosses_the_spines_in_every_balancing_mode() {
+    for lb in [Lb::Ecmp, Lb::Flowlet, Lb::PerPacket] {
+        let r = sim("rail-spine", "alltoall:16M", |o| o.lb = Some(lb));
+        assert_complete(&r);
+        assert_eq!(r.fabric.lossless_drops, 0, "{lb:?}: {:?}", r.fabric);
+        assert!(r.results[0].busbw_gbps > 0.0);
+    }
+}
+
+#[test]
+fn the_command_prints_the_issue_json_shape() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["sim"])
+        .arg(topology("single"))
+        .args(["--workload", "allreduce:4M", "--json"])
+        .output()
+        .expect("run railyard sim");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let res = &v["results"][0];
+    for k in [
+        "op",
+        "bytes",
+        "time_us",
+        "algbw_gbps",
+        "busbw_gbps",
+        "wrong",
+    ] {
+        assert!(!res[k].is_null(), "results[0].{k} missing: {v}");
+    }
+    assert_eq!(res["op"], "allreduce");
+    assert_eq!(res["wrong"], 0);
+    assert!(v["flows"].is_array());
+    for k in [
+        "ecn_marked",
+        "cnp_sent",
+        "cnp_received",
+        "rate_cuts",
+        "pfc_pause_frames",
+        "drops",
+        "lossless_drops",
+        "retransmissions",
+    ] {
+        assert!(!v["fabric"][k].is_null(), "fabric.{k} missing: {v}");
+    }
+}
+
+#[test]
+fn a_bad_workload_is_explained() {
+    let o = SimOptions {
+        workload: "incast:1M:h1,h42:h2".into(),
+        ..SimOptions::default()
+    };
+    let e = simulate(&topology("single"), &o, &mut |_, _| {}).expect_err("h42 is no host");
+    assert!(e.contains("h42"), "{e}");
+}
