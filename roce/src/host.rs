@@ -480,3 +480,265 @@ impl Host {
         self.core.errors()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::net::Ipv4Addr;
+
+    use super::*;
+    use crate::nic::CongestionControl;
+    use crate::plan::{JobOptions, RankAddr, Workload};
+    use crate::MacAddr;
+
+    /// A NIC stand-in: memory, the QPs connected, WRITEs posted (taken by
+    /// the test's network) and completions (pushed by it).
+    #[derive(Debug)]
+    struct FakePort {
+        mem: Vec<u8>,
+        qps: Vec<QpConfig>,
+        posted: VecDeque<(u32, WriteRequest)>,
+        completions: VecDeque<Completion>,
+    }
+
+    impl Port for FakePort {
+        fn connect(&mut self, qp: QpConfig) -> Result<(), NicError> {
+            if self.qps.iter().any(|q| q.local_qpn == qp.local_qpn) {
+                return Err(NicError::DuplicateQp(qp.local_qpn));
+            }
+            self.qps.push(qp);
+            Ok(())
+        }
+        fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
+            if !self.qps.iter().any(|q| q.local_qpn == qpn) {
+                return Err(NicError::UnknownQp(qpn));
+            }
+            if wr.local_offset + wr.len > self.mem.len() {
+                return Err(NicError::OutOfMemoryRange);
+            }
+            self.posted.push_back((qpn, wr));
+            Ok(())
+        }
+        fn receive(&mut self, _now: Nanos, _frame: &[u8]) {}
+        fn transmit(&mut self, _now: Nanos, _buf: &mut [u8]) -> Option<usize> {
+            None
+        }
+        fn next_wakeup(&self) -> Option<Nanos> {
+            None
+        }
+        fn poll_completion(&mut self) -> Option<Completion> {
+            self.completions.pop_front()
+        }
+        fn memory(&self) -> &[u8] {
+            &self.mem
+        }
+        fn memory_mut(&mut self) -> &mut [u8] {
+            &mut self.mem
+        }
+        fn stats(&self) -> NicStats {
+            NicStats::default()
+        }
+    }
+
+    fn addr(h: usize, n: usize) -> RankAddr {
+        RankAddr {
+            host: h,
+            nic: n,
+            name: format!("h{h}.eth{n}"),
+            ip: Ipv4Addr::new(10, n as u8, h as u8, 2),
+            mac: MacAddr([2, 0, 0, 0, h as u8, n as u8]),
+        }
+    }
+
+    fn cfg(a: &RankAddr) -> NicConfig {
+        NicConfig {
+            mac: a.mac,
+            ip: a.ip,
+            gateway_mac: MacAddr([2, 0, 0, 0, 0xff, 0xff]),
+            line_rate_bps: 100_000_000_000,
+            path_mtu: 4096,
+            dscp: 24,
+            priority: 3,
+            cc: CongestionControl::None,
+            ack_every: 16,
+            rto_ns: 1_000_000,
+            memory_bytes: 0,
+            answer_arp: true,
+        }
+    }
+
+    fn hosts(plan: &JobPlan, h: usize) -> Vec<HostCore<FakePort>> {
+        (0..h)
+            .map(|host| {
+                let cfgs = plan
+                    .ranks()
+                    .iter()
+                    .filter(|a| a.host == host)
+                    .map(cfg)
+                    .collect();
+                HostCore::new(plan, host, cfgs, &mut |c: NicConfig| FakePort {
+                    mem: vec![0; c.memory_bytes],
+                    qps: Vec::new(),
+                    posted: VecDeque::new(),
+                    completions: VecDeque::new(),
+                })
+                .unwrap()
+            })
+            .collect()
+    }
+
+    /// Runs the hosts with a fake network that lands every WRITE
+    /// `net_ns` after it was posted; returns the time the last host
+    /// finished.
+    fn run(plan: &JobPlan, hs: &mut [HostCore<FakePort>], net_ns: Nanos) -> Nanos {
+        for h in hs.iter_mut() {
+            h.start(0);
+        }
+        let mut inflight: Vec<(Nanos, usize, usize, u32, WriteRequest)> = Vec::new();
+        let mut now = 0;
+        let mut buf = vec![0u8; 9216];
+        for _ in 0..1_000_000 {
+            for (hi, h) in hs.iter_mut().enumerate() {
+                for (pi, p) in h.ports_mut().iter_mut().enumerate() {
+                    while let Some((qpn, wr)) = p.posted.pop_front() {
+                        inflight.push((now + net_ns, hi, pi, qpn, wr));
+                    }
+                }
+            }
+            if hs.iter().all(|h| h.done()) {
+                return now;
+            }
+            let next = inflight
+                .iter()
+                .map(|f| f.0)
+                .chain(hs.iter().filter_map(|h| h.next_wakeup()))
+                .min()
+                .expect("stuck: nothing to do and not done");
+            now = next.max(now);
+            let (due, rest): (Vec<_>, Vec<_>) = inflight.drain(..).partition(|f| f.0 <= now);
+            inflight = rest;
+            for (_, hi, pi, qpn, wr) in due {
+                let Some((peer, Role::Sender, ch)) = decode_qpn(qpn) else {
+                    panic!("posted on a non-sender QP {qpn:#x}");
+                };
+                let conn = *plan.connection(hs[hi].ranks[pi], peer, ch).unwrap();
+                let a = &plan.ranks()[peer];
+                let data = hs[hi].ports[pi].mem[wr.local_offset..wr.local_offset + wr.len].to_vec();
+                let dst = &mut hs[a.host].ports[a.nic];
+                let at = wr.remote_offset as usize;
+                dst.mem[at..at + wr.len].copy_from_slice(&data);
+                dst.completions.push_back(Completion::Received {
+                    qpn: conn.dst_qpn,
+                    imm: wr.imm.unwrap(),
+                    offset: wr.remote_offset,
+                    len: wr.len,
+                });
+                hs[hi].ports[pi]
+                    .completions
+                    .push_back(Completion::Sent { qpn, wr_id: wr.wr_id });
+            }
+            for h in hs.iter_mut() {
+                for nic in 0..h.ports.len() {
+                    assert_eq!(h.transmit(nic, now, &mut buf), None);
+                }
+            }
+        }
+        panic!("did not finish");
+    }
+
+    fn plan(w: Workload, h: usize, n: usize, opts: JobOptions) -> JobPlan {
+        let ranks = (0..h).flat_map(|h| (0..n).map(move |n| addr(h, n))).collect();
+        JobPlan::new(w, ranks, opts).unwrap()
+    }
+
+    #[test]
+    fn coll_host_nvlink_only_allreduce_takes_the_modelled_time() {
+        let opts = JobOptions::default();
+        let bytes = 4u64 << 20;
+        let p = plan(Workload::AllReduce(bytes), 1, 4, opts.clone());
+        let mut hs = hosts(&p, 1);
+        let end = run(&p, &mut hs, 0);
+        let o = hs[0].outcome();
+        assert!(o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0), "{o:?}");
+        assert_eq!(hs[0].errors(), (0, 0));
+        // Each NVLink carries 2(n-1)/n of the data; chunks pipeline, so the
+        // time is that serialisation plus a few latencies.
+        let wire = (bytes as f64 * 1.5 * 8.0 / opts.nvlink_bps as f64 * 1e9) as u64;
+        assert!(end >= wire, "{end} < {wire}");
+        assert!(end < wire * 2 + 20 * NVLINK_LATENCY_NS, "{end} vs {wire}");
+    }
+
+    #[test]
+    fn coll_host_two_hosts_allreduce_over_queue_pairs() {
+        let p = plan(
+            Workload::AllReduce(3 * 1000 * 4 + 8),
+            2,
+            2,
+            JobOptions {
+                channels: 3,
+                chunk_bytes: 1000,
+                ..JobOptions::default()
+            },
+        );
+        let mut hs = hosts(&p, 2);
+        // Ring h0n0 -> h0n1 -> h1n1 -> h1n0 -> h0n0: each NIC sends or
+        // receives over the network on 3 channels.
+        for h in &hs {
+            for port in &h.ports {
+                assert_eq!(port.qps.len(), 3);
+                assert_eq!(port.mem.len(), p.memory_bytes(0));
+            }
+        }
+        run(&p, &mut hs, 2_000);
+        for h in &hs {
+            let o = h.outcome();
+            assert_eq!(o.ranks.len(), 2);
+            assert!(o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0), "{o:?}");
+            assert_eq!(h.errors(), (0, 0));
+        }
+    }
+
+    #[test]
+    fn coll_host_incast_flows_report_fct() {
+        let p = plan(
+            Workload::Incast {
+                bytes: 100_000,
+                srcs: vec![0, 1, 2],
+                dst: 3,
+            },
+            2,
+            2,
+            JobOptions::default(),
+        );
+        let mut hs = hosts(&p, 2);
+        run(&p, &mut hs, 5_000);
+        let flows: Vec<FlowOutcome> = hs.iter().flat_map(|h| h.outcome().flows).collect();
+        assert_eq!(flows.len(), 3);
+        // Rank 2 is on host 1 with the receiver: NVLink; 0 and 1 cross.
+        for f in &flows {
+            let fct = f.end_ns.unwrap() - f.start_ns;
+            if f.src == 2 {
+                assert!(fct < 5_000, "{f:?}");
+            } else {
+                assert_eq!(fct, 5_000, "{f:?}");
+            }
+        }
+        assert!(hs.iter().all(|h| h.outcome().ranks.iter().all(|r| r.wrong == 0)));
+    }
+
+    #[test]
+    fn coll_host_refuses_nics_that_do_not_match_the_plan() {
+        let p = plan(Workload::AllReduce(4096), 2, 2, JobOptions::default());
+        let mk = &mut |c: NicConfig| FakePort {
+            mem: vec![0; c.memory_bytes],
+            qps: Vec::new(),
+            posted: VecDeque::new(),
+            completions: VecDeque::new(),
+        };
+        let one = vec![cfg(&addr(0, 0))];
+        assert!(HostCore::new(&p, 0, one, mk).unwrap_err().contains("NIC"));
+        let swapped = vec![cfg(&addr(0, 1)), cfg(&addr(0, 0))];
+        assert!(HostCore::new(&p, 0, swapped, mk).is_err());
+        assert!(HostCore::new(&p, 5, vec![], mk).is_err());
+    }
+}
