@@ -188,8 +188,12 @@ impl<P: Port> HostCore<P> {
             cfg.memory_bytes = plan.memory_bytes(r);
             let mut port = make(cfg);
             for qp in plan.qp_configs(r) {
-                port.connect(qp)
-                    .map_err(|e| format!("rank {r} ({}): connecting QP {:#x}: {e:?}", a.name, qp.local_qpn))?;
+                port.connect(qp).map_err(|e| {
+                    format!(
+                        "rank {r} ({}): connecting QP {:#x}: {e:?}",
+                        a.name, qp.local_qpn
+                    )
+                })?;
             }
             ports.push(port);
         }
@@ -633,9 +637,10 @@ mod tests {
                     offset: wr.remote_offset,
                     len: wr.len,
                 });
-                hs[hi].ports[pi]
-                    .completions
-                    .push_back(Completion::Sent { qpn, wr_id: wr.wr_id });
+                hs[hi].ports[pi].completions.push_back(Completion::Sent {
+                    qpn,
+                    wr_id: wr.wr_id,
+                });
             }
             for h in hs.iter_mut() {
                 for nic in 0..h.ports.len() {
@@ -647,7 +652,9 @@ mod tests {
     }
 
     fn plan(w: Workload, h: usize, n: usize, opts: JobOptions) -> JobPlan {
-        let ranks = (0..h).flat_map(|h| (0..n).map(move |n| addr(h, n))).collect();
+        let ranks = (0..h)
+            .flat_map(|h| (0..n).map(move |n| addr(h, n)))
+            .collect();
         JobPlan::new(w, ranks, opts).unwrap()
     }
 
@@ -659,7 +666,10 @@ mod tests {
         let mut hs = hosts(&p, 1);
         let end = run(&p, &mut hs, 0);
         let o = hs[0].outcome();
-        assert!(o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0), "{o:?}");
+        assert!(
+            o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0),
+            "{o:?}"
+        );
         assert_eq!(hs[0].errors(), (0, 0));
         // Each NVLink carries 2(n-1)/n of the data; chunks pipeline, so the
         // time is that serialisation plus a few latencies.
@@ -693,7 +703,10 @@ mod tests {
         for h in &hs {
             let o = h.outcome();
             assert_eq!(o.ranks.len(), 2);
-            assert!(o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0), "{o:?}");
+            assert!(
+                o.ranks.iter().all(|r| r.end_ns.is_some() && r.wrong == 0),
+                "{o:?}"
+            );
             assert_eq!(h.errors(), (0, 0));
         }
     }
@@ -723,7 +736,9 @@ mod tests {
                 assert_eq!(fct, 5_000, "{f:?}");
             }
         }
-        assert!(hs.iter().all(|h| h.outcome().ranks.iter().all(|r| r.wrong == 0)));
+        assert!(hs
+            .iter()
+            .all(|h| h.outcome().ranks.iter().all(|r| r.wrong == 0)));
     }
 
     #[test]

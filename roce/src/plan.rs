@@ -218,7 +218,9 @@ impl Workload {
                     let r = rank_of(name)
                         .map_err(|e| format!("workload {spec:?}: source {name:?}: {e}"))?;
                     if srcs.contains(&r) {
-                        return Err(format!("workload {spec:?}: source {name:?} is listed twice"));
+                        return Err(format!(
+                            "workload {spec:?}: source {name:?} is listed twice"
+                        ));
                     }
                     srcs.push(r);
                 }
@@ -404,7 +406,11 @@ impl JobPlan {
     ///
     /// A workload that does not fit the ranks (a rank out of range, one
     /// rank, a size that does not divide into elements).
-    pub fn new(workload: Workload, ranks: Vec<RankAddr>, opts: JobOptions) -> Result<JobPlan, String> {
+    pub fn new(
+        workload: Workload,
+        ranks: Vec<RankAddr>,
+        opts: JobOptions,
+    ) -> Result<JobPlan, String> {
         let n = ranks.len();
         if n < 2 {
             return Err(format!("a job needs at least 2 ranks (NICs), not {n}"));
@@ -413,7 +419,10 @@ impl JobPlan {
             return Err(format!("a job has at most {MAX_RANKS} ranks, not {n}"));
         }
         for (i, a) in ranks.iter().enumerate() {
-            if let Some(j) = ranks[..i].iter().position(|b| b.host == a.host && b.nic == a.nic) {
+            if let Some(j) = ranks[..i]
+                .iter()
+                .position(|b| b.host == a.host && b.nic == a.nic)
+            {
                 return Err(format!(
                     "ranks {j} and {i} are both NIC {} of host {}",
                     a.nic, a.host
@@ -444,7 +453,7 @@ impl JobPlan {
         }
         let per_rank_multiple = |what: &str| -> Result<(), String> {
             let unit = 4 * n as u64;
-            if bytes % unit != 0 {
+            if !bytes.is_multiple_of(unit) {
                 let lo = bytes / unit * unit;
                 return Err(format!(
                     "{what}:{bytes} does not split into {n} equal float32 blocks: the size must be a multiple of {unit} bytes (4 × {n} ranks), like {} or {}",
@@ -456,7 +465,7 @@ impl JobPlan {
         };
         match &workload {
             Workload::AllReduce(b) | Workload::SendRecv(b) => {
-                if b % 4 != 0 {
+                if !b.is_multiple_of(4) {
                     return Err(format!(
                         "{}:{b} is not a whole number of float32 elements: the size must be a multiple of 4 bytes",
                         workload.name()
@@ -472,7 +481,10 @@ impl JobPlan {
                 }
                 for &r in srcs.iter().chain(std::iter::once(dst)) {
                     if r >= n {
-                        return Err(format!("incast names rank {r}, but the job has {n} ranks (0 to {})", n - 1));
+                        return Err(format!(
+                            "incast names rank {r}, but the job has {n} ranks (0 to {})",
+                            n - 1
+                        ));
                     }
                 }
                 if srcs.contains(dst) {
@@ -589,9 +601,7 @@ impl JobPlan {
                 }
             })
             .collect();
-        let layouts = (0..n)
-            .map(|r| layout(&workload, n, c, r, &flows))
-            .collect();
+        let layouts = (0..n).map(|r| layout(&workload, n, c, r, &flows)).collect();
         Ok(JobPlan {
             workload,
             ranks,
@@ -731,7 +741,13 @@ fn derangement(n: usize, seed: u64) -> Vec<usize> {
     p
 }
 
-fn layout(workload: &Workload, n: usize, channels: usize, rank: usize, flows: &[(usize, usize)]) -> Layout {
+fn layout(
+    workload: &Workload,
+    n: usize,
+    channels: usize,
+    rank: usize,
+    flows: &[(usize, usize)],
+) -> Layout {
     let bytes = workload.bytes() as usize;
     match workload {
         Workload::AllReduce(_) | Workload::ReduceScatter(_) => {

@@ -172,7 +172,11 @@ pub fn render_table(out: &mut dyn Write, results: &[JobResult]) -> io::Result<()
             "allreduce" | "reducescatter" => "sum",
             _ => "none",
         };
-        write!(out, "{:>12}  {:>12}  {:>8}  {:>6}", r.bytes, r.count, "float", redop)?;
+        write!(
+            out,
+            "{:>12}  {:>12}  {:>8}  {:>6}",
+            r.bytes, r.count, "float", redop
+        )?;
         if r.completed {
             writeln!(
                 out,
@@ -183,7 +187,11 @@ pub fn render_table(out: &mut dyn Write, results: &[JobResult]) -> io::Result<()
                 r.wrong
             )?;
         } else {
-            writeln!(out, "  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", r.wrong)?;
+            writeln!(
+                out,
+                "  {:>7}  {:>6}  {:>6}  {:>6}",
+                "N/A", "N/A", "N/A", r.wrong
+            )?;
         }
     }
     let wrong: u64 = results.iter().map(|r| r.wrong).sum();
@@ -192,7 +200,11 @@ pub fn render_table(out: &mut dyn Write, results: &[JobResult]) -> io::Result<()
         out,
         "# Out of bounds values : {} {}",
         wrong,
-        if wrong == 0 && done.len() == results.len() { "OK" } else { "FAILED" }
+        if wrong == 0 && done.len() == results.len() {
+            "OK"
+        } else {
+            "FAILED"
+        }
     )?;
     let avg = if done.is_empty() {
         0.0
@@ -203,10 +215,20 @@ pub fn render_table(out: &mut dyn Write, results: &[JobResult]) -> io::Result<()
     for r in results.iter().filter(|r| !r.flows.is_empty()) {
         writeln!(out, "#")?;
         writeln!(out, "# {} flows:", r.op)?;
-        writeln!(out, "# {:>14}  {:>14}  {:>12}  {:>10}", "src", "dst", "size(B)", "fct(us)")?;
+        writeln!(
+            out,
+            "# {:>14}  {:>14}  {:>12}  {:>10}",
+            "src", "dst", "size(B)", "fct(us)"
+        )?;
         for f in &r.flows {
-            let fct = f.fct_us.map_or_else(|| format!("{:>10}", "N/A"), |v| fit(v, 10));
-            writeln!(out, "  {:>14}  {:>14}  {:>12}  {}", f.src, f.dst, f.bytes, fct)?;
+            let fct = f
+                .fct_us
+                .map_or_else(|| format!("{:>10}", "N/A"), |v| fit(v, 10));
+            writeln!(
+                out,
+                "  {:>14}  {:>14}  {:>12}  {}",
+                f.src, f.dst, f.bytes, fct
+            )?;
         }
     }
     Ok(())

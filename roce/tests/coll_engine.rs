@@ -110,8 +110,14 @@ fn opts(channels: usize, chunk_bytes: usize) -> JobOptions {
 fn check_clean(w: Workload, hosts: usize, nics: usize, channels: usize, chunk: usize) -> Run {
     let plan = JobPlan::new(w.clone(), ranks(hosts, nics), opts(channels, chunk)).unwrap();
     let r = run(&plan, 0x1234_5678 + channels as u64, &mut |_, _| {});
-    assert!(r.done, "{w:?} {hosts}x{nics} ch {channels} chunk {chunk}: not done");
-    assert_eq!(r.wrong, 0, "{w:?} {hosts}x{nics} ch {channels} chunk {chunk}");
+    assert!(
+        r.done,
+        "{w:?} {hosts}x{nics} ch {channels} chunk {chunk}: not done"
+    );
+    assert_eq!(
+        r.wrong, 0,
+        "{w:?} {hosts}x{nics} ch {channels} chunk {chunk}"
+    );
     assert_eq!(r.protocol_errors, 0);
     r
 }
