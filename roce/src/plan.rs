@@ -3,7 +3,33 @@
 //! simulator and every live host build the same plan from the same inputs,
 //! so both ends of every queue pair agree without a handshake.
 //!
-//! CONTRACT (fixed signatures; bodies by the module's owner).
+//! Conventions:
+//!
+//! * **Ranks** are one per NIC, numbered as the caller lists them; NIC n of
+//!   a host is on rail n.
+//! * **Ring order** is rail-aligned, as NCCL builds rings on rail-optimised
+//!   fabrics: hosts in index order, snaking through each host's NICs —
+//!   `h0 n0 → … → h0 n(N−1)` over NVLink, `→ h1 n(N−1)` over rail N−1,
+//!   `→ … → h1 n0`, `→ h2 n0` over rail 0, and so on — so every network hop
+//!   stays on one rail. With an even host count the closing hop
+//!   (`h(H−1) n0 → h0 n0`) is on rail 0 too; with an odd count it runs from
+//!   `h(H−1) n(N−1)` to `h0 n0` and crosses rails (through the spines). One
+//!   NIC per host gives a plain ring over the network.
+//! * **Connections**: one per (sender, receiver, channel) that carries
+//!   data — the ring's hops for AllReduce, AllGather and ReduceScatter,
+//!   every ordered pair for AllToAll, `r → r+1` for SendRecv, each flow
+//!   (one channel) for incast and permutation. Ranks on one host use
+//!   NVLink; ranks on different hosts a queue pair on each end.
+//! * **QP numbers** say what they are: `(peer + 1) << 8 | role << 7 |
+//!   channel` with role 0 on the sending end and 1 on the receiving end.
+//! * **UDP source ports** (flow entropy) are a hash of (sender, receiver,
+//!   channel, end) into 49152–65535, probed so that every QP of the job has
+//!   its own port while the job has at most 16,384 QPs.
+//! * **Memory** (see [`Layout`]): the rank's data at 0; after it the
+//!   receive buffer (AllToAll, SendRecv, flows) or, for AllReduce and
+//!   ReduceScatter, two staging slots per channel (alternate steps) that
+//!   reduce-scatter WRITEs land in before being added into the data.
+//!   AllGather lands directly in the data (in place).
 
 use std::net::Ipv4Addr;
 
@@ -68,6 +94,70 @@ pub struct JobOptions {
     pub nvlink_bps: u64,
 }
 
+impl Default for JobOptions {
+    /// Two channels, 128 KiB chunks, and 3.6 Tb/s inside a host (one
+    /// direction of NVLink 4: 450 GB/s).
+    fn default() -> JobOptions {
+        JobOptions {
+            channels: 2,
+            chunk_bytes: 128 * 1024,
+            nvlink_bps: 3_600_000_000_000,
+        }
+    }
+}
+
+/// The most channels a job may have: the channel is the low 7 bits of a
+/// QP number (see [`qpn`]).
+pub const MAX_CHANNELS: usize = 64;
+
+/// The most ranks a job may have: the peer rank plus one is the high 16 bits
+/// of a 24-bit QP number (see [`qpn`]).
+pub const MAX_RANKS: usize = 65_534;
+
+/// The most ranks a ring collective may have: its 2(n−1) steps fit the
+/// 10 bits of immediate data that name the step.
+pub const MAX_RING_RANKS: usize = 512;
+
+/// Bits of immediate data naming the chunk within a step (the step takes
+/// the 10 bits above them).
+pub const IMM_CHUNK_BITS: u32 = 22;
+
+/// First UDP source port used for flow entropy (the dynamic range).
+pub const SPORT_BASE: u16 = 49_152;
+/// Number of UDP source ports in the dynamic range.
+pub const SPORT_COUNT: u32 = 16_384;
+
+/// Reads a size: decimal digits, optionally followed by `K`, `M` or `G`
+/// (2^10, 2^20, 2^30; any case, optionally followed by `B` or `iB`), or by
+/// a bare `B`.
+///
+/// # Errors
+///
+/// A message naming the text and the accepted forms.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || {
+        format!("bad size {text:?}: expected bytes like 4096, or a number with K, M or G (2^10, 2^20, 2^30), like 512K or 64M")
+    };
+    let t = text.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(bad());
+    }
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let unit = unit.to_ascii_lowercase();
+    let shift = match unit.as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
+const GRAMMAR: &str = "allreduce:SIZE, allgather:SIZE, reducescatter:SIZE, alltoall:SIZE, sendrecv:SIZE, incast:SIZE:SRC1,SRC2,...:DST or permutation:SIZE[:SEED]";
+
 impl Workload {
     /// Reads a workload spec (`allreduce:SIZE`, `allgather:SIZE`,
     /// `reducescatter:SIZE`, `alltoall:SIZE`, `sendrecv:SIZE`,
@@ -79,17 +169,234 @@ impl Workload {
     ///
     /// A message naming the bad part and what would be accepted.
     pub fn parse(
-        _spec: &str,
-        _rank_of: &dyn Fn(&str) -> Result<usize, String>,
+        spec: &str,
+        rank_of: &dyn Fn(&str) -> Result<usize, String>,
     ) -> Result<Workload, String> {
-        todo!()
+        let parts: Vec<&str> = spec.trim().split(':').collect();
+        let op = parts[0].to_ascii_lowercase();
+        let size = |i: usize| -> Result<u64, String> {
+            let text = parts
+                .get(i)
+                .ok_or_else(|| format!("workload {spec:?}: {op} needs a SIZE, like {op}:64M"))?;
+            let n = parse_size(text).map_err(|e| format!("workload {spec:?}: {e}"))?;
+            if n == 0 {
+                return Err(format!("workload {spec:?}: SIZE must be more than 0 bytes"));
+            }
+            Ok(n)
+        };
+        let arity = |want: &[usize], form: &str| -> Result<(), String> {
+            if want.contains(&parts.len()) {
+                Ok(())
+            } else {
+                Err(format!("workload {spec:?}: expected {form}"))
+            }
+        };
+        match op.as_str() {
+            "allreduce" | "allgather" | "reducescatter" | "alltoall" | "sendrecv" => {
+                arity(&[2], &format!("{op}:SIZE"))?;
+                let n = size(1)?;
+                Ok(match op.as_str() {
+                    "allreduce" => Workload::AllReduce(n),
+                    "allgather" => Workload::AllGather(n),
+                    "reducescatter" => Workload::ReduceScatter(n),
+                    "alltoall" => Workload::AllToAll(n),
+                    _ => Workload::SendRecv(n),
+                })
+            }
+            "incast" => {
+                arity(&[4], "incast:SIZE:SRC1,SRC2,...:DST")?;
+                let bytes = size(1)?;
+                let mut srcs = Vec::new();
+                for name in parts[2].split(',') {
+                    let name = name.trim();
+                    if name.is_empty() {
+                        return Err(format!(
+                            "workload {spec:?}: empty source name in {:?}; list senders like h1,h2.eth1",
+                            parts[2]
+                        ));
+                    }
+                    let r = rank_of(name)
+                        .map_err(|e| format!("workload {spec:?}: source {name:?}: {e}"))?;
+                    if srcs.contains(&r) {
+                        return Err(format!(
+                            "workload {spec:?}: source {name:?} is listed twice"
+                        ));
+                    }
+                    srcs.push(r);
+                }
+                let dname = parts[3].trim();
+                let dst = rank_of(dname)
+                    .map_err(|e| format!("workload {spec:?}: destination {dname:?}: {e}"))?;
+                if srcs.contains(&dst) {
+                    return Err(format!(
+                        "workload {spec:?}: destination {dname:?} is also a source"
+                    ));
+                }
+                Ok(Workload::Incast { bytes, srcs, dst })
+            }
+            "permutation" => {
+                arity(&[2, 3], "permutation:SIZE[:SEED]")?;
+                let bytes = size(1)?;
+                let seed = match parts.get(2) {
+                    None => 1,
+                    Some(s) => s.trim().parse().map_err(|_| {
+                        format!("workload {spec:?}: bad SEED {s:?}: expected a whole number")
+                    })?,
+                };
+                Ok(Workload::Permutation { bytes, seed })
+            }
+            _ => Err(format!(
+                "workload {spec:?}: unknown operation {:?}; expected {GRAMMAR}",
+                parts[0]
+            )),
+        }
     }
+
+    /// The operation's name as reports print it (`allreduce`, `incast`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::AllReduce(_) => "allreduce",
+            Workload::AllGather(_) => "allgather",
+            Workload::ReduceScatter(_) => "reducescatter",
+            Workload::AllToAll(_) => "alltoall",
+            Workload::SendRecv(_) => "sendrecv",
+            Workload::Incast { .. } => "incast",
+            Workload::Permutation { .. } => "permutation",
+        }
+    }
+
+    /// The size the workload names (per rank, or per sender for flows).
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Workload::AllReduce(b)
+            | Workload::AllGather(b)
+            | Workload::ReduceScatter(b)
+            | Workload::AllToAll(b)
+            | Workload::SendRecv(b) => *b,
+            Workload::Incast { bytes, .. } | Workload::Permutation { bytes, .. } => *bytes,
+        }
+    }
+
+    /// Whether it is a set of point-to-point flows (incast, permutation)
+    /// rather than a collective.
+    pub fn is_flows(&self) -> bool {
+        matches!(self, Workload::Incast { .. } | Workload::Permutation { .. })
+    }
+}
+
+/// How a connection's data travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// Both ranks are on one host: over the GPU-to-GPU link.
+    NvLink,
+    /// Different hosts: RDMA WRITEs over a queue pair through the fabric.
+    Network,
+}
+
+/// One direction of data between two ranks on one channel: the sender
+/// posts WRITEs on `src_qpn`, the receiver's QP is `dst_qpn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connection {
+    /// Sending rank.
+    pub src: usize,
+    /// Receiving rank.
+    pub dst: usize,
+    /// Channel (0 for flows).
+    pub channel: usize,
+    /// NVLink or the network.
+    pub via: Via,
+    /// The sender's QP number (meaningful for [`Via::Network`]).
+    pub src_qpn: u32,
+    /// The receiver's QP number.
+    pub dst_qpn: u32,
+    /// UDP source port of the sender's data frames.
+    pub src_sport: u16,
+    /// UDP source port of the receiver's ACKs and CNPs.
+    pub dst_sport: u16,
+}
+
+/// Which end of a connection a QP is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Posts WRITEs.
+    Sender,
+    /// Receives them.
+    Receiver,
+}
+
+/// A QP number that says what it is for: `(peer + 1) << 8 | role << 7 |
+/// channel`, role 0 on the sending end and 1 on the receiving end. Unique
+/// on a NIC (a NIC has one connection per peer, direction and channel) and
+/// readable in a capture.
+pub fn qpn(peer: usize, role: Role, channel: usize) -> u32 {
+    let r = match role {
+        Role::Sender => 0,
+        Role::Receiver => 1,
+    };
+    (((peer as u32) + 1) << 8) | (r << 7) | (channel as u32 & 0x7f)
+}
+
+/// The peer rank, role and channel a QP number made by [`qpn`] names.
+pub fn decode_qpn(qpn: u32) -> Option<(usize, Role, usize)> {
+    let peer = (qpn >> 8) as usize;
+    if peer == 0 || qpn > 0x00ff_ffff {
+        return None;
+    }
+    let role = if qpn & 0x80 == 0 {
+        Role::Sender
+    } else {
+        Role::Receiver
+    };
+    Some((peer - 1, role, (qpn & 0x7f) as usize))
+}
+
+/// Where a rank's buffers lie in its NIC's registered memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Start of the rank's input (and, for in-place collectives, output).
+    pub data: usize,
+    /// Bytes of it.
+    pub data_bytes: usize,
+    /// Start of the receive buffer (AllToAll, SendRecv, flows), or of the
+    /// reduction staging slots (AllReduce, ReduceScatter).
+    pub recv: usize,
+    /// Bytes of a staging slot: one channel's share of the largest segment
+    /// (0 when there is no staging).
+    pub slot_bytes: usize,
+    /// Total registered memory.
+    pub total: usize,
 }
 
 /// A job planned over its ranks (see the module doc).
 #[derive(Debug, Clone)]
 pub struct JobPlan {
-    _private: (),
+    workload: Workload,
+    ranks: Vec<RankAddr>,
+    opts: JobOptions,
+    ring: Vec<usize>,
+    position: Vec<usize>,
+    conns: Vec<Connection>,
+    flows: Vec<(usize, usize)>,
+    layouts: Vec<Layout>,
+}
+
+/// splitmix64: a small, well-mixed, portable hash, so that every host
+/// derives the same ports and permutation.
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Balanced split of `total` items into `parts`: part `k` is
+/// `[k*total/parts, (k+1)*total/parts)`, so sizes differ by at most one.
+pub(crate) fn split(total: usize, parts: usize, k: usize) -> (usize, usize) {
+    let t = total as u128;
+    let p = parts as u128;
+    let a = (k as u128 * t / p) as usize;
+    let b = ((k as u128 + 1) * t / p) as usize;
+    (a, b - a)
 }
 
 impl JobPlan {
@@ -100,26 +407,388 @@ impl JobPlan {
     /// A workload that does not fit the ranks (a rank out of range, one
     /// rank, a size that does not divide into elements).
     pub fn new(
-        _workload: Workload,
-        _ranks: Vec<RankAddr>,
-        _opts: JobOptions,
+        workload: Workload,
+        ranks: Vec<RankAddr>,
+        opts: JobOptions,
     ) -> Result<JobPlan, String> {
-        todo!()
+        let n = ranks.len();
+        if n < 2 {
+            return Err(format!("a job needs at least 2 ranks (NICs), not {n}"));
+        }
+        if n > MAX_RANKS {
+            return Err(format!("a job has at most {MAX_RANKS} ranks, not {n}"));
+        }
+        for (i, a) in ranks.iter().enumerate() {
+            if let Some(j) = ranks[..i]
+                .iter()
+                .position(|b| b.host == a.host && b.nic == a.nic)
+            {
+                return Err(format!(
+                    "ranks {j} and {i} are both NIC {} of host {}",
+                    a.nic, a.host
+                ));
+            }
+        }
+        if opts.channels == 0 || opts.channels > MAX_CHANNELS {
+            return Err(format!(
+                "channels must be 1 to {MAX_CHANNELS}, not {}",
+                opts.channels
+            ));
+        }
+        if opts.chunk_bytes < 4 {
+            return Err(format!(
+                "chunk_bytes must be at least one float32 (4 bytes), not {}",
+                opts.chunk_bytes
+            ));
+        }
+        if opts.nvlink_bps == 0 {
+            return Err("nvlink_bps must be more than 0".to_string());
+        }
+        let bytes = workload.bytes();
+        if bytes == 0 {
+            return Err("the size must be more than 0 bytes".to_string());
+        }
+        if bytes > (1u64 << 40) || usize::try_from(bytes).is_err() {
+            return Err(format!("size {bytes} is too large (at most 1 TiB)"));
+        }
+        let per_rank_multiple = |what: &str| -> Result<(), String> {
+            let unit = 4 * n as u64;
+            if !bytes.is_multiple_of(unit) {
+                let lo = bytes / unit * unit;
+                return Err(format!(
+                    "{what}:{bytes} does not split into {n} equal float32 blocks: the size must be a multiple of {unit} bytes (4 × {n} ranks), like {} or {}",
+                    lo.max(unit),
+                    lo + unit
+                ));
+            }
+            Ok(())
+        };
+        match &workload {
+            Workload::AllReduce(b) | Workload::SendRecv(b) => {
+                if !b.is_multiple_of(4) {
+                    return Err(format!(
+                        "{}:{b} is not a whole number of float32 elements: the size must be a multiple of 4 bytes",
+                        workload.name()
+                    ));
+                }
+            }
+            Workload::AllGather(_) => per_rank_multiple("allgather")?,
+            Workload::ReduceScatter(_) => per_rank_multiple("reducescatter")?,
+            Workload::AllToAll(_) => per_rank_multiple("alltoall")?,
+            Workload::Incast { srcs, dst, .. } => {
+                if srcs.is_empty() {
+                    return Err("incast needs at least one source".to_string());
+                }
+                for &r in srcs.iter().chain(std::iter::once(dst)) {
+                    if r >= n {
+                        return Err(format!(
+                            "incast names rank {r}, but the job has {n} ranks (0 to {})",
+                            n - 1
+                        ));
+                    }
+                }
+                if srcs.contains(dst) {
+                    return Err(format!("incast destination rank {dst} is also a source"));
+                }
+                let mut seen = srcs.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                if seen.len() != srcs.len() {
+                    return Err("incast lists a source twice".to_string());
+                }
+            }
+            Workload::Permutation { .. } => {}
+        }
+
+        let ring_op = matches!(
+            workload,
+            Workload::AllReduce(_) | Workload::AllGather(_) | Workload::ReduceScatter(_)
+        );
+        if ring_op && n > MAX_RING_RANKS {
+            return Err(format!(
+                "a ring collective has at most {MAX_RING_RANKS} ranks (its step is 10 bits of the immediate data), not {n}"
+            ));
+        }
+        if !workload.is_flows() {
+            let chunk_elems = (opts.chunk_bytes / 4) as u64;
+            if (bytes / 4).div_ceil(chunk_elems) >= 1 << IMM_CHUNK_BITS {
+                return Err(format!(
+                    "chunk_bytes {} is too small for {bytes} bytes: a channel's share of a step must be fewer than 2^{IMM_CHUNK_BITS} chunks",
+                    opts.chunk_bytes
+                ));
+            }
+        }
+        let ring = ring_order(&ranks);
+        let mut position = vec![0; n];
+        for (p, &r) in ring.iter().enumerate() {
+            position[r] = p;
+        }
+        let flows: Vec<(usize, usize)> = match &workload {
+            Workload::Incast { srcs, dst, .. } => srcs.iter().map(|&s| (s, *dst)).collect(),
+            Workload::Permutation { seed, .. } => {
+                let p = derangement(n, *seed);
+                (0..n).map(|s| (s, p[s])).collect()
+            }
+            _ => Vec::new(),
+        };
+        let c = opts.channels;
+        let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
+        match &workload {
+            Workload::AllReduce(_) | Workload::AllGather(_) | Workload::ReduceScatter(_) => {
+                for p in 0..n {
+                    for ch in 0..c {
+                        pairs.push((ring[p], ring[(p + 1) % n], ch));
+                    }
+                }
+            }
+            Workload::AllToAll(_) => {
+                for s in 0..n {
+                    for d in 0..n {
+                        if s != d {
+                            for ch in 0..c {
+                                pairs.push((s, d, ch));
+                            }
+                        }
+                    }
+                }
+            }
+            Workload::SendRecv(_) => {
+                for s in 0..n {
+                    for ch in 0..c {
+                        pairs.push((s, (s + 1) % n, ch));
+                    }
+                }
+            }
+            Workload::Incast { .. } | Workload::Permutation { .. } => {
+                for &(s, d) in &flows {
+                    pairs.push((s, d, 0));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut used = vec![false; SPORT_COUNT as usize];
+        let mut in_use = 0u32;
+        let mut sport = |key: u64| -> u16 {
+            let mut i = (mix(key) % u64::from(SPORT_COUNT)) as usize;
+            if in_use < SPORT_COUNT {
+                while used[i] {
+                    i = (i + 1) % SPORT_COUNT as usize;
+                }
+                used[i] = true;
+                in_use += 1;
+            }
+            SPORT_BASE + i as u16
+        };
+        let conns = pairs
+            .into_iter()
+            .map(|(src, dst, channel)| {
+                let via = if ranks[src].host == ranks[dst].host {
+                    Via::NvLink
+                } else {
+                    Via::Network
+                };
+                let key = ((src as u64) << 40) | ((dst as u64) << 16) | ((channel as u64) << 1);
+                Connection {
+                    src,
+                    dst,
+                    channel,
+                    via,
+                    src_qpn: qpn(dst, Role::Sender, channel),
+                    dst_qpn: qpn(src, Role::Receiver, channel),
+                    src_sport: sport(key),
+                    dst_sport: sport(key | 1),
+                }
+            })
+            .collect();
+        let layouts = (0..n).map(|r| layout(&workload, n, c, r, &flows)).collect();
+        Ok(JobPlan {
+            workload,
+            ranks,
+            opts,
+            ring,
+            position,
+            conns,
+            flows,
+            layouts,
+        })
     }
 
     /// The ranks, rank 0 first.
     pub fn ranks(&self) -> &[RankAddr] {
-        todo!()
+        &self.ranks
     }
 
     /// The workload.
     pub fn workload(&self) -> &Workload {
-        todo!()
+        &self.workload
     }
 
     /// Registered memory a rank's NIC needs.
-    pub fn memory_bytes(&self, _rank: usize) -> usize {
-        todo!()
+    pub fn memory_bytes(&self, rank: usize) -> usize {
+        self.layouts.get(rank).map_or(0, |l| l.total)
+    }
+
+    /// The job's knobs.
+    pub fn options(&self) -> &JobOptions {
+        &self.opts
+    }
+
+    /// The ring: ranks in ring order, each sending to the next (see the
+    /// module doc for the rail-aligned order).
+    pub fn ring(&self) -> &[usize] {
+        &self.ring
+    }
+
+    /// A rank's place in the ring.
+    pub fn position(&self, rank: usize) -> usize {
+        self.position.get(rank).copied().unwrap_or(0)
+    }
+
+    /// Every connection, sorted by (src, dst, channel).
+    pub fn connections(&self) -> &[Connection] {
+        &self.conns
+    }
+
+    /// The connection from `src` to `dst` on `channel`, if the job has one.
+    pub fn connection(&self, src: usize, dst: usize, channel: usize) -> Option<&Connection> {
+        self.conns
+            .binary_search_by(|c| (c.src, c.dst, c.channel).cmp(&(src, dst, channel)))
+            .ok()
+            .map(|i| &self.conns[i])
+    }
+
+    /// Point-to-point flows (sender, receiver) of a flow workload, in
+    /// sender order for permutations and source order for incasts.
+    pub fn flows(&self) -> &[(usize, usize)] {
+        &self.flows
+    }
+
+    /// Where rank `rank`'s buffers lie in its memory.
+    pub fn layout(&self, rank: usize) -> Layout {
+        self.layouts.get(rank).copied().unwrap_or(Layout {
+            data: 0,
+            data_bytes: 0,
+            recv: 0,
+            slot_bytes: 0,
+            total: 0,
+        })
+    }
+
+    /// The queue pairs rank `rank`'s NIC must connect: one per network
+    /// connection it sends or receives on.
+    pub fn qp_configs(&self, rank: usize) -> Vec<crate::nic::QpConfig> {
+        let mut out = Vec::new();
+        for c in &self.conns {
+            if c.via != Via::Network {
+                continue;
+            }
+            if c.src == rank {
+                out.push(crate::nic::QpConfig {
+                    local_qpn: c.src_qpn,
+                    remote_ip: self.ranks[c.dst].ip,
+                    remote_qpn: c.dst_qpn,
+                    udp_sport: c.src_sport,
+                });
+            }
+            if c.dst == rank {
+                out.push(crate::nic::QpConfig {
+                    local_qpn: c.dst_qpn,
+                    remote_ip: self.ranks[c.src].ip,
+                    remote_qpn: c.src_qpn,
+                    udp_sport: c.dst_sport,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The rail-aligned ring: hosts in index order, each host's NICs ascending
+/// on even-numbered hosts (in that order) and descending on odd ones, so
+/// the hop between hosts joins NICs of the same rail.
+fn ring_order(ranks: &[RankAddr]) -> Vec<usize> {
+    let mut by_host: Vec<usize> = ranks.iter().map(|r| r.host).collect();
+    by_host.sort_unstable();
+    by_host.dedup();
+    let mut ring = Vec::with_capacity(ranks.len());
+    for (k, &h) in by_host.iter().enumerate() {
+        let mut nics: Vec<(usize, usize)> = ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.host == h)
+            .map(|(r, a)| (a.nic, r))
+            .collect();
+        nics.sort_unstable();
+        if k % 2 == 1 {
+            nics.reverse();
+        }
+        ring.extend(nics.into_iter().map(|(_, r)| r));
+    }
+    ring
+}
+
+/// A seeded random derangement of `0..n` (Sattolo's algorithm: one cycle,
+/// so no rank sends to itself).
+fn derangement(n: usize, seed: u64) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    let mut state = seed;
+    for i in (1..n).rev() {
+        state = mix(state);
+        let j = (state % i as u64) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+fn layout(
+    workload: &Workload,
+    n: usize,
+    channels: usize,
+    rank: usize,
+    flows: &[(usize, usize)],
+) -> Layout {
+    let bytes = workload.bytes() as usize;
+    match workload {
+        Workload::AllReduce(_) | Workload::ReduceScatter(_) => {
+            let elems = bytes / 4;
+            // The largest segment's largest channel share.
+            let seg = elems.div_ceil(n);
+            let slot = seg.div_ceil(channels) * 4;
+            Layout {
+                data: 0,
+                data_bytes: bytes,
+                recv: bytes,
+                slot_bytes: slot,
+                total: bytes + 2 * channels * slot,
+            }
+        }
+        Workload::AllGather(_) => Layout {
+            data: 0,
+            data_bytes: bytes,
+            recv: 0,
+            slot_bytes: 0,
+            total: bytes,
+        },
+        Workload::AllToAll(_) | Workload::SendRecv(_) => Layout {
+            data: 0,
+            data_bytes: bytes,
+            recv: bytes,
+            slot_bytes: 0,
+            total: 2 * bytes,
+        },
+        Workload::Incast { .. } | Workload::Permutation { .. } => {
+            let sends = flows.iter().any(|f| f.0 == rank);
+            let receives = flows.iter().any(|f| f.1 == rank);
+            let data_bytes = if sends { bytes } else { 0 };
+            Layout {
+                data: 0,
+                data_bytes,
+                recv: data_bytes,
+                slot_bytes: 0,
+                total: data_bytes + if receives { bytes } else { 0 },
+            }
+        }
     }
 }
 
