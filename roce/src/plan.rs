@@ -791,13 +791,3 @@ fn layout(
         }
     }
 }
-
-impl Default for JobOptions {
-    fn default() -> Self {
-        JobOptions {
-            channels: 2,
-            chunk_bytes: 128 << 10,
-            nvlink_bps: 3_600_000_000_000,
-        }
-    }
-}

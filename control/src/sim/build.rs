@@ -143,6 +143,14 @@ fn compile_switch(t: &Topology, name: &str, role: &str) -> Result<SwitchModel, S
     let (source, text) = find_template(t, role)?;
     let config = render_switch(t, name, &text, &source.to_string())
         .map_err(|d| crate::format_diagnostics(&d))?;
+    // The simulated switch is the hardware it stands for: its ports are
+    // cables, not sockets a software loop polls, so PFC headroom covers
+    // the wire's delays alone.
+    let config: String = config
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("bind "))
+        .flat_map(|l| [l, "\n"])
+        .collect();
     let label = format!("{name} (generated from {source})");
     let parsed = railyard_config::parse_str(&config, &label, &Default::default())
         .map_err(|d| crate::format_diagnostics(&d))?;

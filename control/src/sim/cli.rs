@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use railyard_roce::plan::JobOptions;
+use railyard_roce::plan::{parse_size, JobOptions};
 
 use super::{read_dcqcn_params, report, simulate, Cc, Lb, SimOptions, SimReport};
 use crate::lab::cli::resolve_topology;
@@ -58,7 +58,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = JobOptions::default().channels)]
     pub channels: usize,
     /// Bytes per WRITE within a ring step, e.g. 128K.
-    #[arg(long, value_parser = parse_bytes, default_value = "128K")]
+    #[arg(long, value_parser = parse_size, default_value = "128K")]
     pub chunk: u64,
     /// NIC line rate in Mb/s (default: each NIC's link speed).
     #[arg(long)]
@@ -69,21 +69,6 @@ pub struct SimArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Reads a byte count: plain, or with K, M, G for 2^10, 2^20, 2^30.
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    let (num, shift) = match s.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&s[..i], 10),
-        Some((i, 'M' | 'm')) => (&s[..i], 20),
-        Some((i, 'G' | 'g')) => (&s[..i], 30),
-        _ => (s, 0),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("`{s}` is not a size (bytes, or with K, M or G, e.g. 128K)"))
 }
 
 /// Runs `railyard sim`.
