@@ -681,21 +681,33 @@ fn closest(word: &str) -> Option<&'static str> {
     best.map(|(_, n)| n)
 }
 
-/// Levenshtein distance between two short strings.
+/// Edit distance between two short strings, a swap of neighbours counting
+/// as one edit (optimal string alignment), so `rpg_hia_rate` suggests
+/// `rpg_hai_rate`.
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            let v = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-            cur.push(v);
-        }
-        prev = cur;
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j - 1] + cost)
+                .min(d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// The notification point of one queue pair: decides which CE-marked
