@@ -64,6 +64,24 @@
 //!   average). RT never exceeds the maximum rate. The average rounds up so
 //!   RC reaches RT instead of approaching it forever.
 //!
+//! # Where the HPCC simulator differs (followed ConnectX here)
+//!
+//! * It has no byte counter: stages come from the timer alone, additive
+//!   increase at exactly `rpg_threshold` timer events and hyper increase
+//!   after, so a timer-only flow goes hyper. Here, as in QCN and ConnectX,
+//!   hyper increase needs both counters past the threshold.
+//! * It starts α at 1 on the first CNP and does not count that CNP in the
+//!   first α update; here α starts at `initial_alpha_value` and every CNP
+//!   counts for the period it arrives in.
+//! * It checks for a cut on a fixed 4 µs grid started 4 µs after the first
+//!   CNP; here a CNP cuts at once unless a cut happened less than
+//!   `rate_reduce_monitor_period` ago, and then cuts when that period ends.
+//! * Its EWMA gain is the weight of the new sample (default 1/16), the
+//!   paper's g; ConnectX's `dce_tcp_g` is the weight of the old α.
+//! * It has no `rpg_min_dec_fac`, takes the first-CNP rate as a fraction of
+//!   the current rate, clamps RT only after a timer increase and never
+//!   releases the rate limiter.
+//!
 //! All arithmetic is on integers (rates in bit/s as `u64`, products in
 //! `u128`, saturating sums), so nothing here overflows or panics.
 
@@ -802,6 +820,9 @@ enum Source {
     Bytes,
 }
 
+/// The fastest line rate a reaction point models (10 Tb/s).
+pub const MAX_LINE_BPS: u64 = 10_000_000_000_000;
+
 /// The reaction point of one queue pair: the rate it may send at, cut by
 /// CNPs and raised again by its timer and byte counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -843,8 +864,12 @@ pub struct ReactionPoint {
 
 impl ReactionPoint {
     /// A queue pair sending at `line_rate_bps` with no rate limiter yet.
+    ///
+    /// The line rate is taken between 1 bit/s and 10 Tb/s, which bounds the
+    /// number of increase events between a cut and the release of the
+    /// limiter (and so the work of one [`ReactionPoint::on_time`]).
     pub fn new(p: &DcqcnParams, line_rate_bps: u64) -> Self {
-        let line = line_rate_bps.max(1);
+        let line = line_rate_bps.clamp(1, MAX_LINE_BPS);
         let max_bps = match p.rpg_max_rate {
             0 => line,
             m => mbps(m).min(line),

@@ -377,6 +377,7 @@ mod dcqcn {
         p.set("rpg_hai_rate", 1_000_000).unwrap();
         p.set("rpg_byte_reset", 1).unwrap();
         let mut rp = ReactionPoint::new(&p, u64::MAX);
+        assert_eq!(rp.rate_bps(), railyard_roce::dcqcn::MAX_LINE_BPS);
         rp.on_cnp(0);
         assert_eq!(rp.rate_bps(), 1_000_000); // floored at rpg_min_rate
         rp.on_sent(1, u64::MAX);
