@@ -92,6 +92,9 @@ enum Command {
     /// Run a collective or flows over a lab topology in virtual time:
     /// railyard switches, RoCEv2 endpoints with DCQCN, cables with delay.
     Sim(railyard_control::sim::cli::SimArgs),
+    /// The NICs' DCQCN parameters (ConnectX names and defaults), or an
+    /// override file for `sim --dcqcn-params` to start from.
+    Dcqcn(railyard_control::sim::cli::DcqcnArgs),
     /// Run the embedded rail-switch demo (no root, no files).
     Demo {
         /// RoCEv2 packets each of the three senders sends.
@@ -455,6 +458,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
     match cmd {
         Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),
         Command::Sim(args) => railyard_control::sim::cli::dispatch(args, &mut out),
+        Command::Dcqcn(args) => railyard_control::sim::cli::dcqcn(args, &mut out),
         Command::Run {
             config,
             socket,

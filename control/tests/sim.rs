@@ -172,3 +172,46 @@ fn a_bad_workload_is_explained() {
     let e = simulate(&topology("single"), &o, &mut |_, _| {}).expect_err("h42 is no host");
     assert!(e.contains("h42"), "{e}");
 }
+
+#[test]
+fn dcqcn_parameters_print_and_overrides_apply() {
+    let bin = env!("CARGO_BIN_EXE_railyard");
+    let template = std::process::Command::new(bin)
+        .args(["dcqcn", "--template"])
+        .output()
+        .expect("run railyard dcqcn");
+    assert!(template.status.success());
+    let text = String::from_utf8_lossy(&template.stdout)
+        .replace("roce_rp.rpg_ai_rate 5 ", "roce_rp.rpg_ai_rate 40 ");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cc.conf");
+    std::fs::write(&file, text).expect("write");
+    let out = std::process::Command::new(bin)
+        .args(["dcqcn", "--json", "--params"])
+        .arg(&file)
+        .output()
+        .expect("run railyard dcqcn");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ai = v
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["name"] == "rpg_ai_rate"))
+        .expect("rpg_ai_rate listed");
+    assert_eq!(ai["value"], 40);
+    assert_eq!(ai["default"], 5);
+
+    std::fs::write(&file, "rpg_time_rest 100\n").expect("write");
+    let bad = std::process::Command::new(bin)
+        .args(["dcqcn", "--params"])
+        .arg(&file)
+        .output()
+        .expect("run railyard dcqcn");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("cc.conf:1:1"), "{err}");
+    assert!(err.contains("rpg_time_reset"), "{err}");
+}

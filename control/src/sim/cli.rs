@@ -171,3 +171,59 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `railyard dcqcn`: the DCQCN parameters with their values, or an
+/// override file to start from.
+#[derive(Debug, Args)]
+pub struct DcqcnArgs {
+    /// Show these overrides applied (a `--dcqcn-params` file).
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
+    /// Print an override file with every parameter, commented, instead.
+    #[arg(long)]
+    pub template: bool,
+    /// Print the parameters as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `railyard dcqcn`.
+///
+/// # Errors
+///
+/// A bad parameter file, or output that cannot be written.
+pub fn dcqcn(args: DcqcnArgs, out: &mut dyn Write) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let params = match &args.params {
+        Some(p) => read_dcqcn_params(p)?,
+        None => railyard_roce::dcqcn::DcqcnParams::default(),
+    };
+    if args.template {
+        return write!(out, "{}", params.to_override_file()).map_err(io);
+    }
+    let entries = params.entries();
+    if args.json {
+        let s = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?;
+        return writeln!(out, "{s}").map_err(io);
+    }
+    writeln!(
+        out,
+        "{:<8} {:<30} {:>8} {:>8}  {:<9} Meaning",
+        "Section", "Parameter", "Value", "Default", "Unit"
+    )
+    .map_err(io)?;
+    for e in entries {
+        writeln!(
+            out,
+            "{:<8} {:<30} {:>8} {:>8}  {:<9} {}",
+            e.section.name(),
+            e.name,
+            e.value,
+            e.default,
+            e.unit,
+            e.meaning
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
