@@ -129,13 +129,14 @@ pub struct QueuePair {
     control: Option<Control>,
 }
 
-/// Reads a 24-bit PSN as the unwrapped value nearest to `base`.
-pub fn unwrap_psn(base: u64, psn: u32) -> u64 {
-    let d = (u64::from(psn) + PSN_SPACE - (base % PSN_SPACE)) % PSN_SPACE;
+/// Reads a 24-bit PSN as the unwrapped value nearest to `base`; `None` when
+/// that would lie before the first PSN ever (below zero).
+pub fn unwrap_psn(base: u64, psn: u32) -> Option<u64> {
+    let d = (u64::from(psn & PSN_MASK) + PSN_SPACE - (base % PSN_SPACE)) % PSN_SPACE;
     if d < PSN_HALF {
-        base + d
+        Some(base + d)
     } else {
-        base.saturating_sub(PSN_SPACE - d)
+        base.checked_sub(PSN_SPACE - d)
     }
 }
 
@@ -297,14 +298,15 @@ impl QueuePair {
         match aeth.syndrome {
             Syndrome::Ack { .. } => {
                 let upto = unwrap_psn(self.snd_una, psn);
-                if upto >= self.snd_una && upto < self.snd_max {
+                if let Some(upto) = upto.filter(|&u| u >= self.snd_una && u < self.snd_max) {
                     self.snd_una = upto + 1;
                     self.last_progress = now;
                 }
             }
             Syndrome::NakPsnSequenceError => {
                 let expected = unwrap_psn(self.snd_una, psn);
-                if expected >= self.snd_una && expected < self.snd_max {
+                if let Some(expected) = expected.filter(|&e| e >= self.snd_una && e < self.snd_max)
+                {
                     self.snd_una = expected;
                     self.snd_nxt = expected;
                     self.last_progress = now;
@@ -388,7 +390,10 @@ impl QueuePair {
                     ..
                 })
             ) {
-                self.control = Some(self.ack(self.epsn.saturating_sub(1)));
+                // The last in-order PSN: one before the expected one, modulo
+                // 2^24 (before any data that is 0xffffff, which no requester
+                // has outstanding).
+                self.control = Some(self.ack(self.epsn.wrapping_sub(1)));
             }
             return RxVerdict::Duplicate;
         }
@@ -700,10 +705,28 @@ mod tests {
 
     #[test]
     fn unwrap_psn_near_the_wrap() {
-        assert_eq!(unwrap_psn(PSN_SPACE - 1, 0), PSN_SPACE);
-        assert_eq!(unwrap_psn(PSN_SPACE, PSN_MASK), PSN_SPACE - 1);
-        assert_eq!(unwrap_psn(5, 3), 3);
-        assert_eq!(unwrap_psn(0, PSN_MASK), 0, "saturates below zero");
+        assert_eq!(unwrap_psn(PSN_SPACE - 1, 0), Some(PSN_SPACE));
+        assert_eq!(unwrap_psn(PSN_SPACE, PSN_MASK), Some(PSN_SPACE - 1));
+        assert_eq!(unwrap_psn(5, 3), Some(3));
+        assert_eq!(unwrap_psn(0, PSN_MASK), None, "before the first PSN");
+    }
+
+    #[test]
+    fn a_stale_psn_before_any_data_acknowledges_nothing() {
+        let mut p = Pair::new(0, 100);
+        p.req.post(write(MTU, None));
+        let d = p.req.next_data(0).unwrap();
+        let mut mem = vec![0u8; MTU];
+        let mut c = VecDeque::new();
+        let v = p.resp.on_data(
+            PSN_MASK, d.opcode, true, d.reth, None, &[0; MTU], &mut mem, &mut c,
+        );
+        assert_eq!(v, RxVerdict::Duplicate);
+        let ack = p.resp.take_control().unwrap();
+        assert_eq!(ack.psn, PSN_MASK);
+        p.req.on_ack(1, ack.psn, ack.aeth, &mut p.sent);
+        assert!(p.sent.is_empty());
+        assert_eq!(p.req.outstanding(), 1);
     }
 
     #[test]
