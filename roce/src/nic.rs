@@ -202,7 +202,6 @@ const BACK_TO_BACK_PS: u64 = PS_PER_NS;
 /// Bits in one PFC/PAUSE quantum.
 const QUANTUM_BITS: u64 = 512;
 
-#[derive(Debug)]
 struct Slot {
     qp: QueuePair,
     np: Option<NotificationPoint>,
@@ -210,6 +209,18 @@ struct Slot {
     /// Earliest start of this QP's next data packet at its rate, ps.
     next_send_ps: u64,
     cnp_pending: bool,
+}
+
+// By hand: DCQCN's state machines need not be `Debug`.
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("qp", &self.qp)
+            .field("rate_bps", &self.rp.as_ref().map(ReactionPoint::rate_bps))
+            .field("next_send_ps", &self.next_send_ps)
+            .field("cnp_pending", &self.cnp_pending)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What `next_frame` wrote.

@@ -254,7 +254,7 @@ impl QueuePair {
 
     /// The posted message holding `psn`, moving the cursor to it.
     fn locate(&mut self, psn: u64) -> Option<&Posted> {
-        if self.sq.get(self.cursor).map_or(true, |m| m.first_psn > psn) {
+        if self.sq.get(self.cursor).is_none_or(|m| m.first_psn > psn) {
             self.cursor = 0;
         }
         while let Some(m) = self.sq.get(self.cursor) {
