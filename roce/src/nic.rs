@@ -5,11 +5,19 @@
 //! CONTRACT (the signatures below are fixed; `host`, `railyard sim` and the
 //! live driver are written against them).
 
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
 
+use railyard_dataplane::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes, PS_PER_NS};
+use railyard_dataplane::wire::{mac_control, ArpOperation, MacControlRepr};
 use serde::{Deserialize, Serialize};
 
-use crate::dcqcn::DcqcnParams;
+use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
+use crate::qp::{Control, QueuePair, RxVerdict, PSN_MASK};
+use crate::wire::{
+    bth, bth_repr, emit_arp_reply, is_write, reth, Opcode, RoceRepr, RxError, RxFrame, Syndrome,
+    CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TTL,
+};
 use crate::{MacAddr, Nanos};
 
 /// Which congestion control a NIC runs.
@@ -39,8 +47,9 @@ pub struct NicConfig {
     pub dscp: u8,
     /// 802.1p priority of data and ACKs, for PFC (3 in the book's policy).
     pub priority: u8,
-    /// Congestion control (CNP DSCP and priority come from its parameters;
-    /// with `None` the NIC still answers CE with CNPs at DSCP 48, priority 6).
+    /// Congestion control (CNP DSCP and priority come from its parameters).
+    /// With `None` there is no congestion control at all: the NIC neither
+    /// sends CNPs on CE nor reacts to CNPs it receives (it counts them).
     pub cc: CongestionControl,
     /// The responder ACKs after this many packets, and always on a packet
     /// that asks for an ACK (the last of a message).
@@ -174,16 +183,103 @@ pub struct RxDrops {
     pub not_for_us: u64,
 }
 
+/// Smallest buffer [`Nic::transmit`] writes into: a jumbo frame.
+pub const TX_BUFFER_LEN: usize = 9216;
+/// Largest RoCE path MTU; larger configured values are clamped to it.
+pub const MAX_PATH_MTU: usize = 4096;
+/// ARP replies that may wait for the wire; a request arriving when all are
+/// taken replaces the oldest (the asker retries).
+const ARP_SLOTS: usize = 8;
+/// Completions preallocated; the queue grows only if the caller stops
+/// polling.
+const COMPLETION_PREALLOC: usize = 4096;
+/// Queue pairs preallocated.
+const QP_PREALLOC: usize = 64;
+/// A frame that becomes ready within this much of the wire freeing follows
+/// back to back, so rounding a wakeup up to the nanosecond never loses line
+/// rate.
+const BACK_TO_BACK_PS: u64 = PS_PER_NS;
+/// Bits in one PFC/PAUSE quantum.
+const QUANTUM_BITS: u64 = 512;
+
+struct Slot {
+    qp: QueuePair,
+    np: Option<NotificationPoint>,
+    rp: Option<ReactionPoint>,
+    /// Earliest start of this QP's next data packet at its rate, ps.
+    next_send_ps: u64,
+    cnp_pending: bool,
+}
+
+// By hand: DCQCN's state machines need not be `Debug`.
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("qp", &self.qp)
+            .field("rate_bps", &self.rp.as_ref().map(ReactionPoint::rate_bps))
+            .field("next_send_ps", &self.next_send_ps)
+            .field("cnp_pending", &self.cnp_pending)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `next_frame` wrote.
+struct Built {
+    len: usize,
+    /// When the frame could have started at the earliest, ps.
+    ready_ps: u64,
+    /// The QP whose data it was (for pacing).
+    data_slot: Option<usize>,
+}
+
 /// A NIC (see the module doc).
 #[derive(Debug)]
 pub struct Nic {
-    _private: (),
+    cfg: NicConfig,
+    memory: Vec<u8>,
+    slots: Vec<Slot>,
+    index: HashMap<u32, usize>,
+    completions: VecDeque<Completion>,
+    arp: [Option<(MacAddr, Ipv4Addr)>; ARP_SLOTS],
+    arp_next: usize,
+    line_free_ps: u64,
+    pfc_until: [Nanos; 8],
+    pause_until: Nanos,
+    paused_counted_until: Nanos,
+    paused_acc: u64,
+    rr_ctl: usize,
+    rr_data: usize,
+    now: Nanos,
+    stats: NicStats,
 }
 
 impl Nic {
     /// A NIC with no queue pairs and zeroed memory.
-    pub fn new(_cfg: NicConfig) -> Nic {
-        todo!()
+    pub fn new(mut cfg: NicConfig) -> Nic {
+        cfg.path_mtu = cfg.path_mtu.clamp(1, MAX_PATH_MTU);
+        cfg.line_rate_bps = cfg.line_rate_bps.max(1);
+        let stats = NicStats {
+            min_rate_bps: cfg.line_rate_bps,
+            ..NicStats::default()
+        };
+        Nic {
+            memory: vec![0; cfg.memory_bytes],
+            slots: Vec::with_capacity(QP_PREALLOC),
+            index: HashMap::with_capacity(QP_PREALLOC),
+            completions: VecDeque::with_capacity(COMPLETION_PREALLOC),
+            arp: [None; ARP_SLOTS],
+            arp_next: 0,
+            line_free_ps: 0,
+            pfc_until: [0; 8],
+            pause_until: 0,
+            paused_counted_until: 0,
+            paused_acc: 0,
+            rr_ctl: 0,
+            rr_data: 0,
+            now: 0,
+            stats,
+            cfg,
+        }
     }
 
     /// Adds a queue pair.
@@ -191,8 +287,38 @@ impl Nic {
     /// # Errors
     ///
     /// [`NicError::DuplicateQp`] when `local_qpn` is taken.
-    pub fn connect(&mut self, _qp: QpConfig) -> Result<(), NicError> {
-        todo!()
+    pub fn connect(&mut self, qp: QpConfig) -> Result<(), NicError> {
+        let qpn = qp.local_qpn & PSN_MASK;
+        if self.index.contains_key(&qpn) {
+            return Err(NicError::DuplicateQp(qp.local_qpn));
+        }
+        let qp = QpConfig {
+            local_qpn: qpn,
+            remote_qpn: qp.remote_qpn & PSN_MASK,
+            ..qp
+        };
+        let (np, rp) = match &self.cfg.cc {
+            CongestionControl::None => (None, None),
+            CongestionControl::Dcqcn(p) => (
+                Some(NotificationPoint::new()),
+                Some(ReactionPoint::new(p, self.cfg.line_rate_bps)),
+            ),
+        };
+        self.index.insert(qpn, self.slots.len());
+        self.slots.push(Slot {
+            qp: QueuePair::new(
+                qp,
+                self.cfg.path_mtu,
+                self.cfg.ack_every,
+                self.cfg.rto_ns,
+                0,
+            ),
+            np,
+            rp,
+            next_send_ps: 0,
+            cnp_pending: false,
+        });
+        Ok(())
     }
 
     /// Posts an RDMA WRITE; WRITEs on one QP go out in order.
@@ -200,50 +326,451 @@ impl Nic {
     /// # Errors
     ///
     /// An unknown QP or a range outside memory.
-    pub fn post_write(&mut self, _qpn: u32, _wr: WriteRequest) -> Result<(), NicError> {
-        todo!()
+    pub fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
+        let i = *self.index.get(&qpn).ok_or(NicError::UnknownQp(qpn))?;
+        let fits = wr
+            .local_offset
+            .checked_add(wr.len)
+            .is_some_and(|end| end <= self.memory.len());
+        if !fits || u32::try_from(wr.len).is_err() {
+            return Err(NicError::OutOfMemoryRange);
+        }
+        self.slots[i].qp.post(wr);
+        Ok(())
     }
 
     /// Takes a frame the switch sent this NIC.
-    pub fn receive(&mut self, _now: Nanos, _frame: &[u8]) {
-        todo!()
+    pub fn receive(&mut self, now: Nanos, frame: &[u8]) {
+        self.now = self.now.max(now);
+        self.stats.rx_frames += 1;
+        match RxFrame::parse(frame) {
+            Err(RxError::Malformed) => self.stats.rx_dropped.malformed += 1,
+            Err(RxError::Icrc) => self.stats.rx_dropped.icrc += 1,
+            Ok(RxFrame::Other) => self.stats.rx_dropped.not_for_us += 1,
+            Ok(RxFrame::Arp {
+                src_mac: _,
+                dst_mac,
+                arp,
+            }) => {
+                let for_us = self.cfg.answer_arp
+                    && arp.operation == ArpOperation::Request
+                    && arp.target_ip == self.cfg.ip
+                    && (dst_mac == self.cfg.mac || dst_mac.is_broadcast());
+                if for_us {
+                    self.queue_arp_reply(arp.source_hw, arp.source_ip);
+                } else {
+                    self.stats.rx_dropped.not_for_us += 1;
+                }
+            }
+            Ok(RxFrame::MacControl { dst_mac, ctl }) => {
+                if dst_mac != mac_control::PAUSE_DST && dst_mac != self.cfg.mac {
+                    self.stats.rx_dropped.not_for_us += 1;
+                    return;
+                }
+                self.on_mac_control(now, ctl);
+            }
+            Ok(RxFrame::Roce(r)) => self.on_roce(now, &r),
+        }
+    }
+
+    fn queue_arp_reply(&mut self, mac: MacAddr, ip: Ipv4Addr) {
+        if self.arp.iter().flatten().any(|&(_, i)| i == ip) {
+            return;
+        }
+        let free = self.arp.iter().position(Option::is_none);
+        let at = free.unwrap_or(self.arp_next);
+        self.arp[at] = Some((mac, ip));
+        self.arp_next = (at + 1) % ARP_SLOTS;
+    }
+
+    fn quanta_ns(&self, quanta: u16) -> Nanos {
+        let bits = u64::from(quanta) * QUANTUM_BITS;
+        ps_to_ns_ceil(serialisation_ps(bits / 8, self.cfg.line_rate_bps))
+    }
+
+    fn on_mac_control(&mut self, now: Nanos, ctl: MacControlRepr) {
+        match ctl {
+            MacControlRepr::Pfc { enable, quanta } => {
+                let mut paused = false;
+                for (p, q) in quanta.iter().enumerate() {
+                    if enable & (1 << p) != 0 {
+                        self.pfc_until[p] = now + self.quanta_ns(*q);
+                        paused |= *q > 0;
+                    }
+                }
+                if paused {
+                    self.stats.pfc_pause_frames += 1;
+                }
+            }
+            MacControlRepr::Pause { quanta } => {
+                self.pause_until = now + self.quanta_ns(quanta);
+                if quanta > 0 {
+                    self.stats.pfc_pause_frames += 1;
+                }
+            }
+            MacControlRepr::Unknown(_) => {
+                self.stats.rx_dropped.not_for_us += 1;
+                return;
+            }
+        }
+        let end = self.pause_end(self.cfg.priority);
+        self.account_pause(now, end);
+    }
+
+    /// Keeps `paused_acc` the length of the union of the data priority's
+    /// pauses, counted ahead to `paused_counted_until`.
+    fn account_pause(&mut self, now: Nanos, end: Nanos) {
+        let counted = self.paused_counted_until;
+        let from = counted.max(now);
+        if end > from {
+            self.paused_acc += end - from;
+            self.paused_counted_until = end;
+        } else if end < counted && counted > now {
+            let to = end.max(now);
+            self.paused_acc -= counted - to;
+            self.paused_counted_until = to;
+        }
+    }
+
+    fn on_roce(&mut self, now: Nanos, r: &RoceRepr<'_>) {
+        if r.dst_mac != self.cfg.mac || r.dst_ip != self.cfg.ip {
+            self.stats.rx_dropped.not_for_us += 1;
+            return;
+        }
+        let Some(&i) = self.index.get(&r.bth.dest_qp) else {
+            self.stats.rx_dropped.unknown_qp += 1;
+            return;
+        };
+        let slot = &mut self.slots[i];
+        if r.src_ip != slot.qp.config().remote_ip {
+            self.stats.rx_dropped.not_for_us += 1;
+            return;
+        }
+        let op = r.bth.opcode;
+        if is_write(op) {
+            if r.ecn == ECN_CE {
+                self.stats.ce_received += 1;
+                if let (Some(np), CongestionControl::Dcqcn(p)) = (&mut slot.np, &self.cfg.cc) {
+                    if np.on_ce(now, p) {
+                        slot.cnp_pending = true;
+                    }
+                }
+            }
+            let v = slot.qp.on_data(
+                r.bth.psn,
+                op,
+                r.bth.ack_req,
+                r.reth,
+                r.imm,
+                r.payload,
+                &mut self.memory,
+                &mut self.completions,
+            );
+            let d = &mut self.stats.rx_dropped;
+            match v {
+                RxVerdict::Accepted => {}
+                RxVerdict::Duplicate => d.duplicate += 1,
+                RxVerdict::OutOfSequence => d.out_of_sequence += 1,
+                RxVerdict::Malformed => d.malformed += 1,
+            }
+        } else if op == Opcode::RcAcknowledge {
+            let Some(aeth) = r.aeth else {
+                self.stats.rx_dropped.malformed += 1;
+                return;
+            };
+            let out = slot.qp.on_ack(now, r.bth.psn, aeth, &mut self.completions);
+            if out.nak {
+                self.stats.naks_received += 1;
+            }
+        } else if op == Opcode::Cnp {
+            self.stats.cnp_received += 1;
+            if let Some(rp) = &mut slot.rp {
+                let before = rp.rate_bps();
+                rp.on_cnp(now);
+                let after = rp.rate_bps();
+                if after < before {
+                    self.stats.rate_cuts += 1;
+                }
+                self.stats.min_rate_bps = self.stats.min_rate_bps.min(after);
+            }
+        } else {
+            self.stats.rx_dropped.not_for_us += 1;
+        }
+    }
+
+    /// The 802.1p priority CNPs go out on, if this NIC sends any.
+    fn cnp_priority(&self) -> u8 {
+        match &self.cfg.cc {
+            CongestionControl::Dcqcn(p) => p.cnp_priority(),
+            CongestionControl::None => self.cfg.priority,
+        }
+    }
+
+    /// When priority `p` may send again (in the past when it may now).
+    fn pause_end(&self, p: u8) -> Nanos {
+        self.pfc_until[usize::from(p & 7)].max(self.pause_until)
+    }
+
+    fn paused(&self, p: u8, now: Nanos) -> bool {
+        now < self.pause_end(p)
+    }
+
+    fn max_frame_len(&self) -> usize {
+        OUTER_LEN
+            + bth::HEADER_LEN
+            + reth::HEADER_LEN
+            + IMMDT_LEN
+            + self.cfg.path_mtu
+            + 3
+            + ICRC_LEN
+    }
+
+    fn run_timers(&mut self, now: Nanos) {
+        for s in &mut self.slots {
+            if s.qp.on_timer(now) {
+                self.stats.timeouts += 1;
+            }
+            if let Some(rp) = &mut s.rp {
+                rp.on_time(now);
+            }
+        }
     }
 
     /// Writes the next frame into `buf` (at least 9,216 bytes) if one may
     /// start at `now`, running the timers due by `now` first; returns its
     /// length.
-    pub fn transmit(&mut self, _now: Nanos, _buf: &mut [u8]) -> Option<usize> {
-        todo!()
+    pub fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize> {
+        self.now = self.now.max(now);
+        self.run_timers(now);
+        if buf.len() < self.max_frame_len() {
+            return None;
+        }
+        let now_ps = now.saturating_mul(PS_PER_NS);
+        if self.line_free_ps > now_ps {
+            return None;
+        }
+        let built = self.next_frame(now, now_ps, buf)?;
+        let mut start = self.line_free_ps.max(built.ready_ps);
+        if now_ps - start >= BACK_TO_BACK_PS {
+            start = now_ps;
+        }
+        let wire = wire_bytes(built.len);
+        self.line_free_ps = start + serialisation_ps(wire, self.cfg.line_rate_bps);
+        if let Some(i) = built.data_slot {
+            let s = &mut self.slots[i];
+            let rate =
+                s.rp.as_ref()
+                    .map_or(self.cfg.line_rate_bps, |rp| rp.rate_bps());
+            s.next_send_ps = start + serialisation_ps(wire, rate.max(1));
+            if let Some(rp) = &mut s.rp {
+                rp.on_sent(now, built.len as u64);
+            }
+        }
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += built.len as u64;
+        Some(built.len)
+    }
+
+    fn next_frame(&mut self, now: Nanos, now_ps: u64, buf: &mut [u8]) -> Option<Built> {
+        if now >= self.pause_until {
+            if let Some(at) = self.arp.iter().position(Option::is_some) {
+                if let Some((mac, ip)) = self.arp[at].take() {
+                    let len = emit_arp_reply(self.cfg.mac, self.cfg.ip, mac, ip, buf).ok()?;
+                    return Some(Built {
+                        len,
+                        ready_ps: 0,
+                        data_slot: None,
+                    });
+                }
+            }
+        }
+        let n = self.slots.len();
+        let cnp_paused = self.paused(self.cnp_priority(), now);
+        let data_paused = self.paused(self.cfg.priority, now);
+        for k in 0..n {
+            let i = (self.rr_ctl + k) % n;
+            if self.slots[i].cnp_pending && !cnp_paused {
+                self.slots[i].cnp_pending = false;
+                self.rr_ctl = i + 1;
+                let len = self.emit_cnp(i, buf)?;
+                self.stats.cnp_sent += 1;
+                return Some(Built {
+                    len,
+                    ready_ps: 0,
+                    data_slot: None,
+                });
+            }
+            if !data_paused {
+                if let Some(c) = self.slots[i].qp.take_control() {
+                    self.rr_ctl = i + 1;
+                    let len = self.emit_control(i, c, buf)?;
+                    if c.aeth.syndrome == Syndrome::NakPsnSequenceError {
+                        self.stats.naks_sent += 1;
+                    } else {
+                        self.stats.acks_sent += 1;
+                    }
+                    return Some(Built {
+                        len,
+                        ready_ps: 0,
+                        data_slot: None,
+                    });
+                }
+            }
+        }
+        if data_paused {
+            return None;
+        }
+        for k in 0..n {
+            let i = (self.rr_data + k) % n;
+            let s = &self.slots[i];
+            if !s.qp.has_data() || s.next_send_ps > now_ps {
+                continue;
+            }
+            let ready_ps = s.next_send_ps;
+            self.rr_data = i + 1;
+            let len = self.emit_data(now, i, buf)?;
+            return Some(Built {
+                len,
+                ready_ps,
+                data_slot: Some(i),
+            });
+        }
+        None
+    }
+
+    fn repr_for<'a>(&self, i: usize, payload: &'a [u8]) -> RoceRepr<'a> {
+        let qp = self.slots[i].qp.config();
+        RoceRepr {
+            src_mac: self.cfg.mac,
+            dst_mac: self.cfg.gateway_mac,
+            src_ip: self.cfg.ip,
+            dst_ip: qp.remote_ip,
+            dscp: self.cfg.dscp,
+            ecn: ECN_ECT0,
+            ttl: TTL,
+            src_port: qp.udp_sport,
+            bth: bth_repr(Opcode::RcAcknowledge, qp.remote_qpn, 0, false),
+            reth: None,
+            aeth: None,
+            imm: None,
+            payload,
+        }
+    }
+
+    fn emit_cnp(&self, i: usize, buf: &mut [u8]) -> Option<usize> {
+        let mut r = self.repr_for(i, &[0; CNP_RESERVED_LEN]);
+        if let CongestionControl::Dcqcn(p) = &self.cfg.cc {
+            r.dscp = p.cnp_dscp();
+        }
+        r.ecn = 0;
+        r.bth.opcode = Opcode::Cnp;
+        r.bth.becn = true;
+        r.emit(buf).ok()
+    }
+
+    fn emit_control(&self, i: usize, c: Control, buf: &mut [u8]) -> Option<usize> {
+        let mut r = self.repr_for(i, &[]);
+        r.bth.psn = c.psn;
+        r.aeth = Some(c.aeth);
+        r.emit(buf).ok()
+    }
+
+    fn emit_data(&mut self, now: Nanos, i: usize, buf: &mut [u8]) -> Option<usize> {
+        let d = self.slots[i].qp.next_data(now)?;
+        self.stats.data_packets += 1;
+        if d.retransmission {
+            self.stats.retransmitted += 1;
+        }
+        let payload = self
+            .memory
+            .get(d.local_offset..d.local_offset.checked_add(d.len)?)?;
+        let mut r = self.repr_for(i, payload);
+        r.bth = bth_repr(d.opcode, r.bth.dest_qp, d.psn, d.ack_req);
+        r.reth = d.reth;
+        r.imm = d.imm;
+        r.emit(buf).ok()
     }
 
     /// The earliest time [`transmit`](Self::transmit) may have something to
     /// do (a frame's turn, a pacing slot, a pause ending, a timer).
     pub fn next_wakeup(&self) -> Option<Nanos> {
-        todo!()
+        fn earliest(best: &mut Option<Nanos>, t: Nanos) {
+            *best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        let line = ps_to_ns_ceil(self.line_free_ps);
+        let mut best = None;
+        if self.arp.iter().any(Option::is_some) {
+            earliest(&mut best, line.max(self.pause_until));
+        }
+        let cnp_end = self.pause_end(self.cnp_priority());
+        let data_end = self.pause_end(self.cfg.priority);
+        for s in &self.slots {
+            if s.cnp_pending {
+                earliest(&mut best, line.max(cnp_end));
+            }
+            if s.qp.control().is_some() {
+                earliest(&mut best, line.max(data_end));
+            }
+            if s.qp.has_data() {
+                earliest(
+                    &mut best,
+                    line.max(data_end).max(ps_to_ns_ceil(s.next_send_ps)),
+                );
+                if let Some(rp) = &s.rp {
+                    if rp.rate_bps() < self.cfg.line_rate_bps {
+                        if let Some(t) = rp.next_timer() {
+                            earliest(&mut best, t);
+                        }
+                    }
+                }
+            }
+            if let Some(t) = s.qp.rto_deadline() {
+                earliest(&mut best, t);
+            }
+        }
+        best
     }
 
     /// The next completion, oldest first.
     pub fn poll_completion(&mut self) -> Option<Completion> {
-        todo!()
+        self.completions.pop_front()
     }
 
     /// Registered memory.
     pub fn memory(&self) -> &[u8] {
-        todo!()
+        &self.memory
     }
 
     /// Registered memory, to fill or reduce into.
     pub fn memory_mut(&mut self) -> &mut [u8] {
-        todo!()
+        &mut self.memory
     }
 
     /// Nothing to send, nothing unacknowledged.
     pub fn idle(&self) -> bool {
-        todo!()
+        self.arp.iter().all(Option::is_none)
+            && self.slots.iter().all(|s| s.qp.idle() && !s.cnp_pending)
     }
 
     /// Counters.
     pub fn stats(&self) -> NicStats {
-        todo!()
+        let mut s = self.stats.clone();
+        s.paused_ns = self.paused_acc - self.paused_counted_until.saturating_sub(self.now);
+        s
+    }
+
+    /// The current rate of a queue pair's pacing, bits per second (line rate
+    /// without DCQCN); `None` for an unknown QP.
+    pub fn qp_rate_bps(&self, qpn: u32) -> Option<u64> {
+        let s = &self.slots[*self.index.get(&qpn)?];
+        Some(
+            s.rp.as_ref()
+                .map_or(self.cfg.line_rate_bps, |rp| rp.rate_bps()),
+        )
+    }
+
+    /// The NIC's configuration (path MTU as clamped).
+    pub fn config(&self) -> &NicConfig {
+        &self.cfg
     }
 }
