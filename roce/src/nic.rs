@@ -206,9 +206,25 @@ struct Slot {
     qp: QueuePair,
     np: Option<NotificationPoint>,
     rp: Option<ReactionPoint>,
-    /// Earliest start of this QP's next data packet at its rate, ps.
-    next_send_ps: u64,
+    /// Start of this QP's last data packet, ps.
+    last_start_ps: u64,
+    /// Wire bytes of that packet (0 before the first).
+    last_wire: u64,
     cnp_pending: bool,
+}
+
+impl Slot {
+    /// Earliest start of this QP's next data packet, ps: the last one's
+    /// start plus its length at the rate in force *now*, as a hardware rate
+    /// limiter reprogrammed by DCQCN spaces packets (a rate raised after a
+    /// send takes effect at once, not one slow packet later).
+    fn next_send_ps(&self, line_rate_bps: u64) -> u64 {
+        if self.last_wire == 0 {
+            return 0;
+        }
+        let rate = self.rp.as_ref().map_or(line_rate_bps, ReactionPoint::rate_bps);
+        self.last_start_ps + serialisation_ps(self.last_wire, rate.max(1))
+    }
 }
 
 // By hand: DCQCN's state machines need not be `Debug`.
@@ -217,7 +233,7 @@ impl std::fmt::Debug for Slot {
         f.debug_struct("Slot")
             .field("qp", &self.qp)
             .field("rate_bps", &self.rp.as_ref().map(ReactionPoint::rate_bps))
-            .field("next_send_ps", &self.next_send_ps)
+            .field("last_start_ps", &self.last_start_ps)
             .field("cnp_pending", &self.cnp_pending)
             .finish_non_exhaustive()
     }
@@ -315,7 +331,8 @@ impl Nic {
             ),
             np,
             rp,
-            next_send_ps: 0,
+            last_start_ps: 0,
+            last_wire: 0,
             cnp_pending: false,
         });
         Ok(())
@@ -485,13 +502,7 @@ impl Nic {
         } else if op == Opcode::Cnp {
             self.stats.cnp_received += 1;
             if let Some(rp) = &mut slot.rp {
-                let before = rp.rate_bps();
                 rp.on_cnp(now);
-                let after = rp.rate_bps();
-                if after < before {
-                    self.stats.rate_cuts += 1;
-                }
-                self.stats.min_rate_bps = self.stats.min_rate_bps.min(after);
             }
         } else {
             self.stats.rx_dropped.not_for_us += 1;
@@ -558,10 +569,8 @@ impl Nic {
         self.line_free_ps = start + serialisation_ps(wire, self.cfg.line_rate_bps);
         if let Some(i) = built.data_slot {
             let s = &mut self.slots[i];
-            let rate =
-                s.rp.as_ref()
-                    .map_or(self.cfg.line_rate_bps, |rp| rp.rate_bps());
-            s.next_send_ps = start + serialisation_ps(wire, rate.max(1));
+            s.last_start_ps = start;
+            s.last_wire = wire;
             if let Some(rp) = &mut s.rp {
                 rp.on_sent(now, built.len as u64);
             }
@@ -623,10 +632,10 @@ impl Nic {
         for k in 0..n {
             let i = (self.rr_data + k) % n;
             let s = &self.slots[i];
-            if !s.qp.has_data() || s.next_send_ps > now_ps {
+            let ready_ps = s.next_send_ps(self.cfg.line_rate_bps);
+            if !s.qp.has_data() || ready_ps > now_ps {
                 continue;
             }
-            let ready_ps = s.next_send_ps;
             self.rr_data = i + 1;
             let len = self.emit_data(now, i, buf)?;
             return Some(Built {
@@ -714,7 +723,8 @@ impl Nic {
             if s.qp.has_data() {
                 earliest(
                     &mut best,
-                    line.max(data_end).max(ps_to_ns_ceil(s.next_send_ps)),
+                    line.max(data_end)
+                        .max(ps_to_ns_ceil(s.next_send_ps(self.cfg.line_rate_bps))),
                 );
                 if let Some(rp) = &s.rp {
                     if rp.rate_bps() < self.cfg.line_rate_bps {
@@ -755,6 +765,13 @@ impl Nic {
     /// Counters.
     pub fn stats(&self) -> NicStats {
         let mut s = self.stats.clone();
+        // The reaction points count their own cuts, those a monitor period
+        // deferred included, and the lowest rate they set.
+        for rp in self.slots.iter().filter_map(|x| x.rp.as_ref()) {
+            let r = rp.stats();
+            s.rate_cuts += r.cuts;
+            s.min_rate_bps = s.min_rate_bps.min(r.min_rate_bps);
+        }
         s.paused_ns = self.paused_acc - self.paused_counted_until.saturating_sub(self.now);
         s
     }
