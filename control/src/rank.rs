@@ -45,6 +45,10 @@ const ROCEV2_PORT: u16 = 4791;
 const SPIN_NS: Nanos = 50_000;
 /// The longest a rank blocks at once (frames may arrive meanwhile).
 const MAX_BLOCK_NS: Nanos = 1_000_000;
+/// Once its part is done, a host keeps answering (ACKs for its peers'
+/// retransmissions, frames still paced out) until it has received nothing
+/// for this long: leaving at once can strand a peer without its last ACK.
+const QUIET_NS: Nanos = 200_000_000;
 /// How often an unanswered ARP request is sent again.
 const ARP_RETRY: Duration = Duration::from_millis(200);
 /// Largest frame a NIC writes.
@@ -211,11 +215,15 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
     let mut buf = vec![0u8; FRAME_BUF];
     let mut timed_out = false;
     let mut tx_no_buffer = 0u64;
+    let mut last_rx: Nanos = 0;
     loop {
         let now = clock();
         for (i, port) in ports.iter_mut().enumerate() {
             loop {
                 let n = port.rx_burst(&pool, &mut rx, now);
+                if n > 0 {
+                    last_rx = now;
+                }
                 for p in rx.iter() {
                     host.receive(i, now, p.data());
                 }
@@ -251,10 +259,13 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
                 }
             }
         }
-        if host.done() && pending.iter().all(|q| q.is_empty()) {
+        let now = clock();
+        if host.done()
+            && pending.iter().all(|q| q.is_empty())
+            && now.saturating_sub(last_rx) >= QUIET_NS
+        {
             break;
         }
-        let now = clock();
         if now >= job.timeout_ns || stop.load(Ordering::Relaxed) {
             timed_out = true;
             break;

@@ -584,6 +584,11 @@ pub struct LiveArgs {
     /// Seconds a rank runs before it reports what it has.
     #[arg(long, default_value_t = 60, value_name = "S")]
     pub timeout: u64,
+    /// Retransmission timeout in microseconds: go-back-N after this long
+    /// without an acknowledgement. Live ranks share the cores with the
+    /// switches, so round trips of milliseconds happen.
+    #[arg(long, default_value_t = 4000, value_name = "US")]
+    pub rto_us: u64,
     /// Queue pairs per peer pair (NCCL channels).
     #[arg(long, default_value_t = 2)]
     pub channels: usize,
@@ -672,7 +677,7 @@ pub fn plan_live(
         dscp: 24,
         priority: 3,
         ack_every: 16,
-        rto_ns: 4_000_000,
+        rto_ns: args.rto_us.saturating_mul(1000),
         cc: args.cc,
         dcqcn_params,
     };
