@@ -14,6 +14,7 @@ pub mod live;
 pub mod lldp;
 pub mod mgmt;
 pub mod natural;
+pub mod rank;
 pub mod replay;
 pub mod send;
 pub mod show;

@@ -132,6 +132,10 @@ enum Command {
     /// Lab topologies on network namespaces: build, inspect and remove
     /// fabrics of railyard switches and kernel hosts (needs root).
     Lab(railyard_control::lab::cli::LabArgs),
+    /// One host of a live job (`lab collective`), run in its namespace;
+    /// prints the host's outcome as JSON.
+    #[command(hide = true)]
+    Rank(railyard_control::rank::RankArgs),
     /// Show state of a running switch.
     Show {
         #[command(subcommand)]
@@ -459,6 +463,11 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         Command::Lab(args) => railyard_control::lab::cli::dispatch(args, &mut out),
         Command::Sim(args) => railyard_control::sim::cli::dispatch(args, &mut out),
         Command::Dcqcn(args) => railyard_control::sim::cli::dcqcn(args, &mut out),
+        Command::Rank(args) => {
+            let outcome = railyard_control::rank::run(&args)?;
+            let text = serde_json::to_string(&outcome).map_err(|e| e.to_string())?;
+            writeln!(out, "{text}").map_err(io)
+        }
         Command::Run {
             config,
             socket,

@@ -107,6 +107,39 @@ pub enum LabCommand {
     },
     /// The labs that exist (their state directories).
     List,
+    /// Run a collective live: one RoCEv2 rank per host NIC (hosts in
+    /// topology order, NICs in ethN order; NIC n on rail n), speaking over
+    /// AF_PACKET through the lab's switches. Prints nccl-tests' table
+    /// (size count type redop time algbw busbw #wrong) and a fabric
+    /// summary: CE marks, CNPs, rate cuts, PFC pauses, retransmissions,
+    /// drops. Exits 1 when the job does not complete in --timeout.
+    Collective {
+        /// Lab name.
+        name: String,
+        /// allreduce, allgather, reducescatter, alltoall, sendrecv,
+        /// permutation.
+        op: String,
+        /// Bytes per rank: 4096, 512K, 16M, 1G.
+        size: String,
+        /// Options of the live job.
+        #[command(flatten)]
+        live: super::collective::LiveArgs,
+    },
+    /// Run an incast live: each SRC sends SIZE to DST over RoCEv2 (an
+    /// endpoint is HOST for its NIC 0, or HOST.ethN). Prints each flow's
+    /// completion time and the fabric summary.
+    Incast {
+        /// Lab name.
+        name: String,
+        /// Bytes per sender: 4096, 512K, 16M.
+        size: String,
+        /// Senders, then the receiver.
+        #[arg(num_args = 2.., required = true, value_name = "SRC... DST")]
+        endpoints: Vec<String>,
+        /// Options of the live job.
+        #[command(flatten)]
+        live: super::collective::LiveArgs,
+    },
 }
 
 /// Resolves TOPOLOGY: an existing file, else `NAME.topo` in
@@ -339,6 +372,26 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
                 writeln!(out, "{}", path.display()).map_err(io)?;
             }
             Ok(())
+        }
+        LabCommand::Collective {
+            name,
+            op,
+            size,
+            live,
+        } => {
+            let state = load_state(&root, &name)?;
+            let spec = super::collective::collective_spec(&op, &size);
+            super::collective::run_live(&state, &spec, &live, out)
+        }
+        LabCommand::Incast {
+            name,
+            size,
+            endpoints,
+            live,
+        } => {
+            let state = load_state(&root, &name)?;
+            let spec = super::collective::incast_spec(&size, &endpoints)?;
+            super::collective::run_live(&state, &spec, &live, out)
         }
         LabCommand::List => {
             for s in list(&root) {

@@ -7,9 +7,11 @@
 //! builds the lab — a namespace per node, a veth pair per link, one
 //! `railyard run` per switch — and records it in a state file so that
 //! `down` removes exactly that; [`report`] asks the switches for their
-//! interfaces and LLDP neighbours and checks the cabling.
+//! interfaces and LLDP neighbours and checks the cabling; [`collective`]
+//! runs RoCEv2 jobs (collectives, incasts) live over the lab's switches.
 
 pub mod cli;
+pub mod collective;
 pub mod render;
 pub mod report;
 pub mod routes;

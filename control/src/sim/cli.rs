@@ -63,6 +63,10 @@ pub struct SimArgs {
     /// NIC line rate in Mb/s (default: each NIC's link speed).
     #[arg(long)]
     pub nic_mbps: Option<u32>,
+    /// Retransmission timeout of the queue pairs (go-back-N after this long
+    /// without an ACK), e.g. 4ms.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "4ms")]
+    pub rto: std::time::Duration,
     /// Virtual time after which the job is reported unfinished, e.g. 2s.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     pub time_limit: std::time::Duration,
@@ -86,6 +90,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         pfc: args.pfc == "on",
         nic_mbps: args.nic_mbps,
         time_limit_ns: args.time_limit.as_nanos() as u64,
+        rto_ns: args.rto.as_nanos() as u64,
         job: JobOptions {
             channels: args.channels,
             chunk_bytes: args.chunk as usize,
@@ -136,10 +141,10 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
     for (lb, r) in &reports {
         writeln!(
             out,
-            "# railyard sim {} --workload {} --cc {:?} --lb {} --pfc {}",
+            "# railyard sim {} --workload {} --cc {} --lb {} --pfc {}",
             args.topology,
             args.workload,
-            args.cc,
+            args.cc.name(),
             lb.map_or("(configured)", Lb::name),
             args.pfc
         )

@@ -57,6 +57,16 @@ pub enum Cc {
     None,
 }
 
+impl Cc {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::Dcqcn => "dcqcn",
+            Cc::None => "none",
+        }
+    }
+}
+
 /// What a simulation runs and how.
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -95,7 +105,7 @@ impl Default for SimOptions {
             job: JobOptions::default(),
             nic_mbps: None,
             ack_every: 16,
-            rto_ns: 1_000_000,
+            rto_ns: 4_000_000,
             time_limit_ns: 10_000_000_000,
             bin_ns: 10_000,
         }

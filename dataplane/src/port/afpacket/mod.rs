@@ -44,7 +44,7 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::io;
 use std::mem::{size_of, zeroed};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{addr_of, NonNull};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -578,6 +578,14 @@ fn send_burst(
     counters.tx_frames += sent;
     counters.tx_errors += errors;
     done
+}
+
+/// The receive ring's socket, for a caller that blocks in `poll(2)` until a
+/// block is handed over (`POLLIN`) instead of spinning on `rx_burst`.
+impl AsFd for AfPacketPort {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
 }
 
 impl Port for AfPacketPort {
