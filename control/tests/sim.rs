@@ -50,10 +50,16 @@ fn one_flow_reaches_the_line_rate_goodput() {
     assert_eq!(r.fabric.retransmissions, 0);
 }
 
+/// The shipped DCQCN profile for incasts (see its comments).
+fn incast_profile() -> railyard_roce::dcqcn::DcqcnParams {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/dcqcn/incast.conf");
+    railyard_control::sim::read_dcqcn_params(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn dcqcn_shares_an_incast_fairly_and_pfc_stays_the_backstop() {
     let workload = format!("incast:64M:{SENDERS}:h9");
-    let dcqcn = sim("incast", &workload, |_| {});
+    let dcqcn = sim("incast", &workload, |o| o.dcqcn = incast_profile());
     let none = sim("incast", &workload, |o| o.cc = Cc::None);
     for r in [&dcqcn, &none] {
         assert_complete(r);

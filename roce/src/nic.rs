@@ -222,7 +222,10 @@ impl Slot {
         if self.last_wire == 0 {
             return 0;
         }
-        let rate = self.rp.as_ref().map_or(line_rate_bps, ReactionPoint::rate_bps);
+        let rate = self
+            .rp
+            .as_ref()
+            .map_or(line_rate_bps, ReactionPoint::rate_bps);
         self.last_start_ps + serialisation_ps(self.last_wire, rate.max(1))
     }
 }

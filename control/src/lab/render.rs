@@ -38,7 +38,7 @@ pub struct Rendered {
 /// The shipped role templates (`scripts/topologies/templates/ROLE.conf`),
 /// compiled in so that an installed binary, or a topology file kept outside
 /// `scripts/topologies/`, still finds them.
-pub const BUILTIN_TEMPLATES: [(&str, &str); 3] = [
+pub const BUILTIN_TEMPLATES: [(&str, &str); 4] = [
     (
         "rail",
         include_str!("../../../scripts/topologies/templates/rail.conf"),
@@ -46,6 +46,10 @@ pub const BUILTIN_TEMPLATES: [(&str, &str); 3] = [
     (
         "rail-dlb",
         include_str!("../../../scripts/topologies/templates/rail-dlb.conf"),
+    ),
+    (
+        "rail-lossless",
+        include_str!("../../../scripts/topologies/templates/rail-lossless.conf"),
     ),
     (
         "spine",

@@ -380,7 +380,7 @@ fn a_topology_elsewhere_uses_the_built_in_roles_and_a_local_template_wins() {
     assert!(
         e.contains("switch spine2 has role `leaf`")
             && e.contains("templates/leaf.conf does not exist")
-            && e.contains("built-in roles: rail, rail-dlb, spine"),
+            && e.contains("built-in roles: rail, rail-dlb, rail-lossless, spine"),
         "{e}"
     );
     assert!(role_sources(&odd)[2].1.is_err());

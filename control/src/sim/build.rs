@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use railyard_dataplane::model::balance::{DlbMode, DlbModel};
+use railyard_dataplane::model::pfc::CABLE_NS_PER_METRE;
 use railyard_dataplane::model::{PortId, SwitchModel};
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::{LinkControl, RingLink, RingPort};
@@ -17,6 +18,7 @@ use railyard_roce::plan::{JobPlan, RankAddr, Workload};
 use railyard_roce::MacAddr;
 
 use super::{Cc, Lb, SimOptions};
+use crate::lab::collective::{path_mtu, rank_of, rank_specs};
 use crate::lab::render::{find_template, render_switch};
 use crate::lab::topology::{Endpoint, Topology};
 
@@ -29,10 +31,6 @@ const BUFFERS_PER_SWITCH: usize = 32_768;
 const BUFFERS_PER_NIC: usize = 4_096;
 /// DSCP of RoCEv2 data in the book's policy.
 const ROCE_DSCP: u8 = 24;
-/// RoCE path MTUs, largest first.
-const ROCE_MTUS: [usize; 5] = [4096, 2048, 1024, 512, 256];
-/// IPv4, UDP, BTH, RETH, immediate data and ICRC around a RoCE payload.
-const ROCE_OVERHEAD: usize = 20 + 8 + 12 + 16 + 4 + 4;
 
 /// One host NIC's end of its cable.
 pub(super) struct NicPort {
@@ -64,14 +62,6 @@ pub(super) fn host_mac(host: usize, nic: usize) -> MacAddr {
     MacAddr([0x02, 0, 0, 0, host as u8, nic as u8])
 }
 
-/// The largest RoCE path MTU whose packets fit an IP MTU of `mtu`.
-pub(super) fn path_mtu(mtu: u16) -> usize {
-    ROCE_MTUS
-        .into_iter()
-        .find(|p| p + ROCE_OVERHEAD <= usize::from(mtu))
-        .unwrap_or(256)
-}
-
 /// A host's NICs: its links, by port name (eth0, eth1, ...), as (link
 /// index, host end, switch end).
 fn host_links<'a>(t: &'a Topology, host: &str) -> Vec<(usize, &'a Endpoint, &'a Endpoint)> {
@@ -93,51 +83,6 @@ fn host_links<'a>(t: &'a Topology, host: &str) -> Vec<(usize, &'a Endpoint, &'a 
     v
 }
 
-/// The ranks of a topology: hosts in file order, each host's NICs by name.
-pub(super) fn ranks(t: &Topology) -> Vec<RankAddr> {
-    let mut out = Vec::new();
-    for (h, host) in t.hosts.iter().enumerate() {
-        for (n, (li, end, _)) in host_links(t, &host.name).into_iter().enumerate() {
-            out.push(RankAddr {
-                host: h,
-                nic: n,
-                name: format!("{}.{}", host.name, end.port),
-                ip: t.address_of(&t.links[li], end),
-                mac: host_mac(h, n),
-            });
-        }
-    }
-    out
-}
-
-/// Resolves an endpoint name of a workload: `host` (its NIC 0) or
-/// `host.ethN`.
-pub(super) fn rank_of(ranks: &[RankAddr], name: &str) -> Result<usize, String> {
-    let full = if name.contains('.') {
-        name.to_string()
-    } else {
-        match ranks
-            .iter()
-            .find(|r| r.name.starts_with(&format!("{name}.")) && r.nic == 0)
-        {
-            Some(r) => r.name.clone(),
-            None => String::new(),
-        }
-    };
-    ranks.iter().position(|r| r.name == full).ok_or_else(|| {
-        let hosts: Vec<&str> = ranks
-            .iter()
-            .map(|r| r.name.split('.').next().unwrap_or(""))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        format!(
-            "`{name}` is not a host NIC of the topology (hosts: {}; a host means its eth0, `host.ethN` another NIC)",
-            hosts.join(", ")
-        )
-    })
-}
-
 /// Renders and compiles switch `name`'s configuration.
 fn compile_switch(t: &Topology, name: &str, role: &str) -> Result<SwitchModel, String> {
     let (source, text) = find_template(t, role)?;
@@ -145,12 +90,27 @@ fn compile_switch(t: &Topology, name: &str, role: &str) -> Result<SwitchModel, S
         .map_err(|d| crate::format_diagnostics(&d))?;
     // The simulated switch is the hardware it stands for: its ports are
     // cables, not sockets a software loop polls, so PFC headroom covers
-    // the wire's delays alone.
-    let config: String = config
+    // the wire's delays alone, and those of the cables the topology says
+    // it has (as an engineer sets the cable length of each port), unless
+    // the template sets one itself.
+    let cables: BTreeMap<&str, u64> = t
+        .links_of(name)
+        .map(|(l, me, _)| (me.port.as_str(), l.delay_ns.div_ceil(CABLE_NS_PER_METRE)))
+        .collect();
+    let sets_cable = config.contains("priority-flow-control cable-length");
+    let mut out = String::with_capacity(config.len());
+    for l in config
         .lines()
         .filter(|l| !l.trim_start().starts_with("bind "))
-        .flat_map(|l| [l, "\n"])
-        .collect();
+    {
+        out.push_str(l);
+        out.push('\n');
+        let port = l.strip_prefix("interface ").map(str::trim);
+        if let Some(m) = port.and_then(|p| cables.get(p)).filter(|_| !sets_cable) {
+            out.push_str(&format!("  priority-flow-control cable-length {m}\n"));
+        }
+    }
+    let config = out;
     let label = format!("{name} (generated from {source})");
     let parsed = railyard_config::parse_str(&config, &label, &Default::default())
         .map_err(|d| crate::format_diagnostics(&d))?;
@@ -213,7 +173,17 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
     }
     let switch_index = |name: &str| t.switches.iter().position(|s| s.name == name);
     let host_index = |name: &str| t.hosts.iter().position(|h| h.name == name);
-    let ranks = ranks(t);
+    let specs = rank_specs(t)?;
+    let ranks: Vec<RankAddr> = specs
+        .iter()
+        .map(|r| RankAddr {
+            host: r.host,
+            nic: r.nic,
+            name: r.name(),
+            ip: r.ip,
+            mac: host_mac(r.host, r.nic),
+        })
+        .collect();
     // Static ARP everywhere: the peer of every switch port is known.
     let mut arp: Vec<(usize, PortId, Ipv4Addr, MacAddr)> = Vec::new();
     let mut uplinks: Vec<Vec<PortId>> = vec![Vec::new(); models.len()];
@@ -249,7 +219,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         override_model(m, up, opts);
     }
 
-    let workload = Workload::parse(&opts.workload, &|n| rank_of(&ranks, n))?;
+    let workload = Workload::parse(&opts.workload, &|n| rank_of(&specs, n))?;
     let plan = JobPlan::new(workload, ranks.clone(), opts.job.clone())?;
 
     let pool = Pool::new(models.len() * BUFFERS_PER_SWITCH + ranks.len() * BUFFERS_PER_NIC);

@@ -15,12 +15,13 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use railyard_dataplane::clock::Nanos;
 use railyard_roce::dcqcn::DcqcnParams;
 use railyard_roce::plan::JobOptions;
 
+pub use crate::lab::collective::Cc;
 pub use report::{FlowRate, SimReport};
 
 /// How the leaves balance traffic over their uplinks, overriding the
@@ -43,26 +44,6 @@ impl Lb {
             Lb::Ecmp => "ecmp",
             Lb::Flowlet => "flowlet",
             Lb::PerPacket => "per-packet",
-        }
-    }
-}
-
-/// Which congestion control the NICs run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cc {
-    /// DCQCN (the default, as on ConnectX).
-    Dcqcn,
-    /// None: line rate, only PFC slows a sender.
-    None,
-}
-
-impl Cc {
-    /// The name the command line uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cc::Dcqcn => "dcqcn",
-            Cc::None => "none",
         }
     }
 }
@@ -135,7 +116,7 @@ pub fn simulate(
 ///
 /// The file cannot be read or a line is wrong (`file:line:col`, the line,
 /// a hint).
-pub fn read_dcqcn_params(path: &PathBuf) -> Result<DcqcnParams, String> {
+pub fn read_dcqcn_params(path: &Path) -> Result<DcqcnParams, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read DCQCN parameters: {e}", path.display()))?;
     DcqcnParams::parse(&text, &path.display().to_string())

@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use railyard_dataplane::clock::Nanos;
-use railyard_dataplane::stats::SwitchStats;
 use railyard_roce::host::HostOutcome;
 use railyard_roce::report::{render_table, FlowResult, JobResult};
 use serde::Serialize;
 
 use super::build::Fabric;
+use crate::lab::collective::{tally_switch, FabricSummary, LinkPfc};
 
 /// Bytes each sender delivered to each receiver, in time bins.
 pub(super) struct Delivery {
@@ -74,55 +74,6 @@ pub fn jain(x: &[f64]) -> f64 {
     s * s / (x.len() as f64 * q)
 }
 
-/// The fabric's counters, summed over switches and NICs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct FabricSummary {
-    /// Packets the switches marked CE.
-    pub ecn_marked: u64,
-    /// CNPs the NICs sent (notification points).
-    pub cnp_sent: u64,
-    /// CNPs the NICs received (reaction points).
-    pub cnp_received: u64,
-    /// DCQCN rate cuts.
-    pub rate_cuts: u64,
-    /// The lowest rate any queue pair was cut to, Gb/s.
-    pub min_rate_gbps: f64,
-    /// PFC frames that paused a priority, sent by switches and NICs... by
-    /// the switches (pause frames with quanta > 0).
-    pub pfc_pause_frames: u64,
-    /// PFC pause frames the NICs received.
-    pub nic_pfc_pause_frames: u64,
-    /// Time the NICs' data priority was paused, microseconds, summed.
-    pub nic_paused_us: f64,
-    /// Switch drops by reason.
-    pub drops: BTreeMap<String, u64>,
-    /// Drops of lossless (PFC-enabled) traffic: what must be 0.
-    pub lossless_drops: u64,
-    /// Data packets the NICs sent again (go-back-N).
-    pub retransmissions: u64,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// NAKs (sequence error) the receivers sent.
-    pub naks: u64,
-}
-
-/// One switch port's PFC, where anything happened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LinkPfc {
-    /// Switch.
-    pub switch: String,
-    /// Interface.
-    pub interface: String,
-    /// Pause frames it sent (quanta > 0), all priorities.
-    pub pause_tx: u64,
-    /// Pause frames it received.
-    pub pause_rx: u64,
-    /// Time its egress was paused, microseconds, all priorities.
-    pub paused_us: f64,
-    /// Peak depth of its deepest queue, bytes.
-    pub max_queue_bytes: u64,
-}
-
 /// Facts of the run itself.
 pub(super) struct RunInfo {
     pub end_ns: Nanos,
@@ -154,25 +105,6 @@ pub struct SimReport {
     pub refused_frames: u64,
 }
 
-fn lossless_drops(s: &SwitchStats) -> u64 {
-    s.interfaces
-        .values()
-        .map(|i| {
-            let queues: u64 = i
-                .queues
-                .iter()
-                .filter(|q| i.pfc.enabled & (1 << q.queue) != 0)
-                .map(|q| q.tail_drops + q.wred_drops + q.watchdog_drops)
-                .sum();
-            let ingress = ["ingress_overflow", "pfc_watchdog_ingress"]
-                .iter()
-                .map(|r| i.drops.get(*r).copied().unwrap_or(0))
-                .sum::<u64>();
-            queues + ingress
-        })
-        .sum()
-}
-
 /// Builds the report of a finished run.
 pub(super) fn build(
     f: &Fabric,
@@ -181,51 +113,11 @@ pub(super) fn build(
     delivery: Delivery,
     info: RunInfo,
 ) -> SimReport {
-    let stats: Vec<SwitchStats> = f.switches.iter().map(|s| s.stats()).collect();
-    let mut fabric = FabricSummary {
-        min_rate_gbps: f.nic_rate_bps.iter().copied().max().unwrap_or(0) as f64 / 1e9,
-        ..FabricSummary::default()
-    };
+    let mut fabric = FabricSummary::default();
+    fabric.add_nics(outcomes.iter().flat_map(|o| o.nics.iter()));
     let mut links = Vec::new();
-    for (s, name) in stats.iter().zip(&f.switch_names) {
-        fabric.lossless_drops += lossless_drops(s);
-        for (ifname, i) in &s.interfaces {
-            fabric.ecn_marked += i.queues.iter().map(|q| q.ecn_marked).sum::<u64>();
-            for (r, n) in &i.drops {
-                if *n > 0 {
-                    *fabric.drops.entry(r.clone()).or_default() += n;
-                }
-            }
-            let pause_tx: u64 = i.pfc.tx_pause.iter().sum();
-            let pause_rx: u64 = i.pfc.rx_pause.iter().sum();
-            fabric.pfc_pause_frames += pause_tx;
-            if pause_tx + pause_rx > 0 {
-                links.push(LinkPfc {
-                    switch: name.clone(),
-                    interface: ifname.clone(),
-                    pause_tx,
-                    pause_rx,
-                    paused_us: i.pfc.paused_ns.iter().sum::<u64>() as f64 / 1e3,
-                    max_queue_bytes: i
-                        .queues
-                        .iter()
-                        .map(|q| q.max_depth_bytes)
-                        .max()
-                        .unwrap_or(0),
-                });
-            }
-        }
-    }
-    for n in outcomes.iter().flat_map(|o| &o.nics) {
-        fabric.cnp_sent += n.cnp_sent;
-        fabric.cnp_received += n.cnp_received;
-        fabric.rate_cuts += n.rate_cuts;
-        fabric.min_rate_gbps = fabric.min_rate_gbps.min(n.min_rate_bps as f64 / 1e9);
-        fabric.nic_pfc_pause_frames += n.pfc_pause_frames;
-        fabric.nic_paused_us += n.paused_ns as f64 / 1e3;
-        fabric.retransmissions += n.retransmitted;
-        fabric.timeouts += n.timeouts;
-        fabric.naks += n.naks_sent;
+    for (s, name) in f.switches.iter().zip(&f.switch_names) {
+        links.extend(fabric.add_switch(name, &tally_switch(&s.stats())));
     }
     let receivers = receiver_rates(f, &delivery);
     SimReport {
@@ -308,62 +200,13 @@ fn receiver_rates(f: &Fabric, d: &Delivery) -> Vec<FlowRate> {
 /// Errors of `out`.
 pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
     render_table(out, &r.results)?;
-    let f = &r.fabric;
     writeln!(out)?;
+    r.fabric.render(out, &r.links)?;
     writeln!(
         out,
-        "Fabric (virtual {:.1} us, wall {} ms)",
+        "# virtual time {:.1} us, wall time {} ms",
         r.virtual_us, r.wall_ms
     )?;
-    writeln!(out, "  ECN CE marks              {:>12}", f.ecn_marked)?;
-    writeln!(
-        out,
-        "  CNPs sent / received      {:>12} / {}",
-        f.cnp_sent, f.cnp_received
-    )?;
-    writeln!(out, "  DCQCN rate cuts           {:>12}", f.rate_cuts)?;
-    writeln!(
-        out,
-        "  Lowest rate reached       {:>12.2} Gb/s",
-        f.min_rate_gbps
-    )?;
-    writeln!(
-        out,
-        "  PFC pause frames (switch) {:>12}",
-        f.pfc_pause_frames
-    )?;
-    writeln!(
-        out,
-        "  PFC at the NICs           {:>12} frames, {:.1} us paused",
-        f.nic_pfc_pause_frames, f.nic_paused_us
-    )?;
-    writeln!(
-        out,
-        "  Retransmissions           {:>12} ({} timeouts, {} NAKs)",
-        f.retransmissions, f.timeouts, f.naks
-    )?;
-    writeln!(out, "  Lossless drops            {:>12}", f.lossless_drops)?;
-    if f.drops.is_empty() {
-        writeln!(out, "  Drops                     {:>12}", 0)?;
-    }
-    for (reason, n) in &f.drops {
-        writeln!(out, "  Drops: {reason:<18} {n:>12}")?;
-    }
-    if !r.links.is_empty() {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "{:<10} {:<14} {:>9} {:>9} {:>12} {:>12}",
-            "Switch", "Interface", "PauseTx", "PauseRx", "Paused(us)", "MaxQueue(B)"
-        )?;
-        for l in &r.links {
-            writeln!(
-                out,
-                "{:<10} {:<14} {:>9} {:>9} {:>12.1} {:>12}",
-                l.switch, l.interface, l.pause_tx, l.pause_rx, l.paused_us, l.max_queue_bytes
-            )?;
-        }
-    }
     let shared: Vec<&FlowRate> = r.receivers.iter().filter(|x| x.senders > 1).collect();
     if !shared.is_empty() {
         writeln!(out)?;
