@@ -20,6 +20,13 @@ use crate::wire::{
 };
 use crate::{MacAddr, Nanos};
 
+/// The retransmission timeout unless one is given: InfiniBand's local ACK
+/// timeout 14, 4.096 µs × 2^14 ≈ 67 ms, a common setting of RDMA
+/// applications. Long against a fabric's round trip, so that a pause or a
+/// deep queue does not set off go-back-N; a lost last packet costs that
+/// long, as it does a real NIC.
+pub const DEFAULT_RTO_NS: Nanos = 4_096 << 14;
+
 /// Which congestion control a NIC runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CongestionControl {

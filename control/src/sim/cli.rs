@@ -64,9 +64,10 @@ pub struct SimArgs {
     #[arg(long)]
     pub nic_mbps: Option<u32>,
     /// Retransmission timeout of the queue pairs (go-back-N after this long
-    /// without an ACK), e.g. 4ms.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "4ms")]
-    pub rto: std::time::Duration,
+    /// without an ACK), e.g. 4ms; default InfiniBand's local ACK timeout 14,
+    /// about 67 ms.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub rto: Option<std::time::Duration>,
     /// Virtual time after which the job is reported unfinished, e.g. 2s.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     pub time_limit: std::time::Duration,
@@ -90,7 +91,9 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         pfc: args.pfc == "on",
         nic_mbps: args.nic_mbps,
         time_limit_ns: args.time_limit.as_nanos() as u64,
-        rto_ns: args.rto.as_nanos() as u64,
+        rto_ns: args
+            .rto
+            .map_or(railyard_roce::nic::DEFAULT_RTO_NS, |d| d.as_nanos() as u64),
         job: JobOptions {
             channels: args.channels,
             chunk_bytes: args.chunk as usize,

@@ -86,7 +86,7 @@ impl Default for SimOptions {
             job: JobOptions::default(),
             nic_mbps: None,
             ack_every: 16,
-            rto_ns: 4_000_000,
+            rto_ns: railyard_roce::nic::DEFAULT_RTO_NS,
             time_limit_ns: 10_000_000_000,
             bin_ns: 10_000,
         }

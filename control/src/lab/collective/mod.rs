@@ -52,9 +52,11 @@ pub struct LiveArgs {
     #[arg(long, default_value_t = 60, value_name = "S")]
     pub timeout: u64,
     /// Retransmission timeout in microseconds: go-back-N after this long
-    /// without an acknowledgement. Live ranks share the cores with the
-    /// switches, so round trips of milliseconds happen.
-    #[arg(long, default_value_t = 4000, value_name = "US")]
+    /// without an acknowledgement (default InfiniBand's local ACK timeout
+    /// 14, about 67 ms). Live ranks share the cores with the switches, so
+    /// round trips of milliseconds happen; much less invites spurious
+    /// retransmissions.
+    #[arg(long, default_value_t = railyard_roce::nic::DEFAULT_RTO_NS / 1000, value_name = "US")]
     pub rto_us: u64,
     /// Queue pairs per peer pair (NCCL channels).
     #[arg(long, default_value_t = 2)]
