@@ -13,10 +13,61 @@
 //! [`MAX_OUTSTANDING`] keeps it so.
 
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 
-use crate::nic::{Completion, QpConfig, WriteRequest};
 use crate::wire::{AethRepr, Opcode, RethRepr, Syndrome};
 use crate::Nanos;
+
+/// One queue pair's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpConfig {
+    /// This side's QP number (24 bits, unique on the NIC).
+    pub local_qpn: u32,
+    /// The peer's IPv4 address.
+    pub remote_ip: Ipv4Addr,
+    /// The peer's QP number.
+    pub remote_qpn: u32,
+    /// UDP source port of every frame this QP sends: the flow's entropy.
+    pub udp_sport: u16,
+}
+
+/// An RDMA WRITE to post on a queue pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// The caller's tag, returned in [`Completion::Sent`].
+    pub wr_id: u64,
+    /// Where in this NIC's memory the data is.
+    pub local_offset: usize,
+    /// Where in the peer's memory it lands.
+    pub remote_offset: u64,
+    /// Bytes (0 allowed: an immediate-only write).
+    pub len: usize,
+    /// Immediate data: the peer gets a [`Completion::Received`] for it.
+    pub imm: Option<u32>,
+}
+
+/// What finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// A posted WRITE was acknowledged in full.
+    Sent {
+        /// The QP it was posted on.
+        qpn: u32,
+        /// Its tag.
+        wr_id: u64,
+    },
+    /// A WRITE with immediate landed in full in this NIC's memory.
+    Received {
+        /// The QP it arrived on.
+        qpn: u32,
+        /// Its immediate data.
+        imm: u32,
+        /// Where it landed.
+        offset: u64,
+        /// Its length.
+        len: usize,
+    },
+}
 
 /// PSNs are 24 bits.
 pub const PSN_MASK: u32 = 0x00ff_ffff;
