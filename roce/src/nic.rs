@@ -1,9 +1,6 @@
 //! A RoCEv2 NIC: reliable-connected queue pairs behind one Ethernet port,
 //! each paced at its DCQCN rate, all serialised at line rate, and paused per
 //! priority by PFC from the switch. Frames in, frames out, time injected.
-//!
-//! CONTRACT (the signatures below are fixed; `host`, `railyard sim` and the
-//! live driver are written against them).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
