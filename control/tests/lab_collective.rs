@@ -12,64 +12,17 @@
 //! Each lab has a unique name and its own state directory in a tempdir; a
 //! guard brings it down on drop, also when a test fails.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use railyard_control::lab::run::{self, LabState, UpOptions};
 use serde_json::Value;
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
+mod common;
+use common::{shipped, TopoLab as Lab};
 
 const RAILYARD: &str = env!("CARGO_BIN_EXE_railyard");
 
-fn shipped(rel: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts/topologies")
-        .join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// A lab up from a topology (and templates) written into its own tempdir;
-/// down on drop.
-struct Lab {
-    dir: tempfile::TempDir,
-    state: LabState,
-}
-
 impl Lab {
-    fn up(topo_name: &str, topo: &str, templates: &[(&str, String)]) -> Lab {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(dir.path().join("templates")).expect("templates dir");
-        for (role, text) in templates {
-            std::fs::write(dir.path().join(format!("templates/{role}.conf")), text)
-                .expect("write template");
-        }
-        let topology = dir.path().join(format!("{topo_name}.topo"));
-        std::fs::write(&topology, topo).expect("write topology");
-        let name = format!(
-            "ryc{}x{}",
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let t0 = Instant::now();
-        let state = run::up(&UpOptions {
-            topology,
-            name: Some(name),
-            state_root: dir.path().join("state"),
-            railyard: PathBuf::from(RAILYARD),
-            timeout: Duration::from_secs(30),
-        })
-        .unwrap_or_else(|e| panic!("lab up {topo_name}: {e}"));
-        eprintln!("lab up {topo_name} ({}): {:?}", state.name, t0.elapsed());
-        Lab { dir, state }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("state")
-    }
-
     /// `railyard lab --state-dir ROOT ARGS…`.
     fn lab(&self, args: &[&str]) -> Output {
         let t0 = Instant::now();
@@ -105,14 +58,6 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Err(e) = run::down(&self.root(), &self.state.name) {
-            eprintln!("lab down {}: {e}", self.state.name);
-        }
-    }
-}
-
 fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -121,7 +66,7 @@ fn n(v: &Value) -> u64 {
 #[ignore = "needs root and network namespaces"]
 fn allreduce_of_16_mb_on_rail_spine_completes_with_no_wrong_element() {
     let t0 = Instant::now();
-    let lab = Lab::up("rail-spine", &shipped("rail-spine.topo"), &[]);
+    let lab = Lab::up("ryc", "rail-spine", &shipped("rail-spine.topo"), &[]);
     let v = lab.job(&[
         "collective",
         &lab.state.name,
@@ -263,8 +208,8 @@ fn the_icrc_check_accepts_a_known_frame_and_rejects_a_damaged_one() {
 #[ignore = "needs root and network namespaces"]
 fn tshark_decodes_the_hosts_frames_as_rocev2_with_a_correct_icrc() {
     let t0 = Instant::now();
-    let lab = Lab::up("rail-spine", &shipped("rail-spine.topo"), &[]);
-    let pcap = lab.dir.path().join("h1-eth0.pcap");
+    let lab = Lab::up("ryc", "rail-spine", &shipped("rail-spine.topo"), &[]);
+    let pcap = lab.root().join("h1-eth0.pcap");
     let ns = lab.state.namespace_of("h1");
     // `ip netns exec` execs tshark: the child's PID is tshark's.
     let mut tshark = Command::new("ip")
@@ -395,7 +340,7 @@ fn incast_with_dcqcn_marks_ce_sends_cnps_and_cuts_the_senders_rate() {
         "minimum-threshold 15 kbytes maximum-threshold 120 kbytes",
     );
     assert!(rail.contains("minimum-threshold 15 kbytes"));
-    let lab = Lab::up("rail-spine", &topo, &[("rail", rail)]);
+    let lab = Lab::up("ryc", "rail-spine", &topo, &[("rail", rail)]);
     let v = lab.job(&[
         "incast",
         &lab.state.name,

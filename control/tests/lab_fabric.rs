@@ -24,71 +24,20 @@
 use std::collections::BTreeMap;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use railyard_control::lab::run::{self, LabState, UpOptions};
 use serde_json::Value;
 
 mod common;
-use common::in_netns;
-
-static SEQ: AtomicUsize = AtomicUsize::new(0);
+use common::{in_netns, shipped, TopoLab as Fabric};
 
 const RAILYARD: &str = env!("CARGO_BIN_EXE_railyard");
 /// The lossless priority / qos-group of DSCP 24 in the book's policy.
 const PRIO: usize = 3;
 
-fn shipped(rel: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts/topologies")
-        .join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// A lab brought up with [`run::up`] from a topology and templates written
-/// into its own tempdir; [`run::down`] on drop.
-struct Fabric {
-    dir: tempfile::TempDir,
-    state: LabState,
-}
-
 impl Fabric {
-    /// Writes `topo` as `NAME.topo` and each `(role, text)` as
-    /// `templates/ROLE.conf`, then brings the lab up.
-    fn up(topo_name: &str, topo: &str, templates: &[(&str, String)]) -> Fabric {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(dir.path().join("templates")).expect("templates dir");
-        for (role, text) in templates {
-            std::fs::write(dir.path().join(format!("templates/{role}.conf")), text)
-                .expect("write template");
-        }
-        let topology = dir.path().join(format!("{topo_name}.topo"));
-        std::fs::write(&topology, topo).expect("write topology");
-        let name = format!(
-            "ryf{}x{}",
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let t0 = Instant::now();
-        let state = run::up(&UpOptions {
-            topology,
-            name: Some(name),
-            state_root: dir.path().join("state"),
-            railyard: PathBuf::from(RAILYARD),
-            timeout: Duration::from_secs(30),
-        })
-        .unwrap_or_else(|e| panic!("lab up {topo_name}: {e}"));
-        eprintln!("lab up {topo_name} ({}): {:?}", state.name, t0.elapsed());
-        Fabric { dir, state }
-    }
-
-    fn ns(&self, node: &str) -> String {
-        self.state.namespace_of(node)
-    }
-
     fn socket(&self, switch: &str) -> PathBuf {
         self.state
             .switches
@@ -157,15 +106,6 @@ impl Fabric {
             }
             assert!(Instant::now() < deadline, "fabric did not settle: {now:?}");
             last = now;
-        }
-    }
-}
-
-impl Drop for Fabric {
-    fn drop(&mut self) {
-        let root = self.dir.path().join("state");
-        if let Err(e) = run::down(&root, &self.state.name) {
-            eprintln!("lab down {}: {e}", self.state.name);
         }
     }
 }
@@ -392,6 +332,7 @@ struct Incast {
 
 fn incast(pfc: bool) -> (Fabric, Incast) {
     let lab = Fabric::up(
+        "ryf",
         "incast",
         INCAST_TOPO,
         &[
@@ -769,6 +710,7 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
         ("af-xdp", 3),
     ] {
         let lab = Fabric::up(
+            "ryf",
             "rail-spine",
             &topo,
             &[
@@ -799,6 +741,7 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
     }
     // PFC off: the congestion point's queue 3 drops, and says so.
     let lab = Fabric::up(
+        "ryf",
         "rail-spine",
         &topo,
         &[
@@ -824,6 +767,7 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
 fn sustained_incast_on_a_two_switch_chain_loses_nothing_between_them() {
     for backend in ["af-packet", "af-xdp"] {
         let lab = Fabric::up(
+            "ryf",
             "chain",
             CHAIN_TOPO,
             &[("rail", sustained_template("rail", true, backend))],
@@ -876,6 +820,7 @@ fn lb_run(mode: &'static str) -> LbRun {
         }
     };
     let lab = Fabric::up(
+        "ryf",
         "rail-spine",
         &shipped("rail-spine.topo"),
         &[("rail", rail), ("spine", shipped("templates/spine.conf"))],

@@ -319,3 +319,70 @@ pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A shipped topology file or template (`scripts/topologies/REL`).
+pub fn shipped(rel: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts/topologies")
+        .join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A lab brought up with `lab::run::up` from a topology and templates
+/// written into its own tempdir, under a unique name; `lab::run::down` on
+/// drop.
+pub struct TopoLab {
+    dir: tempfile::TempDir,
+    /// The lab as `up` left it.
+    pub state: railyard_control::lab::run::LabState,
+}
+
+impl TopoLab {
+    /// Writes `topo` as `NAME.topo` and each `(role, text)` as
+    /// `templates/ROLE.conf`, then brings the lab up; its name starts with
+    /// `prefix`.
+    pub fn up(prefix: &str, topo_name: &str, topo: &str, templates: &[(&str, String)]) -> TopoLab {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("templates")).expect("templates dir");
+        for (role, text) in templates {
+            std::fs::write(dir.path().join(format!("templates/{role}.conf")), text)
+                .expect("write template");
+        }
+        let topology = dir.path().join(format!("{topo_name}.topo"));
+        std::fs::write(&topology, topo).expect("write topology");
+        let name = format!(
+            "{prefix}{}x{}",
+            std::process::id() % 100_000,
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let t0 = Instant::now();
+        let state = railyard_control::lab::run::up(&railyard_control::lab::run::UpOptions {
+            topology,
+            name: Some(name),
+            state_root: dir.path().join("state"),
+            railyard: PathBuf::from(env!("CARGO_BIN_EXE_railyard")),
+            timeout: Duration::from_secs(30),
+        })
+        .unwrap_or_else(|e| panic!("lab up {topo_name}: {e}"));
+        eprintln!("lab up {topo_name} ({}): {:?}", state.name, t0.elapsed());
+        TopoLab { dir, state }
+    }
+
+    /// The lab's state root (`--state-dir`).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// The namespace of a node.
+    pub fn ns(&self, node: &str) -> String {
+        self.state.namespace_of(node)
+    }
+}
+
+impl Drop for TopoLab {
+    fn drop(&mut self) {
+        if let Err(e) = railyard_control::lab::run::down(&self.root(), &self.state.name) {
+            eprintln!("lab down {}: {e}", self.state.name);
+        }
+    }
+}
