@@ -257,17 +257,12 @@ impl RankEngine {
                 (r, s)
             }
             Kind::AllToAll => {
-                let blk = self.elems / self.n;
-                let per_peer: u64 = (0..self.channels)
-                    .map(|ch| self.part_chunks(split(blk, self.channels, ch).1) as u64)
-                    .sum();
+                let per_peer = self.block_chunks(self.elems / self.n);
                 let others = (self.n - 1) as u64;
                 (per_peer * others, per_peer * others)
             }
             Kind::SendRecv => {
-                let per: u64 = (0..self.channels)
-                    .map(|ch| self.part_chunks(split(self.elems, self.channels, ch).1) as u64)
-                    .sum();
+                let per = self.block_chunks(self.elems);
                 (per, per)
             }
             Kind::Flows => (self.flows_in.len() as u64, self.flows_out.len() as u64),
@@ -333,6 +328,42 @@ impl RankEngine {
 
     fn imm(t: usize, c: usize) -> u32 {
         ((t as u32) << IMM_CHUNK_BITS) | c as u32
+    }
+
+    /// WRITEs a direct block of `elems` elements takes over every channel.
+    fn block_chunks(&self, elems: usize) -> u64 {
+        (0..self.channels)
+            .map(|ch| self.part_chunks(split(elems, self.channels, ch).1) as u64)
+            .sum()
+    }
+
+    /// Posts a direct block of `elems` elements to `peer`, from `local` in
+    /// this rank's memory to `remote` in the peer's, split over every
+    /// channel and chunked.
+    fn post_block(
+        &mut self,
+        peer: usize,
+        elems: usize,
+        local: usize,
+        remote: usize,
+        out: &mut Vec<Post>,
+    ) {
+        for ch in 0..self.channels {
+            let part = split(elems, self.channels, ch);
+            for c in 0..self.part_chunks(part.1) {
+                let (first, len) = self.chunk(part, c);
+                let wr_id = self.next_wr_id();
+                out.push(Post {
+                    peer,
+                    channel: ch,
+                    wr_id,
+                    local_offset: local + first * 4,
+                    remote_offset: (remote + first * 4) as u64,
+                    len: len * 4,
+                    imm: Self::imm(0, c),
+                });
+            }
+        }
     }
 
     fn next_wr_id(&mut self) -> u64 {
@@ -402,42 +433,14 @@ impl RankEngine {
                 }
                 for k in 1..self.n {
                     let j = (r + k) % self.n;
-                    for ch in 0..self.channels {
-                        let part = split(blk, self.channels, ch);
-                        for c in 0..self.part_chunks(part.1) {
-                            let (first, len) = self.chunk(part, c);
-                            let wr_id = self.next_wr_id();
-                            out.push(Post {
-                                peer: j,
-                                channel: ch,
-                                wr_id,
-                                local_offset: d + (j * blk + first) * 4,
-                                remote_offset: (self.layout.recv + (r * blk + first) * 4) as u64,
-                                len: len * 4,
-                                imm: Self::imm(0, c),
-                            });
-                        }
-                    }
+                    let remote = self.layout.recv + r * blk * 4;
+                    self.post_block(j, blk, d + j * blk * 4, remote, out);
                 }
             }
             Kind::SendRecv => {
                 let j = (self.rank + 1) % self.n;
-                for ch in 0..self.channels {
-                    let part = split(self.elems, self.channels, ch);
-                    for c in 0..self.part_chunks(part.1) {
-                        let (first, len) = self.chunk(part, c);
-                        let wr_id = self.next_wr_id();
-                        out.push(Post {
-                            peer: j,
-                            channel: ch,
-                            wr_id,
-                            local_offset: d + first * 4,
-                            remote_offset: (self.layout.recv + first * 4) as u64,
-                            len: len * 4,
-                            imm: Self::imm(0, c),
-                        });
-                    }
-                }
+                let (elems, remote) = (self.elems, self.layout.recv);
+                self.post_block(j, elems, d, remote, out);
             }
             Kind::Flows => {
                 for f in &mut self.flows_out {

@@ -797,72 +797,30 @@ mod tests {
             &mut c,
         );
         assert_eq!(v, RxVerdict::Malformed);
-        // ONLY outside memory.
-        let reth = Some(RethRepr {
-            va: 4 * MTU as u64 - 1,
-            r_key: R_KEY,
-            dma_len: 2,
-        });
-        let v = p.resp.on_data(
-            0,
-            Opcode::RcRdmaWriteOnly,
-            true,
-            reth,
-            None,
-            &[1, 2],
-            &mut mem,
-            &mut c,
-        );
-        assert_eq!(v, RxVerdict::Malformed);
-        // ONLY whose payload is not its DMA length.
-        let reth = Some(RethRepr {
-            va: 0,
-            r_key: R_KEY,
-            dma_len: 3,
-        });
-        let v = p.resp.on_data(
-            0,
-            Opcode::RcRdmaWriteOnly,
-            true,
-            reth,
-            None,
-            &[1, 2],
-            &mut mem,
-            &mut c,
-        );
-        assert_eq!(v, RxVerdict::Malformed);
-        // Still expecting PSN 0.
-        let reth = Some(RethRepr {
-            va: u64::MAX,
-            r_key: R_KEY,
-            dma_len: 2,
-        });
-        let v = p.resp.on_data(
-            0,
-            Opcode::RcRdmaWriteOnly,
-            true,
-            reth,
-            None,
-            &[1, 2],
-            &mut mem,
-            &mut c,
-        );
-        assert_eq!(v, RxVerdict::Malformed);
-        let reth = Some(RethRepr {
-            va: 0,
-            r_key: R_KEY,
-            dma_len: 2,
-        });
-        let v = p.resp.on_data(
-            0,
-            Opcode::RcRdmaWriteOnly,
-            true,
-            reth,
-            None,
-            &[1, 2],
-            &mut mem,
-            &mut c,
-        );
-        assert_eq!(v, RxVerdict::Accepted);
+        // A WRITE ONLY of `payload` to `va` claiming `dma_len` bytes.
+        let mut only = |va: u64, dma_len: u32, payload: &[u8]| {
+            let reth = Some(RethRepr {
+                va,
+                r_key: R_KEY,
+                dma_len,
+            });
+            p.resp.on_data(
+                0,
+                Opcode::RcRdmaWriteOnly,
+                true,
+                reth,
+                None,
+                payload,
+                &mut mem,
+                &mut c,
+            )
+        };
+        // Outside memory.
+        assert_eq!(only(4 * MTU as u64 - 1, 2, &[1, 2]), RxVerdict::Malformed);
+        // A payload that is not its DMA length.
+        assert_eq!(only(0, 3, &[1, 2]), RxVerdict::Malformed);
+        // An address that overflows; still expecting PSN 0.
+        assert_eq!(only(u64::MAX, 2, &[1, 2]), RxVerdict::Malformed);
+        assert_eq!(only(0, 2, &[1, 2]), RxVerdict::Accepted);
     }
 }

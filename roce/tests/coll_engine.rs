@@ -4,27 +4,12 @@
 //! so the engine is exercised under many interleavings without a NIC.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::Ipv4Addr;
 
 use railyard_roce::collective::{Delivery, Post, RankEngine};
-use railyard_roce::plan::{JobOptions, JobPlan, RankAddr, Workload};
-use railyard_roce::MacAddr;
+use railyard_roce::plan::{JobOptions, JobPlan, Workload};
 
-fn ranks(hosts: usize, nics: usize) -> Vec<RankAddr> {
-    let mut v = Vec::new();
-    for h in 0..hosts {
-        for n in 0..nics {
-            v.push(RankAddr {
-                host: h,
-                nic: n,
-                name: format!("h{h}.eth{n}"),
-                ip: Ipv4Addr::new(10, n as u8, h as u8, 2),
-                mac: MacAddr([2, 0, 0, 0, h as u8, n as u8]),
-            });
-        }
-    }
-    v
-}
+mod common;
+use common::ranks;
 
 struct Run {
     wrong: u64,

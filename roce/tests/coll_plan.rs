@@ -2,30 +2,13 @@
 //! source ports and memory, and the results table.
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
 
 use railyard_roce::host::{FlowOutcome, HostOutcome, RankOutcome};
-use railyard_roce::plan::{
-    decode_qpn, parse_size, qpn, JobOptions, JobPlan, RankAddr, Role, Via, Workload,
-};
+use railyard_roce::plan::{decode_qpn, parse_size, qpn, JobOptions, JobPlan, Role, Via, Workload};
 use railyard_roce::report::{render_table, summarise};
-use railyard_roce::MacAddr;
 
-fn ranks(hosts: usize, nics: usize) -> Vec<RankAddr> {
-    let mut v = Vec::new();
-    for h in 0..hosts {
-        for n in 0..nics {
-            v.push(RankAddr {
-                host: h,
-                nic: n,
-                name: format!("h{h}.eth{n}"),
-                ip: Ipv4Addr::new(10, n as u8, h as u8, 2),
-                mac: MacAddr([2, 0, 0, 0, h as u8, n as u8]),
-            });
-        }
-    }
-    v
-}
+mod common;
+use common::ranks;
 
 fn names(spec: &str) -> Result<Workload, String> {
     Workload::parse(spec, &|n: &str| match n {

@@ -12,7 +12,7 @@ use railyard_roce::dcqcn::DcqcnParams;
 use railyard_roce::nic::{
     Completion, CongestionControl, Nic, NicConfig, QpConfig, WriteRequest, TX_BUFFER_LEN,
 };
-use railyard_roce::wire::{Opcode, RxFrame, ECN_CE};
+use railyard_roce::wire::{is_write, Opcode, RxFrame, ECN_CE};
 use railyard_roce::{MacAddr, Nanos};
 
 const GBPS_100: u64 = 100_000_000_000;
@@ -165,20 +165,6 @@ fn fill(nic: &mut Nic, seed: u8) {
     }
 }
 
-fn is_data(op: Option<Opcode>) -> bool {
-    matches!(
-        op,
-        Some(
-            Opcode::RcRdmaWriteFirst
-                | Opcode::RcRdmaWriteMiddle
-                | Opcode::RcRdmaWriteLast
-                | Opcode::RcRdmaWriteLastImm
-                | Opcode::RcRdmaWriteOnly
-                | Opcode::RcRdmaWriteOnlyImm
-        )
-    )
-}
-
 fn opcode_of(f: &[u8]) -> Option<Opcode> {
     match RxFrame::parse(f) {
         Ok(RxFrame::Roce(r)) => Some(r.bth.opcode),
@@ -266,7 +252,12 @@ fn one_qp_reaches_97_percent_of_goodput_at_100g() {
     let mut lab = Lab::new(CongestionControl::None, len);
     post(&mut lab, 1, 0x100, 0, len);
     let sent = run_until_sent(&mut lab, 1, 10_000_000, &mut deliver_all);
-    let first = lab.seen.iter().find(|s| is_data(s.opcode)).unwrap().at;
+    let first = lab
+        .seen
+        .iter()
+        .find(|s| s.opcode.is_some_and(is_write))
+        .unwrap()
+        .at;
     let elapsed = sent[0].0 - first;
     // Wire bytes per packet: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
     // FCS 4 + preamble/IFG 20, plus RETH 16 on the first and ImmDt 4 on the
@@ -299,7 +290,7 @@ fn every_message_completes_under_loss() {
     }
     let mut n = 0u64;
     let mut drop_every_97th_data = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 0 && is_data(opcode_of(f)) {
+        if from == 0 && opcode_of(f).is_some_and(is_write) {
             n += 1;
             if n.is_multiple_of(97) {
                 return Fate::Drop;
@@ -401,7 +392,7 @@ fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
     let pause_at: Nanos = 50_000;
     lab.inbound[0].push_back((pause_at, pfc(3, 0xffff)));
     let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 1 && is_data(opcode_of(f)) {
+        if from == 1 && opcode_of(f).is_some_and(is_write) {
             set_ce(f);
         }
         Fate::Deliver
@@ -422,7 +413,7 @@ fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
     let during = a_tx(pause_at + 1_000, pause_at + pause_ns);
     assert!(during
         .iter()
-        .all(|s| !is_data(s.opcode) && s.opcode != Some(Opcode::RcAcknowledge)));
+        .all(|s| !s.opcode.is_some_and(is_write) && s.opcode != Some(Opcode::RcAcknowledge)));
     let cnps: Vec<_> = during
         .iter()
         .filter(|s| s.opcode == Some(Opcode::Cnp))
@@ -434,7 +425,10 @@ fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
     assert!(cnps.iter().all(|s| s.dscp == 48));
     // Data resumes as the pause ends.
     let after = a_tx(pause_at + pause_ns, pause_at + pause_ns + 2_000);
-    assert!(after.iter().any(|s| is_data(s.opcode)), "{after:?}");
+    assert!(
+        after.iter().any(|s| s.opcode.is_some_and(is_write)),
+        "{after:?}"
+    );
     let st = lab.nics[0].stats();
     assert_eq!(st.pfc_pause_frames, 1);
     assert_eq!(st.paused_ns, pause_ns);
@@ -454,7 +448,7 @@ fn pfc_resume_ends_the_pause_early_and_pause_time_counts_it() {
     let a_data = |lo: Nanos, hi: Nanos| {
         lab.seen
             .iter()
-            .filter(|s| s.from == 0 && s.at >= lo && s.at < hi && is_data(s.opcode))
+            .filter(|s| s.from == 0 && s.at >= lo && s.at < hi && s.opcode.is_some_and(is_write))
             .count()
     };
     assert_eq!(a_data(11_000, 30_000), 0);
@@ -488,7 +482,7 @@ fn ce_marks_yield_cnps_and_the_sender_is_cut() {
     post(&mut lab, 1, 0x100, 0, 4 * MB);
     let mut marked = 0u64;
     let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 0 && is_data(opcode_of(f)) && marked < 200 {
+        if from == 0 && opcode_of(f).is_some_and(is_write) && marked < 200 {
             marked += 1;
             set_ce(f);
             assert_eq!(
@@ -541,7 +535,7 @@ fn without_congestion_control_ce_gets_no_cnp() {
     let mut lab = Lab::new(CongestionControl::None, MB);
     post(&mut lab, 1, 0x100, 0, MB);
     let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 0 && is_data(opcode_of(f)) {
+        if from == 0 && opcode_of(f).is_some_and(is_write) {
             set_ce(f);
         }
         Fate::Deliver

@@ -7,10 +7,14 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use railyard_dataplane::clock::Nanos;
+use railyard_dataplane::meta::Meta;
 use railyard_dataplane::packet::{free_burst, MAX_FRAME};
+use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::Port;
+use railyard_dataplane::wire::bth;
 use railyard_dataplane::Burst;
 use railyard_roce::report::summarise;
+use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::Fabric;
 use super::report::{self, Delivery, SimReport};
@@ -23,31 +27,18 @@ const SAME_INSTANT_LIMIT: u32 = 10_000;
 /// ACKs and CNPs, pause expiries).
 const DRAIN_NS: Nanos = 1_000_000;
 
-/// UDP destination port of RoCEv2.
-const ROCEV2_PORT: u16 = 4791;
-
-/// Reads a RoCEv2 data frame's source address and payload length
-/// (frame bytes after the BTH) for the per-flow delivery record; `None`
-/// for anything else.
-fn roce_data(frame: &[u8]) -> Option<([u8; 4], u32)> {
-    if frame.get(12..14)? != [0x08, 0x00] {
+/// Reads a RoCEv2 data frame's source address and the bytes after its
+/// BTH (payload with extension headers and ICRC), for the per-flow delivery
+/// record, with the switch's own parser; `None` for anything else.
+fn roce_data(frame: &[u8], meta: &mut Meta) -> Option<([u8; 4], u32)> {
+    parse(frame, meta).ok()?;
+    if !is_write(Opcode::from(meta.roce?.opcode)) {
         return None;
     }
-    let ihl = usize::from(*frame.get(14)? & 0x0f) * 4;
-    if *frame.get(23)? != 17 {
-        return None;
-    }
-    let udp = 14 + ihl;
-    if u16::from_be_bytes(frame.get(udp + 2..udp + 4)?.try_into().ok()?) != ROCEV2_PORT {
-        return None;
-    }
-    let opcode = *frame.get(udp + 8)?;
-    // RC RDMA WRITE first, middle, last (with immediate) and only.
-    if !(0x06..=0x0b).contains(&opcode) {
-        return None;
-    }
-    let src: [u8; 4] = frame.get(26..30)?.try_into().ok()?;
-    Some((src, (frame.len() - udp - 8 - 12) as u32))
+    let l3 = usize::from(meta.l3_offset);
+    let src: [u8; 4] = frame.get(l3 + 12..l3 + 16)?.try_into().ok()?;
+    let after_bth = usize::from(meta.payload_offset) + bth::HEADER_LEN;
+    Some((src, frame.len().checked_sub(after_bth)? as u32))
 }
 
 /// Runs the fabric; `progress` hears (virtual time, frames moved) about
@@ -63,6 +54,7 @@ pub(super) fn run(
     let mut buf = vec![0u8; MAX_FRAME.max(9216)];
     let mut burst = Burst::new();
     let mut delivery = Delivery::new(opts.bin_ns);
+    let mut meta = Meta::default();
     let ip_rank: HashMap<[u8; 4], usize> = f
         .plan
         .ranks()
@@ -87,7 +79,7 @@ pub(super) fn run(
                 while p.end.rx_burst(&f.pool, &mut burst, now) > 0 {
                     for pkt in burst.drain(..) {
                         let data = pkt.data();
-                        if let Some((src, bytes)) = roce_data(data) {
+                        if let Some((src, bytes)) = roce_data(data, &mut meta) {
                             if let Some(&s) = ip_rank.get(&src) {
                                 delivery.record(s, p.rank, now, bytes);
                             }
