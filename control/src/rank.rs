@@ -9,9 +9,17 @@
 //! [`railyard_roce::host::Host`] with a live clock (nanoseconds since the
 //! start): every received frame in, every frame the NICs may send out, and
 //! a short `poll(2)` on the sockets when nothing is due for a while, so the
-//! ranks share the cores with the switches. It prints the host's outcome
-//! as JSON on stdout when the job is done, on `--timeout`, or on SIGTERM.
+//! ranks share the cores with the switches.
+//!
+//! When its part is done it prints [`DONE_LINE`] on stdout and goes on
+//! answering (ACKs for its peers' retransmissions, frames still paced out):
+//! only the driver knows when every peer is done too, and tells it with
+//! SIGTERM. A rank that left on its own after a quiet spell would strand a
+//! peer whose last ACK it still owed whenever the host descheduled it for
+//! longer than that spell (seen on loaded 2-core machines). On SIGTERM,
+//! SIGINT or `--timeout` it prints the host's outcome as JSON on stdout.
 
+use std::io::Write;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -45,10 +53,8 @@ const ROCEV2_PORT: u16 = 4791;
 const SPIN_NS: Nanos = 50_000;
 /// The longest a rank blocks at once (frames may arrive meanwhile).
 const MAX_BLOCK_NS: Nanos = 1_000_000;
-/// Once its part is done, a host keeps answering (ACKs for its peers'
-/// retransmissions, frames still paced out) until it has received nothing
-/// for this long: leaving at once can strand a peer without its last ACK.
-const QUIET_NS: Nanos = 200_000_000;
+/// The line a rank prints on stdout when its part of the job is done.
+pub const DONE_LINE: &str = "done";
 /// How often an unanswered ARP request is sent again.
 const ARP_RETRY: Duration = Duration::from_millis(200);
 /// Largest frame a NIC writes.
@@ -213,17 +219,13 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
     let mut rx = Burst::new();
     let mut pending: Vec<Burst> = ports.iter().map(|_| Burst::new()).collect();
     let mut buf = vec![0u8; FRAME_BUF];
-    let mut timed_out = false;
     let mut tx_no_buffer = 0u64;
-    let mut last_rx: Nanos = 0;
+    let mut said_done = false;
     loop {
         let now = clock();
         for (i, port) in ports.iter_mut().enumerate() {
             loop {
                 let n = port.rx_burst(&pool, &mut rx, now);
-                if n > 0 {
-                    last_rx = now;
-                }
                 for p in rx.iter() {
                     host.receive(i, now, p.data());
                 }
@@ -260,14 +262,12 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
             }
         }
         let now = clock();
-        if host.done()
-            && pending.iter().all(|q| q.is_empty())
-            && now.saturating_sub(last_rx) >= QUIET_NS
-        {
-            break;
+        if !said_done && host.done() {
+            said_done = true;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{DONE_LINE}").and_then(|()| out.flush());
         }
         if now >= job.timeout_ns || stop.load(Ordering::Relaxed) {
-            timed_out = true;
             break;
         }
         let busy = pending.iter().any(|q| !q.is_empty());
@@ -286,7 +286,7 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
     for q in &mut pending {
         free_burst(q);
     }
-    if timed_out {
+    if !host.done() {
         eprintln!(
             "host {}: stopped before the job was done ({:.3} s); reporting what it did",
             args.host,

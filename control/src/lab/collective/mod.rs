@@ -184,7 +184,8 @@ struct Ranks {
 }
 
 impl Ranks {
-    fn stop(&mut self) {
+    /// SIGTERM to every rank still running: it prints its outcome and exits.
+    fn terminate(&mut self) {
         for (_, c) in &mut self.children {
             if matches!(c.try_wait(), Ok(None)) {
                 let _ = Command::new("kill")
@@ -192,6 +193,10 @@ impl Ranks {
                     .status();
             }
         }
+    }
+
+    fn stop(&mut self) {
+        self.terminate();
         let deadline = Instant::now() + Duration::from_secs(3);
         for (_, c) in &mut self.children {
             while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
@@ -282,8 +287,10 @@ pub fn run_live(
     }
 }
 
-/// Starts one rank process per host, waits for them, returns their
-/// outcomes (host order) and the switches' counters at the start.
+/// Starts one rank process per host, waits until every rank has said it
+/// is done (or the timeout), then stops them all with SIGTERM and returns
+/// their outcomes (host order) and the switches' counters at the start.
+/// A rank stays until then because a peer may still need its ACKs.
 fn run_ranks(
     state: &LabState,
     job: &LiveJob,
@@ -296,7 +303,8 @@ fn run_ranks(
         readers: Vec::new(),
     };
     let mut logs = Vec::new();
-    for h in job.hosts() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<usize>();
+    for (i, h) in job.hosts().into_iter().enumerate() {
         let host = &job
             .ranks
             .iter()
@@ -326,13 +334,18 @@ fn run_ranks(
                 .map_err(|e| format!("starting rank of {host} in {ns}: {e}"))?
         };
         let stdout = child.stdout.take();
+        let done_tx = done_tx.clone();
         ranks.readers.push(std::thread::spawn(move || {
             let mut s = String::new();
             if let Some(o) = stdout {
                 let mut r = std::io::BufReader::new(o);
                 let mut line = String::new();
                 while r.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-                    s.push_str(&line);
+                    if line.trim_end() == crate::rank::DONE_LINE {
+                        let _ = done_tx.send(i);
+                    } else {
+                        s.push_str(&line);
+                    }
                     line.clear();
                 }
             }
@@ -346,7 +359,16 @@ fn run_ranks(
         + Duration::from_nanos(
             job.start_unix_ns.saturating_sub(now_unix_ns()) + job.timeout_ns + 15_000_000_000,
         );
+    let mut done = vec![false; ranks.children.len()];
+    let mut terminated = false;
     loop {
+        while let Ok(i) = done_rx.try_recv() {
+            done[i] = true;
+        }
+        if !terminated && done.iter().all(|d| *d) {
+            ranks.terminate();
+            terminated = true;
+        }
         if interrupted.load(Ordering::Relaxed) {
             ranks.stop();
             return Err("interrupted: the ranks were stopped".into());
@@ -375,6 +397,8 @@ fn run_ranks(
     for (i, reader) in ranks.readers.drain(..).enumerate() {
         let text = reader.join().unwrap_or_default();
         let (host, log) = &logs[i];
+        // Kept beside the log: the per-NIC counters the summary adds up.
+        let _ = std::fs::write(log.with_extension("json"), &text);
         let o: HostOutcome = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "rank of {host} printed no outcome ({e}); its log {}:\n{}",
