@@ -18,7 +18,7 @@ fn sim(topo: &str, workload: &str, f: impl FnOnce(&mut SimOptions)) -> SimReport
         ..SimOptions::default()
     };
     f(&mut o);
-    simulate(&topology(topo), &o, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"))
+    simulate(&topology(topo), &o, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Every rank finished with the right data.
@@ -175,7 +175,7 @@ fn a_bad_workload_is_explained() {
         workload: "incast:1M:h1,h42:h2".into(),
         ..SimOptions::default()
     };
-    let e = simulate(&topology("single"), &o, &mut |_, _| {}).expect_err("h42 is no host");
+    let e = simulate(&topology("single"), &o, &mut |_| {}).expect_err("h42 is no host");
     assert!(e.contains("h42"), "{e}");
 }
 

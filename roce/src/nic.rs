@@ -2,7 +2,8 @@
 //! each paced at its DCQCN rate, all serialised at line rate, and paused per
 //! priority by PFC from the switch. Frames in, frames out, time injected.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::Ipv4Addr;
 
 use railyard_dataplane::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes, PS_PER_NS};
@@ -147,7 +148,7 @@ pub const MAX_PATH_MTU: usize = 4096;
 const ARP_SLOTS: usize = 8;
 /// Completions preallocated; the queue grows only if the caller stops
 /// polling.
-const COMPLETION_PREALLOC: usize = 4096;
+const COMPLETION_PREALLOC: usize = 256;
 /// Queue pairs preallocated.
 const QP_PREALLOC: usize = 64;
 /// A frame that becomes ready within this much of the wire freeing follows
@@ -166,6 +167,13 @@ struct Slot {
     /// Wire bytes of that packet (0 before the first).
     last_wire: u64,
     cnp_pending: bool,
+    /// In the NIC's control queue (an ACK, NAK or CNP to send).
+    in_ctl: bool,
+    /// In the NIC's data heap; its live entry carries this key.
+    in_data: bool,
+    data_key: u64,
+    /// The deadline of its live timer-heap entry (`Nanos::MAX`: none).
+    timer_at: Nanos,
 }
 
 impl Slot {
@@ -207,6 +215,13 @@ struct Built {
 }
 
 /// A NIC (see the module doc).
+///
+/// With thousands of queue pairs (an AllToAll of a thousand ranks) a NIC
+/// must not look at every QP for every frame: QPs with an ACK, NAK or CNP
+/// to send wait in a queue, QPs with data in a heap ordered by when their
+/// rate limiter lets them send (then by arrival, so equals take turns), and
+/// retransmission and DCQCN timers in a heap of deadlines. Entries are
+/// invalidated lazily: a QP's live entry is the one its slot names.
 #[derive(Debug)]
 pub struct Nic {
     cfg: NicConfig,
@@ -221,8 +236,10 @@ pub struct Nic {
     pause_until: Nanos,
     paused_counted_until: Nanos,
     paused_acc: u64,
-    rr_ctl: usize,
-    rr_data: usize,
+    ctl: VecDeque<usize>,
+    data: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    data_seq: u64,
+    timers: BinaryHeap<Reverse<(Nanos, usize)>>,
     now: Nanos,
     stats: NicStats,
 }
@@ -248,8 +265,10 @@ impl Nic {
             pause_until: 0,
             paused_counted_until: 0,
             paused_acc: 0,
-            rr_ctl: 0,
-            rr_data: 0,
+            ctl: VecDeque::new(),
+            data: BinaryHeap::new(),
+            data_seq: 0,
+            timers: BinaryHeap::new(),
             now: 0,
             stats,
             cfg,
@@ -292,6 +311,10 @@ impl Nic {
             last_start_ps: 0,
             last_wire: 0,
             cnp_pending: false,
+            in_ctl: false,
+            in_data: false,
+            data_key: 0,
+            timer_at: Nanos::MAX,
         });
         Ok(())
     }
@@ -311,7 +334,45 @@ impl Nic {
             return Err(NicError::OutOfMemoryRange);
         }
         self.slots[i].qp.post(wr);
+        self.touch(i, self.now);
         Ok(())
+    }
+
+    /// Files slot `i` where it now belongs: the control queue when it has
+    /// an ACK, NAK or CNP to send, the data heap when it has data (keyed by
+    /// its pacing slot), the timer heap at its earliest deadline (the
+    /// retransmission timer; DCQCN's timers while they pace data). Brings
+    /// its rate limiter up to `now` first.
+    fn touch(&mut self, i: usize, now: Nanos) {
+        let line = self.cfg.line_rate_bps;
+        let s = &mut self.slots[i];
+        if let Some(rp) = &mut s.rp {
+            rp.on_time(now);
+        }
+        if (s.cnp_pending || s.qp.control().is_some()) && !s.in_ctl {
+            s.in_ctl = true;
+            self.ctl.push_back(i);
+        }
+        let has_data = s.qp.has_data();
+        if has_data && !s.in_data {
+            s.in_data = true;
+            self.data_seq += 1;
+            s.data_key = self.data_seq;
+            self.data
+                .push(Reverse((s.next_send_ps(line), self.data_seq, i)));
+        }
+        let pacing =
+            s.rp.as_ref()
+                .filter(|rp| has_data && rp.rate_bps() < line)
+                .and_then(ReactionPoint::next_timer);
+        let deadline = match (s.qp.rto_deadline(), pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(d) = deadline.filter(|&d| d < s.timer_at) {
+            s.timer_at = d;
+            self.timers.push(Reverse((d, i)));
+        }
     }
 
     /// Takes a frame the switch sent this NIC.
@@ -464,7 +525,9 @@ impl Nic {
             }
         } else {
             self.stats.rx_dropped.not_for_us += 1;
+            return;
         }
+        self.touch(i, now);
     }
 
     /// The 802.1p priority CNPs go out on, if this NIC sends any.
@@ -494,13 +557,31 @@ impl Nic {
             + ICRC_LEN
     }
 
+    /// Runs the timers due by `now`: a retransmission timeout goes back
+    /// (go-back-N), a DCQCN timer may raise a rate (the QP's data entry is
+    /// then re-keyed to its earlier slot).
     fn run_timers(&mut self, now: Nanos) {
-        for s in &mut self.slots {
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let s = &mut self.slots[i];
+            if t != s.timer_at {
+                continue;
+            }
+            s.timer_at = Nanos::MAX;
             if s.qp.on_timer(now) {
                 self.stats.timeouts += 1;
             }
-            if let Some(rp) = &mut s.rp {
-                rp.on_time(now);
+            let before = s.rp.as_ref().map(ReactionPoint::rate_bps);
+            self.touch(i, now);
+            let s = &mut self.slots[i];
+            if s.in_data && s.rp.as_ref().map(ReactionPoint::rate_bps) != before {
+                self.data_seq += 1;
+                s.data_key = self.data_seq;
+                let ready = s.next_send_ps(self.cfg.line_rate_bps);
+                self.data.push(Reverse((ready, self.data_seq, i)));
             }
         }
     }
@@ -532,6 +613,7 @@ impl Nic {
             if let Some(rp) = &mut s.rp {
                 rp.on_sent(now, built.len as u64);
             }
+            self.touch(i, now);
         }
         self.stats.tx_frames += 1;
         self.stats.tx_bytes += built.len as u64;
@@ -551,54 +633,79 @@ impl Nic {
                 }
             }
         }
-        let n = self.slots.len();
         let cnp_paused = self.paused(self.cnp_priority(), now);
         let data_paused = self.paused(self.cfg.priority, now);
-        for k in 0..n {
-            let i = (self.rr_ctl + k) % n;
-            if self.slots[i].cnp_pending && !cnp_paused {
-                self.slots[i].cnp_pending = false;
-                self.rr_ctl = i + 1;
-                let len = self.emit_cnp(i, buf)?;
+        // The control queue: the first QP with something it may send now.
+        for k in 0..self.ctl.len() {
+            let i = self.ctl[k];
+            let s = &mut self.slots[i];
+            let built = if s.cnp_pending && !cnp_paused {
+                s.cnp_pending = false;
                 self.stats.cnp_sent += 1;
-                return Some(Built {
-                    len,
-                    ready_ps: 0,
-                    data_slot: None,
-                });
-            }
-            if !data_paused {
-                if let Some(c) = self.slots[i].qp.take_control() {
-                    self.rr_ctl = i + 1;
-                    let len = self.emit_control(i, c, buf)?;
+                Some(self.emit_cnp(i, buf))
+            } else if !data_paused {
+                s.qp.take_control().map(|c| {
                     if c.aeth.syndrome == Syndrome::NakPsnSequenceError {
                         self.stats.naks_sent += 1;
                     } else {
                         self.stats.acks_sent += 1;
                     }
-                    return Some(Built {
-                        len,
-                        ready_ps: 0,
-                        data_slot: None,
-                    });
-                }
+                    self.emit_control(i, c, buf)
+                })
+            } else {
+                None
+            };
+            let s = &mut self.slots[i];
+            if !s.cnp_pending && s.qp.control().is_none() {
+                s.in_ctl = false;
+                self.ctl.remove(k);
+            } else if built.is_some() {
+                // Served: to the back of the queue, so QPs take turns.
+                self.ctl.remove(k);
+                self.ctl.push_back(i);
+            }
+            if let Some(len) = built {
+                return Some(Built {
+                    len: len?,
+                    ready_ps: 0,
+                    data_slot: None,
+                });
             }
         }
         if data_paused {
             return None;
         }
-        for k in 0..n {
-            let i = (self.rr_data + k) % n;
-            let s = &self.slots[i];
-            let ready_ps = s.next_send_ps(self.cfg.line_rate_bps);
-            if !s.qp.has_data() || ready_ps > now_ps {
+        let line = self.cfg.line_rate_bps;
+        while let Some(&Reverse((ready, key, i))) = self.data.peek() {
+            let s = &mut self.slots[i];
+            if key != s.data_key || !s.in_data {
+                self.data.pop();
                 continue;
             }
-            self.rr_data = i + 1;
-            let len = self.emit_data(now, i, buf)?;
+            if !s.qp.has_data() {
+                self.data.pop();
+                s.in_data = false;
+                continue;
+            }
+            let actual = s.next_send_ps(line);
+            if actual != ready {
+                // The rate changed since it was filed: file it again.
+                self.data.pop();
+                self.data_seq += 1;
+                s.data_key = self.data_seq;
+                self.data.push(Reverse((actual, self.data_seq, i)));
+                continue;
+            }
+            if ready > now_ps {
+                return None;
+            }
+            self.data.pop();
+            s.in_data = false;
+            // `transmit` files it again once its pacing state is updated.
+            let len = self.emit_data(now, i, buf);
             return Some(Built {
-                len,
-                ready_ps,
+                len: len?,
+                ready_ps: ready,
                 data_slot: Some(i),
             });
         }
@@ -671,30 +778,21 @@ impl Nic {
         }
         let cnp_end = self.pause_end(self.cnp_priority());
         let data_end = self.pause_end(self.cfg.priority);
-        for s in &self.slots {
+        for &i in &self.ctl {
+            let s = &self.slots[i];
             if s.cnp_pending {
                 earliest(&mut best, line.max(cnp_end));
             }
             if s.qp.control().is_some() {
                 earliest(&mut best, line.max(data_end));
             }
-            if s.qp.has_data() {
-                earliest(
-                    &mut best,
-                    line.max(data_end)
-                        .max(ps_to_ns_ceil(s.next_send_ps(self.cfg.line_rate_bps))),
-                );
-                if let Some(rp) = &s.rp {
-                    if rp.rate_bps() < self.cfg.line_rate_bps {
-                        if let Some(t) = rp.next_timer() {
-                            earliest(&mut best, t);
-                        }
-                    }
-                }
-            }
-            if let Some(t) = s.qp.rto_deadline() {
-                earliest(&mut best, t);
-            }
+        }
+        // A stale entry on top only wakes the NIC early.
+        if let Some(Reverse((ready, _, _))) = self.data.peek() {
+            earliest(&mut best, line.max(data_end).max(ps_to_ns_ceil(*ready)));
+        }
+        if let Some(Reverse((t, _))) = self.timers.peek() {
+            earliest(&mut best, *t);
         }
         best
     }

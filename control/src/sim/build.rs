@@ -17,6 +17,7 @@ use railyard_roce::nic::{CongestionControl, NicConfig};
 use railyard_roce::plan::{JobPlan, RankAddr, Workload};
 use railyard_roce::MacAddr;
 
+use super::engine::{NodeId, NotifyingPort, Scheduler};
 use super::{Cc, Lb, SimOptions};
 use crate::lab::collective::{path_mtu, rank_of, rank_specs};
 use crate::lab::render::{find_template, render_switch};
@@ -27,8 +28,13 @@ use crate::lab::topology::{Endpoint, Topology};
 const CABLE_FRAMES: usize = 65_536;
 /// Packet buffers per switch in the shared pool.
 const BUFFERS_PER_SWITCH: usize = 32_768;
-/// Packet buffers per host NIC in the shared pool.
-const BUFFERS_PER_NIC: usize = 4_096;
+/// Packet buffers per host NIC in the shared pool: a NIC puts one frame at
+/// a time on its cable, so what it holds is what the cable does.
+const BUFFERS_PER_NIC: usize = 1_024;
+/// Most buffers the pool holds (about 9.5 GB of address space; only the
+/// buffers a run actually uses are backed by memory). A fabric that needs
+/// more reports "refused frames" (the pool ran dry).
+const MAX_POOL: usize = 1 << 20;
 /// DSCP of RoCEv2 data in the book's policy.
 const ROCE_DSCP: u8 = 24;
 
@@ -38,6 +44,8 @@ pub(super) struct NicPort {
     pub end: RingPort,
     /// The NIC's rank.
     pub rank: usize,
+    /// The switch at the other end, as the scheduler numbers it.
+    pub switch: NodeId,
 }
 
 /// A fabric ready to run.
@@ -54,6 +62,9 @@ pub(super) struct Fabric {
     pub nic_rate_bps: Vec<u64>,
     /// Each rank's RoCE path MTU.
     pub path_mtu: Vec<usize>,
+    /// When each node runs next (switches are nodes `0..switches.len()`,
+    /// host `h` is node `switches.len() + h`).
+    pub sched: Scheduler,
 }
 
 /// The MAC of NIC `nic` of host number `host`: locally administered,
@@ -222,25 +233,35 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
     let workload = Workload::parse(&opts.workload, &|n| rank_of(&specs, n))?;
     let plan = JobPlan::new(workload, ranks.clone(), opts.job.clone())?;
 
-    let pool = Pool::new(models.len() * BUFFERS_PER_SWITCH + ranks.len() * BUFFERS_PER_NIC);
+    let pool = Pool::new(
+        (models.len() * BUFFERS_PER_SWITCH + ranks.len() * BUFFERS_PER_NIC).min(MAX_POOL),
+    );
     let mut ports: Vec<Vec<Option<Box<dyn Port>>>> = models
         .iter()
         .map(|m| m.interfaces.iter().map(|_| None).collect())
         .collect();
     let mut links = Vec::new();
-    let mut nic_ends: BTreeMap<(usize, String), RingPort> = BTreeMap::new();
+    let mut nic_ends: BTreeMap<(usize, String), (RingPort, NodeId)> = BTreeMap::new();
+    let sched = Scheduler::new(models.len() + t.hosts.len());
+    let node_of = |name: &str| -> Option<NodeId> {
+        switch_index(name)
+            .or_else(|| host_index(name).map(|h| models.len() + h))
+            .map(|n| n as NodeId)
+    };
     for l in &t.links {
         let name = format!("{}-{}", l.a, l.b);
         let (ea, eb, ctl) = RingLink::pair_with_delay(&name, CABLE_FRAMES, l.delay_ns);
         links.push(ctl);
-        for (end, ring) in [(&l.a, ea), (&l.b, eb)] {
+        for (end, ring, far) in [(&l.a, ea, &l.b), (&l.b, eb, &l.a)] {
+            let peer = node_of(&far.node)
+                .ok_or_else(|| format!("{}: unknown node {}", t.path.display(), far.node))?;
             match (switch_index(&end.node), host_index(&end.node)) {
                 (Some(sw), _) => {
                     let p = usize::from(port_of(&models, t, sw, &end.port)?);
-                    ports[sw][p] = Some(Box::new(ring));
+                    ports[sw][p] = Some(Box::new(NotifyingPort::new(ring, peer, sched.arrivals())));
                 }
                 (None, Some(h)) => {
-                    nic_ends.insert((h, end.port.clone()), ring);
+                    nic_ends.insert((h, end.port.clone()), (ring, peer));
                 }
                 _ => return Err(format!("{}: unknown node {}", t.path.display(), end.node)),
             }
@@ -294,10 +315,14 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 memory_bytes: 0,
                 answer_arp: true,
             });
-            let ring = nic_ends
+            let (ring, switch) = nic_ends
                 .remove(&(h, end.port.clone()))
                 .ok_or_else(|| format!("{}:{} has no cable", host.name, end.port))?;
-            ends.push(NicPort { end: ring, rank });
+            ends.push(NicPort {
+                end: ring,
+                rank,
+                switch,
+            });
         }
         hosts.push(Host::new(&plan, h, configs)?);
         nic_ports.push(ends);
@@ -312,5 +337,6 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         pool,
         nic_rate_bps,
         path_mtu: mtus,
+        sched,
     })
 }

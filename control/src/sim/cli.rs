@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 use railyard_roce::plan::{parse_size, JobOptions};
 
-use super::{read_dcqcn_params, report, simulate, Cc, Lb, SimOptions, SimReport};
+use std::io::IsTerminal;
+
+use super::{read_dcqcn_params, report, simulate, Cc, Lb, Progress, SimOptions, SimReport};
 use crate::lab::cli::resolve_topology;
 
 /// `railyard sim TOPOLOGY --workload SPEC`.
@@ -71,6 +73,10 @@ pub struct SimArgs {
     /// Virtual time after which the job is reported unfinished, e.g. 2s.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     pub time_limit: std::time::Duration,
+    /// Stop at this virtual time, e.g. 1ms, and report what finished by
+    /// then (not an error).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub until: Option<std::time::Duration>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +97,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         pfc: args.pfc == "on",
         nic_mbps: args.nic_mbps,
         time_limit_ns: args.time_limit.as_nanos() as u64,
+        until_ns: args.until.map(|d| d.as_nanos() as u64),
         rto_ns: args
             .rto
             .map_or(railyard_roce::nic::DEFAULT_RTO_NS, |d| d.as_nanos() as u64),
@@ -112,15 +119,13 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
     let mut reports: Vec<(Option<Lb>, SimReport)> = Vec::new();
     for lb in modes {
         opts.lb = lb;
-        let mut progress = |t: u64, moved: u64| {
-            if !args.json {
-                eprintln!(
-                    "sim: {} virtual, {moved} frames moved",
-                    crate::units::duration(t)
-                );
-            }
-        };
-        reports.push((lb, simulate(&path, &opts, &mut progress)?));
+        let mut progress = |p: Progress| print_progress(lb, &p);
+        let report = simulate(&path, &opts, &mut progress)?;
+        if std::io::stderr().is_terminal() {
+            // The progress line ends here.
+            eprintln!();
+        }
+        reports.push((lb, report));
     }
     if args.json {
         let s = if reports.len() == 1 {
@@ -178,6 +183,36 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// One progress line on stderr: virtual time (of the target, with
+/// `--until`), wall time, ETA, frames moved. On a terminal it rewrites
+/// itself; otherwise each report is a line of its own.
+fn print_progress(lb: Option<Lb>, p: &Progress) {
+    use std::fmt::Write as _;
+    let mut line = format!(
+        "sim{}: ",
+        lb.map_or(String::new(), |l| format!(" [{}]", l.name()))
+    );
+    let _ = write!(line, "{} virtual", crate::units::duration(p.virtual_ns));
+    if let Some(t) = p.target_ns {
+        let _ = write!(
+            line,
+            " of {} ({:.0}%)",
+            crate::units::duration(t),
+            100.0 * p.virtual_ns as f64 / t.max(1) as f64
+        );
+    }
+    let _ = write!(line, ", wall {:.1} s", p.wall_s);
+    if let Some(eta) = p.eta_s() {
+        let _ = write!(line, ", ETA {eta:.0} s");
+    }
+    let _ = write!(line, ", {} frames moved", p.moved);
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{line}\x1b[K");
+    } else {
+        eprintln!("{line}");
+    }
 }
 
 /// `railyard dcqcn`: the DCQCN parameters with their values, or an

@@ -10,6 +10,7 @@
 
 mod build;
 pub mod cli;
+mod engine;
 mod report;
 mod run;
 #[cfg(test)]
@@ -71,6 +72,8 @@ pub struct SimOptions {
     pub rto_ns: Nanos,
     /// Virtual time after which an unfinished job is reported as such.
     pub time_limit_ns: Nanos,
+    /// Virtual time to stop at and report what finished (`--until`).
+    pub until_ns: Option<Nanos>,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
 }
@@ -88,8 +91,33 @@ impl Default for SimOptions {
             ack_every: 16,
             rto_ns: railyard_roce::nic::DEFAULT_RTO_NS,
             time_limit_ns: 10_000_000_000,
+            until_ns: None,
             bin_ns: 10_000,
         }
+    }
+}
+
+/// Where a run is, for a progress line: reported about once a second of
+/// wall time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Virtual time reached.
+    pub virtual_ns: Nanos,
+    /// Virtual time the run stops at, when known (`--until`).
+    pub target_ns: Option<Nanos>,
+    /// Wall time so far, seconds.
+    pub wall_s: f64,
+    /// Frames moved so far (received or sent by a switch or a NIC).
+    pub moved: u64,
+}
+
+impl Progress {
+    /// Wall seconds still to go at the pace so far, when the end is known.
+    pub fn eta_s(&self) -> Option<f64> {
+        let target = self.target_ns?;
+        (self.virtual_ns > 0).then(|| {
+            self.wall_s * target.saturating_sub(self.virtual_ns) as f64 / self.virtual_ns as f64
+        })
     }
 }
 
@@ -103,7 +131,7 @@ impl Default for SimOptions {
 pub fn simulate(
     topology: &std::path::Path,
     opts: &SimOptions,
-    progress: &mut dyn FnMut(Nanos, u64),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<SimReport, String> {
     let topo = crate::lab::topology::parse_file(topology)?;
     let fabric = build::build(&topo, opts)?;

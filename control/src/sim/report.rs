@@ -78,8 +78,28 @@ pub fn jain(x: &[f64]) -> f64 {
 pub(super) struct RunInfo {
     pub end_ns: Nanos,
     pub timed_out: bool,
-    pub wall_ms: u64,
+    /// The run stopped at `--until` (unfinished work is expected).
+    pub until_ns: Option<Nanos>,
+    pub wall_s: f64,
     pub ring_full: u64,
+    /// Nodes the scheduler ran.
+    pub events: u64,
+}
+
+/// How fast the simulator went: what a benchmark compares.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineStats {
+    /// Node runs: a switch polled, or a host's NICs served, at one instant.
+    pub events: u64,
+    /// Frames received off a cable, by switches and NICs: every hop of
+    /// every packet.
+    pub packet_hops: u64,
+    /// Wall time of the run, seconds.
+    pub wall_s: f64,
+    /// packet_hops / wall_s.
+    pub hops_per_wall_s: f64,
+    /// events / wall_s.
+    pub events_per_wall_s: f64,
 }
 
 /// Everything a simulation reports (`--json` prints it as is).
@@ -101,6 +121,11 @@ pub struct SimReport {
     pub wall_ms: u64,
     /// Whether the job hit the time limit unfinished.
     pub timed_out: bool,
+    /// The virtual time `--until` stopped the run at, microseconds (what
+    /// finished by then is reported; the rest is not an error).
+    pub until_us: Option<f64>,
+    /// The simulator's own speed.
+    pub engine: EngineStats,
     /// Frames a cable or the packet pool refused (0 in a sound run).
     pub refused_frames: u64,
 }
@@ -116,9 +141,18 @@ pub(super) fn build(
     let mut fabric = FabricSummary::default();
     fabric.add_nics(outcomes.iter().flat_map(|o| o.nics.iter()));
     let mut links = Vec::new();
+    let mut packet_hops: u64 = outcomes
+        .iter()
+        .flat_map(|o| o.nics.iter())
+        .map(|n| n.rx_frames)
+        .sum();
     for (s, name) in f.switches.iter().zip(&f.switch_names) {
-        links.extend(fabric.add_switch(name, &tally_switch(&s.stats())));
+        let stats = s.stats();
+        packet_hops += stats.interfaces.values().map(|i| i.rx_packets).sum::<u64>();
+        links.extend(fabric.add_switch(name, &tally_switch(&stats)));
     }
+    let wall_s = info.wall_s;
+    let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     let receivers = receiver_rates(f, &delivery);
     SimReport {
         flows: result.flows.clone(),
@@ -127,8 +161,16 @@ pub(super) fn build(
         receivers,
         links,
         virtual_us: info.end_ns as f64 / 1e3,
-        wall_ms: info.wall_ms,
+        wall_ms: (info.wall_s * 1e3) as u64,
         timed_out: info.timed_out,
+        until_us: info.until_ns.map(|t| t as f64 / 1e3),
+        engine: EngineStats {
+            events: info.events,
+            packet_hops,
+            wall_s,
+            hops_per_wall_s: per_s(packet_hops),
+            events_per_wall_s: per_s(info.events),
+        },
         refused_frames: info.ring_full + delivery.pool_dry,
     }
 }
@@ -204,8 +246,13 @@ pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
     r.fabric.render(out, &r.links)?;
     writeln!(
         out,
-        "# virtual time {:.1} us, wall time {} ms",
-        r.virtual_us, r.wall_ms
+        "# virtual time {:.1} us, wall time {} ms: {} packet-hops ({:.0}/s), {} events ({:.0}/s)",
+        r.virtual_us,
+        r.wall_ms,
+        r.engine.packet_hops,
+        r.engine.hops_per_wall_s,
+        r.engine.events,
+        r.engine.events_per_wall_s
     )?;
     let shared: Vec<&FlowRate> = r.receivers.iter().filter(|x| x.senders > 1).collect();
     if !shared.is_empty() {
@@ -227,7 +274,14 @@ pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
             )?;
         }
     }
-    if r.timed_out {
+    if let Some(t) = r.until_us {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Stopped at --until {:.1} us; the table shows what had finished by then.",
+            t
+        )?;
+    } else if r.timed_out {
         writeln!(out)?;
         writeln!(out, "The job did not finish within the time limit.")?;
     }
