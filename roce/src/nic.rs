@@ -3,7 +3,7 @@
 //! priority by PFC from the switch. Frames in, frames out, time injected.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::net::Ipv4Addr;
 
 use railyard_dataplane::qos::shaper::{ps_to_ns_ceil, serialisation_ps, wire_bytes, PS_PER_NS};
@@ -227,7 +227,9 @@ pub struct Nic {
     cfg: NicConfig,
     memory: Vec<u8>,
     slots: Vec<Slot>,
-    index: HashMap<u32, usize>,
+    /// QPN → slot. Fx, not SipHash: looked up for every frame received,
+    /// and QPNs are no attacker's input.
+    index: rustc_hash::FxHashMap<u32, usize>,
     completions: VecDeque<Completion>,
     arp: [Option<(MacAddr, Ipv4Addr)>; ARP_SLOTS],
     arp_next: usize,
@@ -256,7 +258,7 @@ impl Nic {
         Nic {
             memory: vec![0; cfg.memory_bytes],
             slots: Vec::with_capacity(QP_PREALLOC),
-            index: HashMap::with_capacity(QP_PREALLOC),
+            index: rustc_hash::FxHashMap::with_capacity_and_hasher(QP_PREALLOC, Default::default()),
             completions: VecDeque::with_capacity(COMPLETION_PREALLOC),
             arp: [None; ARP_SLOTS],
             arp_next: 0,

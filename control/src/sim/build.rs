@@ -44,14 +44,18 @@ pub(super) struct NicPort {
     pub end: RingPort,
     /// The NIC's rank.
     pub rank: usize,
-    /// The switch at the other end, as the scheduler numbers it.
+    /// The switch at the other end, as the scheduler numbers it, and its
+    /// port.
     pub switch: NodeId,
+    pub switch_port: u16,
 }
 
 /// A fabric ready to run.
 pub(super) struct Fabric {
     pub switches: Vec<Switch>,
     pub switch_names: Vec<String>,
+    /// Per switch, its interfaces' names by port number.
+    pub port_names: Vec<Vec<String>>,
     pub hosts: Vec<Host>,
     /// Per host, its NICs' cable ends, NIC 0 first.
     pub nic_ports: Vec<Vec<NicPort>>,
@@ -241,7 +245,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         .map(|m| m.interfaces.iter().map(|_| None).collect())
         .collect();
     let mut links = Vec::new();
-    let mut nic_ends: BTreeMap<(usize, String), (RingPort, NodeId)> = BTreeMap::new();
+    let mut nic_ends: BTreeMap<(usize, String), (RingPort, NodeId, u16)> = BTreeMap::new();
     let sched = Scheduler::new(models.len() + t.hosts.len());
     let node_of = |name: &str| -> Option<NodeId> {
         switch_index(name)
@@ -255,13 +259,27 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         for (end, ring, far) in [(&l.a, ea, &l.b), (&l.b, eb, &l.a)] {
             let peer = node_of(&far.node)
                 .ok_or_else(|| format!("{}: unknown node {}", t.path.display(), far.node))?;
+            // A switch's port number, or a host's NIC number.
+            let peer_port = match (switch_index(&far.node), host_index(&far.node)) {
+                (Some(ps), _) => port_of(&models, t, ps, &far.port)?,
+                (None, Some(h)) => host_links(t, &t.hosts[h].name)
+                    .iter()
+                    .position(|(_, e, _)| e.port == far.port)
+                    .unwrap_or(0) as u16,
+                _ => 0,
+            };
             match (switch_index(&end.node), host_index(&end.node)) {
                 (Some(sw), _) => {
                     let p = usize::from(port_of(&models, t, sw, &end.port)?);
-                    ports[sw][p] = Some(Box::new(NotifyingPort::new(ring, peer, sched.arrivals())));
+                    ports[sw][p] = Some(Box::new(NotifyingPort::new(
+                        ring,
+                        peer,
+                        peer_port,
+                        sched.arrivals(),
+                    )));
                 }
                 (None, Some(h)) => {
-                    nic_ends.insert((h, end.port.clone()), (ring, peer));
+                    nic_ends.insert((h, end.port.clone()), (ring, peer, peer_port));
                 }
                 _ => return Err(format!("{}: unknown node {}", t.path.display(), end.node)),
             }
@@ -269,7 +287,9 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
     }
     let mut switches = Vec::new();
     for (m, p) in models.iter().zip(ports) {
-        let (sw, warnings) = Switch::new(m, p, pool.clone());
+        let (mut sw, warnings) = Switch::new(m, p, pool.clone());
+        // The scheduler says which ports have frames due.
+        sw.use_rx_hints(true);
         if !warnings.is_empty() {
             let w: Vec<String> = warnings.iter().map(|w| format!("{w:?}")).collect();
             return Err(format!("{}: {}", m.hostname, w.join("; ")));
@@ -315,13 +335,14 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 memory_bytes: 0,
                 answer_arp: true,
             });
-            let (ring, switch) = nic_ends
+            let (ring, switch, switch_port) = nic_ends
                 .remove(&(h, end.port.clone()))
                 .ok_or_else(|| format!("{}:{} has no cable", host.name, end.port))?;
             ends.push(NicPort {
                 end: ring,
                 rank,
                 switch,
+                switch_port,
             });
         }
         hosts.push(Host::new(&plan, h, configs)?);
@@ -330,6 +351,10 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
     Ok(Fabric {
         switches,
         switch_names: t.switches.iter().map(|s| s.name.clone()).collect(),
+        port_names: models
+            .iter()
+            .map(|m| m.interfaces.iter().map(|i| i.name.clone()).collect())
+            .collect(),
         hosts,
         nic_ports,
         links,

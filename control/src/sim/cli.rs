@@ -77,6 +77,13 @@ pub struct SimArgs {
     /// then (not an error).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub until: Option<std::time::Duration>,
+    /// Sample an egress queue's depth over time, `SWITCH:INTERFACE:QUEUE`
+    /// (repeatable), e.g. leaf1:Ethernet1/33:3.
+    #[arg(long = "sample-queue", value_name = "QUEUE")]
+    pub sample_queues: Vec<String>,
+    /// Interval of the queue samples, e.g. 1us.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "1us")]
+    pub sample_every: std::time::Duration,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -98,6 +105,8 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         nic_mbps: args.nic_mbps,
         time_limit_ns: args.time_limit.as_nanos() as u64,
         until_ns: args.until.map(|d| d.as_nanos() as u64),
+        sample_queues: args.sample_queues.clone(),
+        sample_ns: args.sample_every.as_nanos() as u64,
         rto_ns: args
             .rto
             .map_or(railyard_roce::nic::DEFAULT_RTO_NS, |d| d.as_nanos() as u64),

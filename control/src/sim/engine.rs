@@ -27,24 +27,32 @@ use railyard_dataplane::{Burst, Pool};
 pub(super) type NodeId = u32;
 
 /// Arrivals announced by cable ends since the scheduler last looked:
-/// (receiving node, time the frames are due). Lock-free, because the
-/// ports that push sit inside switches (which must be `Send`).
-pub(super) type Arrivals = Arc<SegQueue<(NodeId, Nanos)>>;
+/// (receiving node, its port, time the frames are due). Lock-free,
+/// because the ports that push sit inside switches (which must be
+/// `Send`).
+pub(super) type Arrivals = Arc<SegQueue<(NodeId, u16, Nanos)>>;
 
 /// A switch's end of a cable that announces what it sends to the node at
 /// the other end. Everything else is the ring's own behaviour.
 pub(super) struct NotifyingPort {
     inner: RingPort,
     peer: NodeId,
+    peer_port: u16,
     arrivals: Arrivals,
 }
 
 impl NotifyingPort {
-    /// Wraps `inner`, whose far end belongs to node `peer`.
-    pub(super) fn new(inner: RingPort, peer: NodeId, arrivals: Arrivals) -> NotifyingPort {
+    /// Wraps `inner`, whose far end is port `peer_port` of node `peer`.
+    pub(super) fn new(
+        inner: RingPort,
+        peer: NodeId,
+        peer_port: u16,
+        arrivals: Arrivals,
+    ) -> NotifyingPort {
         NotifyingPort {
             inner,
             peer,
+            peer_port,
             arrivals,
         }
     }
@@ -59,8 +67,11 @@ impl Port for NotifyingPort {
         let n = self.inner.tx_burst(burst, now);
         if n > 0 {
             // One announcement per burst: its frames share the due time.
-            self.arrivals
-                .push((self.peer, now.saturating_add(self.inner.delay_ns())));
+            self.arrivals.push((
+                self.peer,
+                self.peer_port,
+                now.saturating_add(self.inner.delay_ns()),
+            ));
         }
         n
     }
@@ -90,6 +101,9 @@ impl Port for NotifyingPort {
 pub(super) struct Scheduler {
     heap: BinaryHeap<Reverse<(Nanos, u64, NodeId)>>,
     seq: u64,
+    /// Per node: (due time, port or NIC) of frames announced toward it, so
+    /// a run receives from those only.
+    pending_rx: Vec<BinaryHeap<Reverse<(Nanos, u16)>>>,
     /// Per node: the time and push number of its last run; an entry for
     /// that time pushed before it is already served.
     last_run: Vec<(Nanos, u64)>,
@@ -104,6 +118,7 @@ impl Scheduler {
         Scheduler {
             heap: BinaryHeap::with_capacity(nodes * 4),
             seq: 0,
+            pending_rx: (0..nodes).map(|_| BinaryHeap::new()).collect(),
             last_run: vec![(Nanos::MAX, 0); nodes],
             arrivals: Arc::new(SegQueue::new()),
             events: 0,
@@ -121,10 +136,32 @@ impl Scheduler {
         self.heap.push(Reverse((t, self.seq, node)));
     }
 
+    /// Frames are due at `t` on `port` of `node`: it runs then.
+    pub(super) fn arrive(&mut self, node: NodeId, port: u16, t: Nanos) {
+        if let Some(p) = self.pending_rx.get_mut(node as usize) {
+            p.push(Reverse((t, port)));
+        }
+        self.wake(node, t);
+    }
+
     /// Takes in the arrivals announced since the last call.
     pub(super) fn collect_arrivals(&mut self) {
-        while let Some((node, t)) = self.arrivals.pop() {
-            self.wake(node, t);
+        while let Some((node, port, t)) = self.arrivals.pop() {
+            self.arrive(node, port, t);
+        }
+    }
+
+    /// The ports (or NICs) of `node` with frames due by `now`, each given
+    /// to `hint` (one may come more than once).
+    pub(super) fn due_ports(&mut self, node: NodeId, now: Nanos, mut hint: impl FnMut(u16)) {
+        if let Some(p) = self.pending_rx.get_mut(node as usize) {
+            while let Some(&Reverse((t, port))) = p.peek() {
+                if t > now {
+                    break;
+                }
+                p.pop();
+                hint(port);
+            }
         }
     }
 
@@ -184,7 +221,7 @@ mod tests {
         let pool = Pool::new(8);
         let (a, mut b, _ctl) = RingLink::pair_with_delay("t", 16, 1_000);
         let mut s = Scheduler::new(2);
-        let mut port = NotifyingPort::new(a, 1, s.arrivals());
+        let mut port = NotifyingPort::new(a, 1, 7, s.arrivals());
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
         burst.push(pool.alloc_from(&[2; 60]).unwrap());
@@ -194,6 +231,11 @@ mod tests {
         s.collect_arrivals();
         assert_eq!(s.next(u64::MAX), Some((6_000, 1)));
         assert_eq!(s.next(u64::MAX), None);
+        let mut ports = Vec::new();
+        s.due_ports(1, 5_999, |p| ports.push(p));
+        assert!(ports.is_empty(), "not due yet");
+        s.due_ports(1, 6_000, |p| ports.push(p));
+        assert_eq!(ports, [7]);
         let mut rx = Burst::new();
         assert_eq!(b.rx_burst(&pool, &mut rx, 5_999), 0, "not due yet");
         assert_eq!(b.rx_burst(&pool, &mut rx, 6_000), 2);

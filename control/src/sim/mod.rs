@@ -23,7 +23,7 @@ use railyard_roce::dcqcn::DcqcnParams;
 use railyard_roce::plan::JobOptions;
 
 pub use crate::lab::collective::Cc;
-pub use report::{FlowRate, SimReport};
+pub use report::{EngineStats, FlowRate, QueueSeries, SimReport};
 
 /// How the leaves balance traffic over their uplinks, overriding the
 /// configuration's own choice.
@@ -74,6 +74,11 @@ pub struct SimOptions {
     pub time_limit_ns: Nanos,
     /// Virtual time to stop at and report what finished (`--until`).
     pub until_ns: Option<Nanos>,
+    /// Egress queues whose depth is sampled over time, as
+    /// `SWITCH:INTERFACE:QUEUE` (`leaf1:Ethernet1/33:3`).
+    pub sample_queues: Vec<String>,
+    /// Interval of those samples, virtual time.
+    pub sample_ns: Nanos,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
 }
@@ -92,6 +97,8 @@ impl Default for SimOptions {
             rto_ns: railyard_roce::nic::DEFAULT_RTO_NS,
             time_limit_ns: 10_000_000_000,
             until_ns: None,
+            sample_queues: Vec::new(),
+            sample_ns: 1_000,
             bin_ns: 10_000,
         }
     }
@@ -135,7 +142,7 @@ pub fn simulate(
 ) -> Result<SimReport, String> {
     let topo = crate::lab::topology::parse_file(topology)?;
     let fabric = build::build(&topo, opts)?;
-    Ok(run::run(fabric, opts, progress))
+    run::run(fabric, opts, progress)
 }
 
 /// Reads a `--dcqcn-params` file.

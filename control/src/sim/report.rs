@@ -102,6 +102,17 @@ pub struct EngineStats {
     pub events_per_wall_s: f64,
 }
 
+/// One egress queue's depth over virtual time (`--sample-queue`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueSeries {
+    /// `SWITCH:INTERFACE:QUEUE`, as asked for.
+    pub name: String,
+    /// Sample times, microseconds.
+    pub t_us: Vec<f64>,
+    /// Bytes queued at each sample.
+    pub bytes: Vec<u64>,
+}
+
 /// Everything a simulation reports (`--json` prints it as is).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SimReport {
@@ -126,6 +137,8 @@ pub struct SimReport {
     pub until_us: Option<f64>,
     /// The simulator's own speed.
     pub engine: EngineStats,
+    /// Depth over time of the queues asked for.
+    pub queues: Vec<QueueSeries>,
     /// Frames a cable or the packet pool refused (0 in a sound run).
     pub refused_frames: u64,
 }
@@ -137,6 +150,7 @@ pub(super) fn build(
     outcomes: &[HostOutcome],
     delivery: Delivery,
     info: RunInfo,
+    queues: Vec<QueueSeries>,
 ) -> SimReport {
     let mut fabric = FabricSummary::default();
     fabric.add_nics(outcomes.iter().flat_map(|o| o.nics.iter()));
@@ -171,6 +185,7 @@ pub(super) fn build(
             hops_per_wall_s: per_s(packet_hops),
             events_per_wall_s: per_s(info.events),
         },
+        queues,
         refused_frames: info.ring_full + delivery.pool_dry,
     }
 }

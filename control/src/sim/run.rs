@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::meta::Meta;
+use railyard_dataplane::model::PortId;
 use railyard_dataplane::packet::{free_burst, MAX_FRAME};
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::Port;
@@ -19,7 +20,7 @@ use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::Fabric;
 use super::engine::NodeId;
-use super::report::{self, Delivery, SimReport};
+use super::report::{self, Delivery, QueueSeries, SimReport};
 use super::{Progress, SimOptions};
 
 /// Virtual time after the job ends in which the fabric may drain (the last
@@ -40,14 +41,60 @@ fn roce_data(frame: &[u8], meta: &mut Meta) -> Option<([u8; 4], u32)> {
     Some((src, frame.len().checked_sub(after_bth)? as u32))
 }
 
+/// The queues `--sample-queue` names, resolved: (switch, port, queue).
+fn resolve_samples(f: &Fabric, names: &[String]) -> Result<Vec<(usize, PortId, usize)>, String> {
+    names
+        .iter()
+        .map(|name| {
+            let bad = || {
+                format!(
+                    "--sample-queue {name:?}: expected SWITCH:INTERFACE:QUEUE, like leaf1:Ethernet1/33:3"
+                )
+            };
+            let mut parts = name.rsplitn(3, ':');
+            let (Some(q), Some(port), Some(sw)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(bad());
+            };
+            let q: usize = q.parse().ok().filter(|q| *q < 8).ok_or_else(bad)?;
+            let s = f
+                .switch_names
+                .iter()
+                .position(|n| n == sw)
+                .ok_or_else(|| format!("--sample-queue {name:?}: no switch {sw:?}"))?;
+            let p = f
+                .port_names
+                .get(s)
+                .and_then(|ports| ports.iter().position(|n| n == port))
+                .ok_or_else(|| format!("--sample-queue {name:?}: {sw} has no interface {port:?}"))?;
+            Ok((s, p as PortId, q))
+        })
+        .collect()
+}
+
 /// Runs the fabric; `progress` hears where it is about once a second of
 /// wall time.
+///
+/// # Errors
+///
+/// A `--sample-queue` that names no queue of the fabric.
 pub(super) fn run(
     mut f: Fabric,
     opts: &SimOptions,
     progress: &mut dyn FnMut(Progress),
-) -> SimReport {
+) -> Result<SimReport, String> {
     let wall = Instant::now();
+    let samples = resolve_samples(&f, &opts.sample_queues)?;
+    let mut series: Vec<QueueSeries> = opts
+        .sample_queues
+        .iter()
+        .map(|name| QueueSeries {
+            name: name.clone(),
+            t_us: Vec::new(),
+            bytes: Vec::new(),
+        })
+        .collect();
+    let sample_ns = opts.sample_ns.max(1);
+    let mut next_sample: Nanos = 0;
     let mut last_report = Instant::now();
     let mut now: Nanos = 0;
     let mut buf = vec![0u8; MAX_FRAME.max(9216)];
@@ -74,17 +121,34 @@ pub(super) fn run(
         .until_ns
         .map_or(opts.time_limit_ns, |u| u.min(opts.time_limit_ns));
     while let Some((t, node)) = f.sched.next(limit) {
+        // Depths as they stood at each sample time up to this event.
+        while !samples.is_empty() && next_sample <= t {
+            for ((s, p, q), out) in samples.iter().zip(&mut series) {
+                let depth = f.switches[*s].queues(*p).map_or(0, |qs| qs.depth_bytes(*q));
+                out.t_us.push(next_sample as f64 / 1e3);
+                out.bytes.push(depth);
+            }
+            next_sample += sample_ns;
+        }
         now = t;
         let n = node as usize;
         let next = if n < switches {
             let s = &mut f.switches[n];
+            f.sched.due_ports(node, now, |p| s.hint_rx(p));
             moved += s.poll(now) as u64;
             s.next_departure()
         } else {
             let h = n - switches;
             let host = &mut f.hosts[h];
+            let mut due_nics = 0u64;
+            f.sched
+                .due_ports(node, now, |p| due_nics |= 1u64 << (p & 63));
             for (i, p) in f.nic_ports[h].iter_mut().enumerate() {
-                while p.end.rx_burst(&f.pool, &mut burst, now) > 0 {
+                // Only NICs whose cable announced frames due (a host with
+                // more than 64 NICs shares bits, which only costs a look).
+                while due_nics & (1 << (i & 63)) != 0
+                    && p.end.rx_burst(&f.pool, &mut burst, now) > 0
+                {
                     for pkt in burst.drain(..) {
                         let data = pkt.data();
                         if let Some((src, bytes)) = roce_data(data, &mut meta) {
@@ -112,7 +176,11 @@ pub(super) fn run(
                     moved += 1;
                 }
                 if sent {
-                    f.sched.wake(p.switch, now.saturating_add(p.end.delay_ns()));
+                    f.sched.arrive(
+                        p.switch,
+                        p.switch_port,
+                        now.saturating_add(p.end.delay_ns()),
+                    );
                 }
             }
             if !done_hosts[h] && host.done() {
@@ -157,7 +225,7 @@ pub(super) fn run(
     }
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
     let result = summarise(&f.plan, &outcomes);
-    report::build(
+    Ok(report::build(
         &f,
         result,
         &outcomes,
@@ -170,5 +238,6 @@ pub(super) fn run(
             ring_full: f.links.iter().map(|l| l.ring_full()).sum(),
             events: f.sched.events,
         },
-    )
+        series,
+    ))
 }

@@ -7,7 +7,7 @@ use super::{Switch, MAX_RX_HELD};
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::meta::FrameKind;
-use crate::packet::{Burst, PacketBuf};
+use crate::packet::{Burst, PacketBuf, BURST_SIZE};
 use crate::parse::parse;
 
 impl Switch {
@@ -23,6 +23,26 @@ impl Switch {
         }
         self.rx_held = 0;
         let mut work = 0;
+        if self.rx_hints_on {
+            // Hinted ports only, each until nothing more is due.
+            let mut hints = std::mem::take(&mut self.rx_hints);
+            for &p in &hints {
+                let p = usize::from(p);
+                self.rx_hinted[p] = false;
+                if self.ports[p].owned {
+                    loop {
+                        let n = self.rx_port(p, now);
+                        work += n;
+                        if n < BURST_SIZE {
+                            break;
+                        }
+                    }
+                }
+            }
+            hints.clear();
+            self.rx_hints = hints;
+            return work;
+        }
         for p in 0..self.ports.len() {
             if self.ports[p].owned {
                 work += self.rx_port(p, now);

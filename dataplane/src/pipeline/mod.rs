@@ -166,6 +166,14 @@ pub struct Switch {
     /// ports, link up). Read once per poll, so forwarding and balancing do
     /// not ask the backend (a clock read or more) for every packet.
     port_up: Vec<bool>,
+    /// Receive hints (see [`Switch::use_rx_hints`]): on, and the ports
+    /// hinted since the last poll (each once, flagged in `rx_hinted`).
+    rx_hints_on: bool,
+    rx_hints: Vec<u16>,
+    rx_hinted: Vec<bool>,
+    /// With hints on, link states are read again only after
+    /// [`Switch::links_changed`].
+    links_changed: bool,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -279,6 +287,10 @@ impl Switch {
             dre: vec![Dre::default(); model.interfaces.len()],
             last_dre_sample: 0,
             port_up: vec![false; model.interfaces.len()],
+            rx_hints_on: false,
+            rx_hints: Vec::with_capacity(model.interfaces.len()),
+            rx_hinted: vec![false; model.interfaces.len()],
+            links_changed: true,
         };
         (sw, warnings)
     }
@@ -344,8 +356,11 @@ impl Switch {
     pub fn poll(&mut self, now: Nanos) -> usize {
         self.poll_gaps.record(now);
         self.now = now;
-        for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
-            *up = slot.model.admin_up && (!slot.owned || slot.up());
+        if !self.rx_hints_on || self.links_changed {
+            self.links_changed = false;
+            for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
+                *up = slot.model.admin_up && (!slot.owned || slot.up());
+            }
         }
         // Port quality first, so packets of this round see the latest sample.
         self.sample_quality_if_due(now);
@@ -379,6 +394,35 @@ impl Switch {
         }
         self.lane_board = board;
         work
+    }
+
+    /// Polls receive only from ports hinted with [`hint_rx`](Self::hint_rx)
+    /// (all their due frames), instead of asking every port, and read link
+    /// states only after [`links_changed`](Self::links_changed). For a
+    /// caller that knows when frames arrive and links change (a simulator
+    /// whose cables announce them): a 64-port switch then costs what its
+    /// busy ports cost.
+    pub fn use_rx_hints(&mut self, on: bool) {
+        self.rx_hints_on = on;
+        self.links_changed = true;
+    }
+
+    /// A link went down or up: the next poll reads every port's state
+    /// (with [`use_rx_hints`](Self::use_rx_hints) on; otherwise every poll
+    /// does).
+    pub fn links_changed(&mut self) {
+        self.links_changed = true;
+    }
+
+    /// Frames are due on `port`: the next poll receives from it (with
+    /// [`use_rx_hints`](Self::use_rx_hints) on; otherwise every poll does).
+    pub fn hint_rx(&mut self, port: PortId) {
+        if let Some(h) = self.rx_hinted.get_mut(usize::from(port)) {
+            if !*h {
+                *h = true;
+                self.rx_hints.push(port);
+            }
+        }
     }
 
     /// True when no packet waits in any queue, pending transmit or hand-off.
