@@ -54,14 +54,21 @@
 #
 # Packet-hops are packets times the links they cross (host-leaf, leaf-
 # spine, spine-leaf, leaf-host: 4 across leaves, 2 within one). Neither
-# simulator prints them today, so they are computed: htsim's from its
-# `New:`/`Rtx:` packet counts and one ACK per data packet; railyard's from
-# the flows, one ACK per 16 packets, and the NAKs, CNPs and retransmissions
-# in its report -- unless the report carries an `engine` object with
-# `packet_hops`, which is then used as is. PFC frames are not counted in
-# either. Wall time is measured around each whole process (topology build
-# included). The run ends with `sim_speed_ratio_vs_htsim=R`: railyard's
-# packet-hops per wall second over htsim's.
+# simulator prints them today, so they are computed: htsim's from the
+# finished flows' packets, its `Rtx:` count and one ACK per data packet
+# (its `New:` count stays 0 in this version); railyard's from the flows,
+# one ACK per 16 packets, and the NAKs, CNPs and retransmissions in its
+# report -- unless the report carries an `engine` object with
+# `packet_hops`, which is then used as is. PFC frames are counted in
+# neither. Wall time, CPU time (user + system) and peak memory are taken
+# around each whole process (topology build included). htsim runs with
+# `-end 20000`: its default end, 1 ms of virtual time, can cut off a flow
+# that shares an uplink with three others (900 us is seen at 128 hosts);
+# after the last flow only its progress clock ticks, so the longer end
+# costs nothing measurable. The summary ends with
+# `sim_speed_ratio_vs_htsim=R`: railyard's packet-hops per wall second over
+# htsim's (`sim_speed_ratio_cpu_vs_htsim` the same per CPU second, steadier
+# on a busy host). Exit status 1 when a step fails, with what failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -121,7 +128,7 @@ htsim=$cache/sim/datacenter/htsim_roce
 htsim_source() {
     local d
     for d in "${HTSIM_SRC:-}" "$repo/../shared/anchors/htsim"; do
-        [[ -n $d && -f $d/sim/datacenter/main_roce.cpp ]] && { echo "$d"; return; }
+        [[ -n $d && -f $d/sim/datacenter/main_roce.cpp ]] && { (cd "$d" && pwd -P); return; }
     done
     d=${XDG_CACHE_HOME:-$HOME/.cache}/railyard/htsim-src
     if [[ ! -f $d/sim/datacenter/main_roce.cpp ]]; then
@@ -295,8 +302,8 @@ EOF
 
 for ((r = 1; r <= htsim_rounds; r++)); do
     say "htsim_roce, run $r of $htsim_rounds..."
-    # -end: htsim stops at this virtual time (us), long past the slowest
-    # ECMP collision; its progress clock ticks until then.
+    # -end: htsim stops at this virtual time (us), far past the slowest
+    # ECMP collision (see the head of this file).
     if ! (cd "$work" && timed "htsim-$r.time" "htsim-$r.out" "htsim-$r.err" \
         "$htsim" -tm perm.cm -nodes "$hosts" -tiers 2 \
         -queue_type lossless_input -linkspeed "$speed" -mtu "$payload" \
