@@ -117,14 +117,73 @@ fn a_rail_aligned_allreduce_runs_near_the_nic_line_rate() {
     assert!(busbw >= 0.9 * 12.5, "busbw {busbw:.2} GB/s");
 }
 
-#[test]
-fn alltoall_crosses_the_spines_in_every_balancing_mode() {
-    for lb in [Lb::Ecmp, Lb::Flowlet, Lb::PerPacket] {
-        let r = sim("rail-spine", "alltoall:16M", |o| o.lb = Some(lb));
+/// The AllToAll's time under each balancing mode, all complete and
+/// lossless; `degrade` slows one uplink.
+fn alltoall_times(degrade: &[&str]) -> [f64; 3] {
+    [Lb::Ecmp, Lb::Flowlet, Lb::PerPacket].map(|lb| {
+        let r = sim("rail-spine", "alltoall:8M", |o| {
+            o.lb = Some(lb);
+            o.degrade = degrade.iter().map(|d| d.to_string()).collect();
+        });
         assert_complete(&r);
         assert_eq!(r.fabric.lossless_drops, 0, "{lb:?}: {:?}", r.fabric);
-        assert!(r.results[0].busbw_gbps > 0.0);
-    }
+        r.results[0].time_us
+    })
+}
+
+/// The literature's shapes: in a symmetric Clos, spraying packets or
+/// flowlets over the uplinks beats ECMP's hash collisions; with one uplink
+/// at a tenth of its speed, per-packet spraying keeps feeding the slow
+/// link its share (and reorders) while flowlets steer around it, so
+/// flowlet's advantage over per-packet grows.
+#[test]
+fn spraying_beats_ecmp_and_flowlets_win_when_an_uplink_is_slow() {
+    let [ecmp, flowlet, per_packet] = alltoall_times(&[]);
+    assert!(
+        flowlet < 0.9 * ecmp && per_packet < 0.9 * ecmp,
+        "{ecmp} {flowlet} {per_packet}"
+    );
+    let [_, slow_flowlet, slow_per_packet] = alltoall_times(&["rail1:Ethernet1/31:10000"]);
+    assert!(
+        slow_flowlet < slow_per_packet,
+        "{slow_flowlet} {slow_per_packet}"
+    );
+    assert!(
+        slow_per_packet / slow_flowlet > 1.5 * (per_packet / flowlet),
+        "symmetric {flowlet}/{per_packet}, degraded {slow_flowlet}/{slow_per_packet}"
+    );
+}
+
+/// A spine uplink fails mid-run and comes back: ECMP moves the rail's
+/// flows to the other spine, what the dead cable held is lost (counted as
+/// interface_down or recovered by go-back-N), and the job still completes,
+/// later than without the failure.
+#[test]
+fn a_failed_uplink_costs_time_and_the_job_still_completes() {
+    let base = sim("rail-spine", "alltoall:8M", |o| o.lb = Some(Lb::Ecmp));
+    assert_complete(&base);
+    let r = sim("rail-spine", "alltoall:8M", |o| {
+        o.lb = Some(Lb::Ecmp);
+        o.fail = vec!["rail1:Ethernet1/31@100us-300us".into()];
+    });
+    assert!(r.results[0].completed, "{:?}", r.results[0]);
+    assert!(r.results[0].time_us > base.results[0].time_us);
+    assert!(
+        r.fabric.drops.get("interface_down").copied().unwrap_or(0) > 0,
+        "{:?}",
+        r.fabric.drops
+    );
+    let e = simulate(
+        &topology("rail-spine"),
+        &SimOptions {
+            workload: "alltoall:1M".into(),
+            fail: vec!["rail1:Ethernet1/99@1us".into()],
+            ..SimOptions::default()
+        },
+        &mut |_| {},
+    )
+    .expect_err("no such port");
+    assert!(e.contains("no link"), "{e}");
 }
 
 #[test]

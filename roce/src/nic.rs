@@ -638,7 +638,8 @@ impl Nic {
         let cnp_paused = self.paused(self.cnp_priority(), now);
         let data_paused = self.paused(self.cfg.priority, now);
         // The control queue: the first QP with something it may send now.
-        for k in 0..self.ctl.len() {
+        let mut k = 0;
+        while k < self.ctl.len() {
             let i = self.ctl[k];
             let s = &mut self.slots[i];
             let built = if s.cnp_pending && !cnp_paused {
@@ -665,6 +666,9 @@ impl Nic {
                 // Served: to the back of the queue, so QPs take turns.
                 self.ctl.remove(k);
                 self.ctl.push_back(i);
+            } else {
+                // Held by a pause: the next one may go.
+                k += 1;
             }
             if let Some(len) = built {
                 return Some(Built {

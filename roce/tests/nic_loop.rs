@@ -682,3 +682,52 @@ proptest! {
         let _ = nic.next_wakeup();
     }
 }
+
+/// With several QPs owing ACKs and CNPs while data is paused, the control
+/// queue sends the CNPs, holds the ACKs (without losing its place in the
+/// queue) and sends them once the pause ends.
+#[test]
+fn a_pause_holds_the_acks_of_many_qps_while_their_cnps_go() {
+    let cc = CongestionControl::Dcqcn(DcqcnParams::default());
+    let mut lab = Lab::new(cc, 8 * MB);
+    for q in 0..4u32 {
+        lab.nics[1]
+            .post_write(
+                0x200 + q,
+                WriteRequest {
+                    wr_id: u64::from(q),
+                    local_offset: q as usize * 2 * MB,
+                    remote_offset: q as u64 * 2 * MB as u64,
+                    len: 2 * MB,
+                    imm: None,
+                },
+            )
+            .unwrap();
+    }
+    let pause_at: Nanos = 30_000;
+    lab.inbound[0].push_back((pause_at, pfc(3, 0xffff)));
+    let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
+        if from == 1 && opcode_of(f).is_some_and(is_write) {
+            set_ce(f);
+        }
+        Fate::Deliver
+    };
+    let pause_ns = (65_535u64 * 512 * 1_000_000_000).div_ceil(GBPS_100);
+    let end = pause_at + pause_ns;
+    lab.run(10_000_000, &mut mark, &mut |lab| lab.now > end + 50_000);
+    let a = |lo: Nanos, hi: Nanos, op: Opcode| {
+        lab.seen
+            .iter()
+            .filter(|s| s.from == 0 && s.at >= lo && s.at < hi && s.opcode == Some(op))
+            .count()
+    };
+    assert_eq!(a(pause_at + 1_000, end, Opcode::RcAcknowledge), 0);
+    assert!(
+        a(pause_at + 1_000, end, Opcode::Cnp) >= 4,
+        "CNPs go while paused"
+    );
+    assert!(
+        a(end, end + 50_000, Opcode::RcAcknowledge) >= 4,
+        "ACKs resume"
+    );
+}

@@ -60,6 +60,8 @@ pub(super) struct Fabric {
     /// Per host, its NICs' cable ends, NIC 0 first.
     pub nic_ports: Vec<Vec<NicPort>>,
     pub links: Vec<LinkControl>,
+    /// Per link (topology order), its two ends: (node, port or NIC).
+    pub link_ends: Vec<[(NodeId, u16); 2]>,
     pub plan: JobPlan,
     pub pool: Pool,
     /// Each rank's NIC line rate, bits per second.
@@ -252,10 +254,12 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
             .or_else(|| host_index(name).map(|h| models.len() + h))
             .map(|n| n as NodeId)
     };
+    let mut link_ends = Vec::new();
     for l in &t.links {
         let name = format!("{}-{}", l.a, l.b);
         let (ea, eb, ctl) = RingLink::pair_with_delay(&name, CABLE_FRAMES, l.delay_ns);
         links.push(ctl);
+        let mut ends = [(0, 0); 2];
         for (end, ring, far) in [(&l.a, ea, &l.b), (&l.b, eb, &l.a)] {
             let peer = node_of(&far.node)
                 .ok_or_else(|| format!("{}: unknown node {}", t.path.display(), far.node))?;
@@ -268,6 +272,9 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                     .unwrap_or(0) as u16,
                 _ => 0,
             };
+            // (peer, peer_port) is the far end: `b` while this is `a`.
+            let far_index = if std::ptr::eq(end, &l.a) { 1 } else { 0 };
+            ends[far_index] = (peer, peer_port);
             match (switch_index(&end.node), host_index(&end.node)) {
                 (Some(sw), _) => {
                     let p = usize::from(port_of(&models, t, sw, &end.port)?);
@@ -284,6 +291,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 _ => return Err(format!("{}: unknown node {}", t.path.display(), end.node)),
             }
         }
+        link_ends.push(ends);
     }
     let mut switches = Vec::new();
     for (m, p) in models.iter().zip(ports) {
@@ -358,6 +366,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         hosts,
         nic_ports,
         links,
+        link_ends,
         plan,
         pool,
         nic_rate_bps,

@@ -81,6 +81,16 @@ pub struct SimArgs {
     /// (repeatable), e.g. leaf1:Ethernet1/33:3.
     #[arg(long = "sample-queue", value_name = "QUEUE")]
     pub sample_queues: Vec<String>,
+    /// A link fails at a virtual time and maybe comes back:
+    /// `NODE:PORT@DOWN[-UP]`, e.g. rail1:Ethernet1/31@200us-600us
+    /// (repeatable). Routes are static, as in the lab: ECMP stops using the
+    /// dead port, but switches beyond it do not learn of the failure.
+    #[arg(long, value_name = "LINK@TIME")]
+    pub fail: Vec<String>,
+    /// A link runs slower than the topology says: `NODE:PORT:MBPS`, e.g.
+    /// rail1:Ethernet1/31:25000 (repeatable).
+    #[arg(long, value_name = "LINK:MBPS")]
+    pub degrade: Vec<String>,
     /// Interval of the queue samples, e.g. 1us.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "1us")]
     pub sample_every: std::time::Duration,
@@ -106,6 +116,8 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         time_limit_ns: args.time_limit.as_nanos() as u64,
         until_ns: args.until.map(|d| d.as_nanos() as u64),
         sample_queues: args.sample_queues.clone(),
+        fail: args.fail.clone(),
+        degrade: args.degrade.clone(),
         sample_ns: args.sample_every.as_nanos() as u64,
         rto_ns: args
             .rto

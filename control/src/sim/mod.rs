@@ -13,6 +13,7 @@ pub mod cli;
 mod engine;
 mod report;
 mod run;
+pub mod scenario;
 #[cfg(test)]
 mod tests;
 
@@ -79,6 +80,10 @@ pub struct SimOptions {
     pub sample_queues: Vec<String>,
     /// Interval of those samples, virtual time.
     pub sample_ns: Nanos,
+    /// Links that fail during the run (`NODE:PORT@DOWN[-UP]`).
+    pub fail: Vec<String>,
+    /// Links slower than the topology says (`NODE:PORT:MBPS`).
+    pub degrade: Vec<String>,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
 }
@@ -99,6 +104,8 @@ impl Default for SimOptions {
             until_ns: None,
             sample_queues: Vec::new(),
             sample_ns: 1_000,
+            fail: Vec::new(),
+            degrade: Vec::new(),
             bin_ns: 10_000,
         }
     }
@@ -140,9 +147,17 @@ pub fn simulate(
     opts: &SimOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SimReport, String> {
-    let topo = crate::lab::topology::parse_file(topology)?;
+    let mut topo = crate::lab::topology::parse_file(topology)?;
+    for d in &opts.degrade {
+        scenario::apply_degrade(&mut topo, d)?;
+    }
+    let failures = opts
+        .fail
+        .iter()
+        .map(|f| scenario::parse_failure(&topo, f))
+        .collect::<Result<Vec<_>, _>>()?;
     let fabric = build::build(&topo, opts)?;
-    run::run(fabric, opts, progress)
+    run::run(fabric, opts, &failures, progress)
 }
 
 /// Reads a `--dcqcn-params` file.

@@ -21,6 +21,7 @@ use railyard_roce::wire::{is_write, Opcode};
 use super::build::Fabric;
 use super::engine::NodeId;
 use super::report::{self, Delivery, QueueSeries, SimReport};
+use super::scenario::LinkFailure;
 use super::{Progress, SimOptions};
 
 /// Virtual time after the job ends in which the fabric may drain (the last
@@ -80,6 +81,7 @@ fn resolve_samples(f: &Fabric, names: &[String]) -> Result<Vec<(usize, PortId, u
 pub(super) fn run(
     mut f: Fabric,
     opts: &SimOptions,
+    failures: &[LinkFailure],
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SimReport, String> {
     let wall = Instant::now();
@@ -109,6 +111,20 @@ pub(super) fn run(
         .map(|(i, r)| (r.ip.octets(), i))
         .collect();
     let switches = f.switches.len();
+    // Link changes in time order: (time, link, up).
+    let mut link_events: Vec<(Nanos, usize, bool)> = failures
+        .iter()
+        .flat_map(|x| {
+            std::iter::once((x.down_ns, x.link, false)).chain(x.up_ns.map(|t| (t, x.link, true)))
+        })
+        .collect();
+    link_events.sort_unstable();
+    for &(t, link, _) in &link_events {
+        for (node, _) in f.link_ends[link] {
+            f.sched.wake(node, t);
+        }
+    }
+    let mut link_events = link_events.into_iter().peekable();
     for (h, host) in f.hosts.iter_mut().enumerate() {
         host.start(0);
         f.sched.wake((switches + h) as NodeId, 0);
@@ -131,6 +147,22 @@ pub(super) fn run(
             next_sample += sample_ns;
         }
         now = t;
+        while let Some(&(at, link, up)) = link_events.peek() {
+            if at > t {
+                break;
+            }
+            link_events.next();
+            f.links[link].set_up(up);
+            for (end, port) in f.link_ends[link] {
+                if let Some(s) = f.switches.get_mut(end as usize) {
+                    s.links_changed();
+                }
+                if up {
+                    // Frames the cable held while down are due now.
+                    f.sched.arrive(end, port, at);
+                }
+            }
+        }
         let n = node as usize;
         let next = if n < switches {
             let s = &mut f.switches[n];
