@@ -40,8 +40,19 @@ pub struct RankOutcome {
     pub rank: usize,
     /// When its part of the collective finished (None: it did not).
     pub end_ns: Option<Nanos>,
-    /// Elements of its result that differ from the expected values.
+    /// Elements of its result that differ from the expected values (0 when
+    /// not `checked`).
     pub wrong: u64,
+    /// Whether its data was checked: false in a data-free job
+    /// ([`JobOptions::carry_data`](crate::plan::JobOptions::carry_data)),
+    /// whose buffers hold nothing to check. Outcomes without it were
+    /// checked.
+    #[serde(default = "checked_default")]
+    pub checked: bool,
+}
+
+fn checked_default() -> bool {
+    true
 }
 
 /// One point-to-point transfer of a flow workload.
@@ -155,6 +166,8 @@ pub struct RankEngine {
     end_ns: Option<Nanos>,
     wrong: u64,
     protocol_errors: u64,
+    /// Whether buffers hold real data (fill, reduce, check).
+    carry_data: bool,
 }
 
 fn read_f32(mem: &[u8], off: usize) -> f32 {
@@ -231,6 +244,7 @@ impl RankEngine {
             end_ns: None,
             wrong: 0,
             protocol_errors: 0,
+            carry_data: opts.carry_data,
         };
         let (er, es) = e.expected();
         e.expected_recv = er;
@@ -393,6 +407,7 @@ impl RankEngine {
         self.start_ns = Some(now);
         let d = self.layout.data;
         match self.kind {
+            _ if !self.carry_data => {}
             Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::SendRecv => {
                 for i in 0..self.elems {
                     write_f32(mem, d + 4 * i, pattern(self.rank, i));
@@ -428,7 +443,7 @@ impl RankEngine {
                 let r = self.rank;
                 // Own block: a local copy.
                 let (src, dst) = (d + r * blk * 4, self.layout.recv + r * blk * 4);
-                if src + blk * 4 <= mem.len() && dst + blk * 4 <= mem.len() {
+                if self.carry_data && src + blk * 4 <= mem.len() && dst + blk * 4 <= mem.len() {
                     mem.copy_within(src..src + blk * 4, dst);
                 }
                 for k in 1..self.n {
@@ -481,7 +496,7 @@ impl RankEngine {
                 if d.offset != at as u64 || d.len != len * 4 {
                     return self.reject(d);
                 }
-                if self.reduces(t) {
+                if self.reduces(t) && self.carry_data {
                     for e in 0..len {
                         let o = self.layout.data + (first + e) * 4;
                         let v = read_f32(mem, o) + read_f32(mem, at + e * 4);
@@ -511,10 +526,11 @@ impl RankEngine {
                     return self.reject(d);
                 }
                 let base = self.layout.recv;
+                let checked = if self.carry_data { self.bytes } else { 0 };
                 self.wrong += mem
                     .iter()
                     .skip(base)
-                    .take(self.bytes)
+                    .take(checked)
                     .enumerate()
                     .filter(|(i, b)| **b != flow_byte(*i))
                     .count() as u64;
@@ -550,7 +566,7 @@ impl RankEngine {
             && self.sent >= self.expected_sent
         {
             self.end_ns = Some(now);
-            if self.kind != Kind::Flows {
+            if self.kind != Kind::Flows && self.carry_data {
                 self.wrong += self.check(mem);
             }
         }
@@ -620,6 +636,7 @@ impl RankEngine {
             rank: self.rank,
             end_ns: self.end_ns,
             wrong: self.wrong,
+            checked: self.carry_data,
         }
     }
 

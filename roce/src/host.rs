@@ -291,12 +291,19 @@ impl<P: Port> HostCore<P> {
                 let (l, r) = self.ports.split_at_mut(src);
                 (&r[0], &mut l[dst])
             };
-            match (a.memory().get(from), b.memory_mut().get_mut(to)) {
-                (Some(s), Some(d)) => {
-                    d.copy_from_slice(s);
-                    true
+            if self.plan.options().carry_data {
+                match (a.memory().get(from), b.memory_mut().get_mut(to)) {
+                    (Some(s), Some(d)) => {
+                        d.copy_from_slice(s);
+                        true
+                    }
+                    _ => false,
                 }
-                _ => false,
+            } else {
+                // Data-free: no memory, the same range checks against the
+                // plan's sizes.
+                from.end <= self.plan.memory_bytes(self.ranks[src])
+                    && to.end <= self.plan.memory_bytes(self.ranks[dst])
             }
         };
         if !ok {
@@ -408,14 +415,17 @@ pub struct Host {
 
 impl Host {
     /// Host `host` of `plan`, with one NIC per config (NIC n of the host;
-    /// `memory_bytes` is set from the plan).
+    /// `memory_bytes` is set from the plan; the NICs carry data as the
+    /// plan's [`JobOptions::carry_data`](crate::plan::JobOptions::carry_data)
+    /// says).
     ///
     /// # Errors
     ///
     /// When the NICs given do not match the plan's ranks on this host.
     pub fn new(plan: &JobPlan, host: usize, nics: Vec<NicConfig>) -> Result<Host, String> {
+        let carry = plan.options().carry_data;
         Ok(Host {
-            core: HostCore::new(plan, host, nics, &mut Nic::new)?,
+            core: HostCore::new(plan, host, nics, &mut |c| Nic::with_data(c, carry))?,
         })
     }
 
@@ -456,6 +466,11 @@ impl Host {
     /// the plan (both 0 unless the host and its NICs disagree).
     pub fn errors(&self) -> (u64, u64) {
         self.core.errors()
+    }
+
+    /// Its NIC `nic` (NIC n of the host), for inspection.
+    pub fn nic(&self, nic: usize) -> Option<&Nic> {
+        self.core.ports.get(nic)
     }
 }
 

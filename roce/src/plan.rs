@@ -92,16 +92,28 @@ pub struct JobOptions {
     pub chunk_bytes: usize,
     /// GPU-to-GPU bandwidth inside a host, bits per second.
     pub nvlink_bps: u64,
+    /// Whether WRITEs carry real data (filled, copied, reduced and checked)
+    /// or only their lengths: false for cluster-scale runs, where a
+    /// 1,024-rank AllToAll of 64 MB would need 128 GB of buffers. Timing,
+    /// packet counts and range checks are the same either way. Job files
+    /// without it carry data.
+    #[serde(default = "carry_data_default")]
+    pub carry_data: bool,
+}
+
+fn carry_data_default() -> bool {
+    true
 }
 
 impl Default for JobOptions {
-    /// Two channels, 128 KiB chunks, and 3.6 Tb/s inside a host (one
-    /// direction of NVLink 4: 450 GB/s).
+    /// Two channels, 128 KiB chunks, 3.6 Tb/s inside a host (one
+    /// direction of NVLink 4: 450 GB/s), carrying data.
     fn default() -> JobOptions {
         JobOptions {
             channels: 2,
             chunk_bytes: 128 * 1024,
             nvlink_bps: 3_600_000_000_000,
+            carry_data: true,
         }
     }
 }

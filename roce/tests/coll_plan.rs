@@ -267,6 +267,7 @@ fn host(h: usize, ranks: Vec<(usize, u64, u64)>, flows: Vec<FlowOutcome>) -> Hos
                 rank,
                 end_ns: Some(end),
                 wrong,
+                checked: true,
             })
             .collect(),
         flows,

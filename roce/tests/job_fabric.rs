@@ -1,0 +1,208 @@
+//! Whole jobs over real NICs and hosts through a small output-queued
+//! switch in virtual time: every NIC's frames reach the destination NIC's
+//! switch port after a cable delay, wait there behind earlier frames, and
+//! are serialised at line rate onto the destination's cable. No loss, no
+//! PFC: the schedules and the NICs are what is under test.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::net::Ipv4Addr;
+
+use railyard_roce::host::{Host, HostOutcome};
+use railyard_roce::nic::{CongestionControl, NicConfig, TX_BUFFER_LEN};
+use railyard_roce::plan::{JobOptions, JobPlan, RankAddr, Workload};
+use railyard_roce::{MacAddr, Nanos};
+
+mod common;
+use common::ranks;
+
+const GBPS_100: u64 = 100_000_000_000;
+const CABLE_NS: Nanos = 500;
+
+fn nic_config(a: &RankAddr) -> NicConfig {
+    NicConfig {
+        mac: a.mac,
+        ip: a.ip,
+        gateway_mac: MacAddr([2, 0, 0, 0, 0xff, 0xff]),
+        line_rate_bps: GBPS_100,
+        path_mtu: 4096,
+        dscp: 24,
+        priority: 3,
+        cc: CongestionControl::None,
+        ack_every: 16,
+        rto_ns: 1_000_000,
+        memory_bytes: 0,
+        answer_arp: true,
+    }
+}
+
+fn ser_ns(len: usize) -> Nanos {
+    ((len as u64 + 24) * 8 * 1_000_000_000).div_ceil(GBPS_100)
+}
+
+/// What a run did.
+struct Ran {
+    hosts: Vec<Host>,
+    outcomes: Vec<HostOutcome>,
+    frames: u64,
+    bytes: u64,
+    end: Nanos,
+}
+
+/// Runs `plan` on one host per host index until every host is done (or
+/// `limit` ns pass).
+fn run(plan: &JobPlan, limit: Nanos) -> Ran {
+    let nhosts = plan.ranks().iter().map(|a| a.host + 1).max().unwrap();
+    let mut hosts: Vec<Host> = (0..nhosts)
+        .map(|h| {
+            let mut mine: Vec<&RankAddr> = plan.ranks().iter().filter(|a| a.host == h).collect();
+            mine.sort_by_key(|a| a.nic);
+            Host::new(plan, h, mine.into_iter().map(nic_config).collect()).unwrap()
+        })
+        .collect();
+    let by_ip: HashMap<Ipv4Addr, (usize, usize, MacAddr)> = plan
+        .ranks()
+        .iter()
+        .map(|a| (a.ip, (a.host, a.nic, a.mac)))
+        .collect();
+    let nics: Vec<usize> = (0..nhosts)
+        .map(|h| plan.ranks().iter().filter(|a| a.host == h).count())
+        .collect();
+    let mut port_free: HashMap<(usize, usize), Nanos> = HashMap::new();
+    let mut heap: BinaryHeap<Reverse<(Nanos, u64, usize, usize, Vec<u8>)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let (mut frames, mut bytes) = (0u64, 0u64);
+    let mut buf = vec![0u8; TX_BUFFER_LEN];
+    for h in &mut hosts {
+        h.start(0);
+    }
+    let mut now = 0;
+    loop {
+        for (hi, h) in hosts.iter_mut().enumerate() {
+            for n in 0..nics[hi] {
+                while let Some(len) = h.transmit(n, now, &mut buf) {
+                    let dst = Ipv4Addr::new(buf[30], buf[31], buf[32], buf[33]);
+                    let &(dh, dn, mac) = by_ip.get(&dst).expect("frame to a known NIC");
+                    // Routed: the switch rewrites the destination MAC.
+                    buf[..6].copy_from_slice(&mac.0);
+                    let at_switch = now + ser_ns(len) + CABLE_NS;
+                    let free = port_free.entry((dh, dn)).or_insert(0);
+                    let out = (*free).max(at_switch) + ser_ns(len);
+                    *free = out;
+                    seq += 1;
+                    frames += 1;
+                    bytes += len as u64;
+                    heap.push(Reverse((out + CABLE_NS, seq, dh, dn, buf[..len].to_vec())));
+                }
+            }
+        }
+        if hosts.iter().all(Host::done) && heap.is_empty() {
+            break;
+        }
+        let next = heap
+            .peek()
+            .map(|Reverse(e)| e.0)
+            .into_iter()
+            .chain(hosts.iter().filter_map(Host::next_wakeup))
+            .min();
+        let Some(next) = next else { break };
+        if next > limit {
+            break;
+        }
+        now = now.max(next);
+        while heap.peek().is_some_and(|Reverse(e)| e.0 <= now) {
+            let Reverse((_, _, dh, dn, f)) = heap.pop().unwrap();
+            hosts[dh].receive(dn, now, &f);
+        }
+    }
+    let outcomes = hosts.iter().map(Host::outcome).collect();
+    Ran {
+        hosts,
+        outcomes,
+        frames,
+        bytes,
+        end: now,
+    }
+}
+
+fn plan(w: Workload, hosts: usize, nics: usize, carry_data: bool) -> JobPlan {
+    let opts = JobOptions {
+        carry_data,
+        chunk_bytes: 16 * 1024,
+        ..JobOptions::default()
+    };
+    JobPlan::new(w, ranks(hosts, nics), opts).unwrap()
+}
+
+/// Every rank's end and every flow's end, in host order.
+fn times(r: &Ran) -> Vec<Option<Nanos>> {
+    r.outcomes
+        .iter()
+        .flat_map(|o| {
+            o.ranks
+                .iter()
+                .map(|x| x.end_ns)
+                .chain(o.flows.iter().map(|f| f.end_ns))
+        })
+        .collect()
+}
+
+#[test]
+fn data_free_runs_take_the_same_time_and_packets_as_carrying_data() {
+    let workloads = [
+        Workload::AllReduce(256 * 1024),
+        Workload::AllToAll(6 * 40_000),
+        Workload::SendRecv(100 * 1024),
+        Workload::Incast {
+            bytes: 200_000,
+            srcs: vec![0, 1, 2, 5],
+            dst: 3,
+        },
+    ];
+    for w in workloads {
+        let full = run(&plan(w.clone(), 3, 2, true), 100_000_000);
+        let free_plan = plan(w.clone(), 3, 2, false);
+        let free = run(&free_plan, 100_000_000);
+        let ends = times(&full);
+        assert!(ends.iter().all(Option::is_some), "{w:?}: {ends:?}");
+        assert_eq!(ends, times(&free), "{w:?}");
+        assert_eq!(
+            (full.frames, full.bytes),
+            (free.frames, free.bytes),
+            "{w:?}"
+        );
+        assert!(full.frames > 100, "{w:?}: {} frames", full.frames);
+        assert_eq!(full.end, free.end);
+        for o in &full.outcomes {
+            assert!(o.ranks.iter().all(|r| r.checked && r.wrong == 0), "{o:?}");
+        }
+        for (hi, (o, h)) in free.outcomes.iter().zip(&free.hosts).enumerate() {
+            assert!(o.ranks.iter().all(|r| !r.checked && r.wrong == 0), "{o:?}");
+            assert_eq!(h.errors(), (0, 0));
+            let mut n = 0;
+            while let Some(nic) = h.nic(n) {
+                assert!(nic.memory().is_empty(), "data-free NIC allocated memory");
+                assert_eq!(nic.memory_len(), free_plan.memory_bytes(hi * 2 + n));
+                assert_eq!(nic.stats().rx_dropped.icrc, 0);
+                assert_eq!(nic.stats().rx_dropped.malformed, 0);
+                n += 1;
+            }
+        }
+        for h in &full.hosts {
+            let nic = h.nic(0).unwrap();
+            assert_eq!(nic.memory().len(), nic.memory_len());
+        }
+        assert!(full.hosts[0].nic(0).unwrap().memory_len() > 0);
+    }
+}
+
+#[test]
+fn data_free_is_the_default_for_nothing_and_old_job_files_carry_data() {
+    assert!(JobOptions::default().carry_data);
+    let old = r#"{"channels":2,"chunk_bytes":131072,"nvlink_bps":3600000000000}"#;
+    let o: JobOptions = serde_json::from_str(old).unwrap();
+    assert!(o.carry_data);
+    let old_rank = r#"{"rank":3,"end_ns":10,"wrong":0}"#;
+    let r: railyard_roce::collective::RankOutcome = serde_json::from_str(old_rank).unwrap();
+    assert!(r.checked);
+}
