@@ -137,8 +137,18 @@ struct SentFlow {
     dst: usize,
     bytes: u64,
     landing: u64,
+    /// Arrival after the rank's start.
+    at: Nanos,
     start: Option<Nanos>,
     end: Option<Nanos>,
+}
+
+/// One flow this rank receives.
+#[derive(Debug, Clone, Copy)]
+struct RecvFlow {
+    index: usize,
+    src: usize,
+    bytes: u64,
 }
 
 /// One rank's part of a job (see the module doc).
@@ -153,15 +163,18 @@ pub struct RankEngine {
     channels: usize,
     chunk_elems: usize,
     elems: usize,
-    bytes: usize,
     steps: usize,
     expected_recv: u64,
     received: u64,
     expected_sent: u64,
     sent: u64,
     next_wr: u64,
+    /// Sorted by arrival (then index); `flows_posted` of them are posted.
     flows_out: Vec<SentFlow>,
-    flows_in: Vec<(usize, usize)>,
+    flows_posted: usize,
+    /// Sorted by index.
+    flows_in: Vec<RecvFlow>,
+    flow_channel: usize,
     start_ns: Option<Nanos>,
     end_ns: Option<Nanos>,
     wrong: u64,
@@ -196,14 +209,31 @@ impl RankEngine {
             Workload::ReduceScatter(_) => Kind::ReduceScatter,
             Workload::AllToAll(_) => Kind::AllToAll,
             Workload::SendRecv(_) => Kind::SendRecv,
-            Workload::Incast { .. } | Workload::Permutation { .. } => Kind::Flows,
+            Workload::Incast { .. } | Workload::Permutation { .. } | Workload::Flows(_) => {
+                Kind::Flows
+            }
         };
         let steps = match kind {
             Kind::AllReduce => 2 * (n - 1),
             Kind::AllGather | Kind::ReduceScatter => n - 1,
             _ => 1,
         };
-        let flows = plan.flows();
+        let specs = plan.flow_specs();
+        let mut flows_out: Vec<SentFlow> = specs
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.src == rank)
+            .map(|(index, f)| SentFlow {
+                index,
+                dst: f.dst,
+                bytes: f.bytes,
+                landing: plan.layout(f.dst).recv as u64,
+                at: f.at,
+                start: None,
+                end: None,
+            })
+            .collect();
+        flows_out.sort_by_key(|f| (f.at, f.index));
         let mut e = RankEngine {
             rank,
             n,
@@ -214,32 +244,25 @@ impl RankEngine {
             channels: opts.channels,
             chunk_elems: (opts.chunk_bytes / 4).max(1),
             elems: bytes / 4,
-            bytes,
             steps,
             expected_recv: 0,
             received: 0,
             expected_sent: 0,
             sent: 0,
             next_wr: 0,
-            flows_out: flows
+            flows_out,
+            flows_posted: 0,
+            flows_in: specs
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| f.0 == rank)
-                .map(|(index, f)| SentFlow {
+                .filter(|(_, f)| f.dst == rank)
+                .map(|(index, f)| RecvFlow {
                     index,
-                    dst: f.1,
-                    bytes: bytes as u64,
-                    landing: plan.layout(f.1).recv as u64,
-                    start: None,
-                    end: None,
+                    src: f.src,
+                    bytes: f.bytes,
                 })
                 .collect(),
-            flows_in: flows
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.1 == rank)
-                .map(|(i, f)| (i, f.0))
-                .collect(),
+            flow_channel: plan.flow_channel(),
             start_ns: None,
             end_ns: None,
             wrong: 0,
@@ -430,6 +453,7 @@ impl RankEngine {
                 }
             }
         }
+        self.post_flows(now, out);
         match self.kind {
             Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter => {
                 for ch in 0..self.channels {
@@ -457,22 +481,45 @@ impl RankEngine {
                 let (elems, remote) = (self.elems, self.layout.recv);
                 self.post_block(j, elems, d, remote, out);
             }
-            Kind::Flows => {
-                for f in &mut self.flows_out {
-                    f.start = Some(now);
-                    out.push(Post {
-                        peer: f.dst,
-                        channel: 0,
-                        wr_id: f.index as u64,
-                        local_offset: d,
-                        remote_offset: f.landing,
-                        len: f.bytes as usize,
-                        imm: f.index as u32,
-                    });
-                }
-            }
+            Kind::Flows => {}
         }
         self.maybe_finish(now, mem);
+    }
+
+    /// Posts the flows that have arrived by `now`.
+    fn post_flows(&mut self, now: Nanos, out: &mut Vec<Post>) {
+        let Some(start) = self.start_ns else { return };
+        while let Some(f) = self.flows_out.get_mut(self.flows_posted) {
+            let due = start.saturating_add(f.at);
+            if due > now {
+                break;
+            }
+            f.start = Some(due);
+            out.push(Post {
+                peer: f.dst,
+                channel: self.flow_channel,
+                wr_id: f.index as u64,
+                local_offset: self.layout.data,
+                remote_offset: f.landing,
+                len: f.bytes as usize,
+                imm: f.index as u32,
+            });
+            self.flows_posted += 1;
+        }
+    }
+
+    /// When the rank next has something to post on its own (a background
+    /// flow arriving), if it has started.
+    pub fn next_wakeup(&self) -> Option<Nanos> {
+        let start = self.start_ns?;
+        let f = self.flows_out.get(self.flows_posted)?;
+        Some(start.saturating_add(f.at))
+    }
+
+    /// Moves the rank on to `now`: posts what has become due (flows that
+    /// arrived) onto `out`.
+    pub fn on_time(&mut self, now: Nanos, out: &mut Vec<Post>) {
+        self.post_flows(now, out);
     }
 
     /// A WRITE landed in this rank's memory `mem` at `now`; pushes the
@@ -519,14 +566,22 @@ impl RankEngine {
             }
             Kind::Flows => {
                 let idx = d.imm as usize;
-                if !self.flows_in.iter().any(|&(i, s)| i == idx && s == d.peer)
-                    || d.offset != self.layout.recv as u64
-                    || d.len != self.bytes
-                {
+                let flow = self
+                    .flows_in
+                    .binary_search_by_key(&idx, |f| f.index)
+                    .ok()
+                    .map(|i| self.flows_in[i]);
+                let fits = flow.is_some_and(|f| {
+                    f.src == d.peer
+                        && d.channel == self.flow_channel
+                        && d.offset == self.layout.recv as u64
+                        && d.len as u64 == f.bytes
+                });
+                if !fits {
                     return self.reject(d);
                 }
                 let base = self.layout.recv;
-                let checked = if self.carry_data { self.bytes } else { 0 };
+                let checked = if self.carry_data { d.len } else { 0 };
                 self.wrong += mem
                     .iter()
                     .skip(base)
@@ -548,7 +603,13 @@ impl RankEngine {
     /// The peer acknowledged the WRITE tagged `wr_id` in full at `now`.
     pub fn on_sent(&mut self, now: Nanos, mem: &[u8], wr_id: u64) {
         if self.kind == Kind::Flows {
-            if let Some(f) = self.flows_out.iter_mut().find(|f| f.index as u64 == wr_id) {
+            // Sorted by arrival, and a sender's flows are numbered in
+            // arrival order: sorted by index too.
+            let at = self
+                .flows_out
+                .binary_search_by_key(&wr_id, |f| f.index as u64)
+                .ok();
+            if let Some(f) = at.map(|i| &mut self.flows_out[i]) {
                 if f.end.is_none() {
                     f.end = Some(now);
                     self.sent += 1;

@@ -256,6 +256,12 @@ impl<P: Port> HostCore<P> {
     /// Moves the job on to `now`: NVLink copies due and NIC completions.
     fn pump(&mut self, now: Nanos) {
         let mut posts = std::mem::take(&mut self.posts);
+        for i in 0..self.engines.len() {
+            if self.engines[i].next_wakeup().is_some_and(|t| t <= now) {
+                self.engines[i].on_time(now, &mut posts);
+                self.dispatch(i, now, &mut posts);
+            }
+        }
         loop {
             let mut progressed = false;
             while let Some(Reverse(c)) = self.nv_queue.peek().copied() {
@@ -373,6 +379,7 @@ impl<P: Port> HostCore<P> {
             .iter()
             .filter_map(Port::next_wakeup)
             .chain(nv)
+            .chain(self.engines.iter().filter_map(RankEngine::next_wakeup))
             .min()
     }
 

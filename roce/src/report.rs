@@ -88,7 +88,7 @@ pub fn summarise(plan: &JobPlan, outcomes: &[HostOutcome]) -> JobResult {
     };
     if w.is_flows() {
         let flows: Vec<_> = outcomes.iter().flat_map(|o| o.flows.iter()).collect();
-        let bytes: u64 = plan.flows().len() as u64 * w.bytes();
+        let bytes: u64 = plan.flow_specs().iter().map(|f| f.bytes).sum();
         let completed = flows.len() == plan.flows().len()
             && flows.iter().all(|f| f.end_ns.is_some())
             && ranks.len() == n

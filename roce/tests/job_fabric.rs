@@ -206,3 +206,121 @@ fn data_free_is_the_default_for_nothing_and_old_job_files_carry_data() {
     let r: railyard_roce::collective::RankOutcome = serde_json::from_str(old_rank).unwrap();
     assert!(r.checked);
 }
+
+fn no_names(name: &str) -> Result<usize, String> {
+    Err(format!("no {name}"))
+}
+
+#[test]
+fn flows_workloads_parse() {
+    use railyard_roce::flows::{Background, FlowSizes};
+    assert_eq!(
+        Workload::parse("flows:websearch:0.3:7:2ms", &no_names),
+        Ok(Workload::Flows(Background {
+            sizes: FlowSizes::WebSearch,
+            load_ppm: 300_000,
+            seed: 7,
+            duration_ns: 2_000_000,
+        }))
+    );
+    assert_eq!(
+        Workload::parse("flows:fixed:64K:0.5", &no_names),
+        Ok(Workload::Flows(Background {
+            sizes: FlowSizes::Fixed(65_536),
+            load_ppm: 500_000,
+            seed: 1,
+            duration_ns: 1_000_000,
+        }))
+    );
+    assert!(matches!(
+        Workload::parse("flows:hadoop:0.1:3", &no_names),
+        Ok(Workload::Flows(Background {
+            sizes: FlowSizes::Hadoop,
+            seed: 3,
+            ..
+        }))
+    ));
+    for bad in [
+        "flows",
+        "flows:websearch",
+        "flows:websearch:0",
+        "flows:websearch:1.5",
+        "flows:websearch:x",
+        "flows:cache:0.3",
+        "flows:fixed:0.3",
+        "flows:storage:0.3:1:2ms:9",
+        "flows:storage:0.3:1:0ms",
+        "flows:storage:0.3:seed",
+    ] {
+        assert!(Workload::parse(bad, &no_names).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn background_flows_complete_with_their_arrival_times_in_both_modes() {
+    let w = Workload::parse("flows:fixed:20K:0.3:5:100us", &no_names).unwrap();
+    let full_plan = plan(w.clone(), 3, 2, true);
+    let specs = full_plan.flow_specs().to_vec();
+    // 0.3 × 100 Gb/s ÷ 160 kbit ≈ 187,500/s: about 19 per NIC in 100 µs.
+    assert!(
+        specs.len() > 60 && specs.len() < 180,
+        "{} flows",
+        specs.len()
+    );
+    assert!(specs.iter().any(|f| f.at > 50_000));
+    let full = run(&full_plan, 100_000_000);
+    let free = run(&plan(w, 3, 2, false), 100_000_000);
+    assert_eq!(times(&full), times(&free));
+    assert_eq!((full.frames, full.bytes), (free.frames, free.bytes));
+    let mut flows: Vec<_> = full.outcomes.iter().flat_map(|o| o.flows.clone()).collect();
+    assert_eq!(flows.len(), specs.len());
+    flows.sort_by_key(|f| (f.src, f.start_ns));
+    for (f, s) in flows.iter().zip(&specs) {
+        assert_eq!(
+            (f.src, f.dst, f.bytes, f.start_ns),
+            (s.src, s.dst, s.bytes, s.at)
+        );
+        let end = f.end_ns.expect("every flow completes");
+        // At least its serialisation at 100 Gb/s plus two cables.
+        assert!(end - f.start_ns > 1_600 + 2 * CABLE_NS, "{f:?}");
+    }
+    for o in &full.outcomes {
+        assert!(o
+            .ranks
+            .iter()
+            .all(|r| r.wrong == 0 && r.checked && r.end_ns.is_some()));
+        let data: u64 = o.nics.iter().map(|n| n.data_packets).sum();
+        let sent: u64 = flows
+            .iter()
+            .filter(|f| full_plan.ranks()[f.src].host == o.host)
+            .map(|f| f.bytes.div_ceil(4096))
+            .sum();
+        assert_eq!(
+            data, sent,
+            "host {}: one packet per 4 KiB of its flows",
+            o.host
+        );
+    }
+    // Every flow on the background channel: QPs above the collectives'.
+    for c in full_plan.connections() {
+        assert_eq!(c.channel, railyard_roce::plan::FLOW_CHANNEL);
+    }
+}
+
+#[test]
+fn websearch_background_runs_data_free_and_deterministically() {
+    let w = Workload::parse("flows:websearch:0.5:11:200us", &no_names).unwrap();
+    let p = plan(w.clone(), 4, 2, false);
+    assert_eq!(p.flow_specs(), plan(w, 4, 2, false).flow_specs());
+    let a = run(&p, 1_000_000_000);
+    let b = run(&p, 1_000_000_000);
+    assert_eq!(times(&a), times(&b));
+    assert_eq!((a.frames, a.bytes), (b.frames, b.bytes));
+    let flows: Vec<_> = a.outcomes.iter().flat_map(|o| o.flows.clone()).collect();
+    assert_eq!(flows.len(), p.flow_specs().len());
+    assert!(flows.iter().all(|f| f.end_ns.is_some()));
+    assert!(a
+        .hosts
+        .iter()
+        .all(|h| h.nic(0).unwrap().memory().is_empty()));
+}
