@@ -49,6 +49,10 @@ pub struct RankOutcome {
     /// checked.
     #[serde(default = "checked_default")]
     pub checked: bool,
+    /// Which of the job's workloads this is (0 for the first or only one;
+    /// see [`JobPlan::with_workloads`]).
+    #[serde(default)]
+    pub workload: usize,
 }
 
 fn checked_default() -> bool {
@@ -70,6 +74,10 @@ pub struct FlowOutcome {
     pub end_ns: Option<Nanos>,
     /// Bytes that arrived different from what was sent.
     pub wrong: u64,
+    /// Which of the job's workloads it belongs to (0 for the first or only
+    /// one).
+    #[serde(default)]
+    pub workload: usize,
 }
 
 /// A WRITE the rank wants posted.
@@ -698,6 +706,7 @@ impl RankEngine {
             end_ns: self.end_ns,
             wrong: self.wrong,
             checked: self.carry_data,
+            workload: 0,
         }
     }
 
@@ -713,6 +722,7 @@ impl RankEngine {
                 start_ns: f.start.unwrap_or(0),
                 end_ns: f.end,
                 wrong: 0,
+                workload: 0,
             })
             .collect()
     }

@@ -36,7 +36,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::flows::{parse_duration, Background, FlowSizes, FlowSpec, DEFAULT_DURATION_NS};
-use crate::MacAddr;
+use crate::{MacAddr, Nanos};
 
 /// One rank's NIC: rank r is NIC `nic` of host `host` (NIC n on rail n).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -469,6 +469,8 @@ pub struct JobPlan {
     flows: Vec<(usize, usize)>,
     flow_specs: Vec<FlowSpec>,
     layouts: Vec<Layout>,
+    /// Every workload of a multi-workload job; empty for one workload.
+    parts: Vec<Part>,
 }
 
 /// splitmix64: a small, well-mixed, portable hash, so that every host
@@ -704,6 +706,142 @@ impl JobPlan {
                 }
             }
         }
+        let conns = connections_of(pairs, &ranks);
+        let layouts = if workload.is_flows() {
+            flow_layouts(n, &flow_specs)
+        } else {
+            (0..n).map(|_| layout(&workload, n, c)).collect()
+        };
+        Ok(JobPlan {
+            workload,
+            ranks,
+            opts,
+            ring,
+            position,
+            conns,
+            flows,
+            flow_specs,
+            layouts,
+            parts: Vec::new(),
+        })
+    }
+
+    /// Plans several workloads on the same ranks, each starting `start`
+    /// after the job does: each has its own region of every rank's memory
+    /// (in the order given) and its own engines, and workloads between the
+    /// same pair of ranks on the same channel share that connection's queue
+    /// pairs. The plan's own [`workload`](Self::workload),
+    /// [`layout`](Self::layout), [`flows`](Self::flows) and friends are the
+    /// first workload's; [`parts`](Self::parts) lists them all.
+    ///
+    /// # Errors
+    ///
+    /// No workload, or one that [`new`](Self::new) refuses (named by its
+    /// position).
+    pub fn with_workloads(
+        workloads: Vec<(Nanos, Workload)>,
+        ranks: Vec<RankAddr>,
+        opts: JobOptions,
+    ) -> Result<JobPlan, String> {
+        if workloads.is_empty() {
+            return Err("a job needs at least one workload".to_string());
+        }
+        if workloads.len() > MAX_PARTS {
+            return Err(format!(
+                "a job has at most {MAX_PARTS} workloads, not {}",
+                workloads.len()
+            ));
+        }
+        let n = ranks.len();
+        let mut parts = Vec::with_capacity(workloads.len());
+        let mut base = vec![0usize; n];
+        for (k, (start_ns, w)) in workloads.into_iter().enumerate() {
+            let name = w.name();
+            let plan = JobPlan::new(w, ranks.clone(), opts.clone())
+                .map_err(|e| format!("workload {} ({name}): {e}", k + 1))?;
+            let here = base.clone();
+            for (r, b) in base.iter_mut().enumerate() {
+                *b += plan.memory_bytes(r);
+            }
+            parts.push(Part {
+                start_ns,
+                plan,
+                base: here,
+            });
+        }
+        let mut pairs: Vec<(usize, usize, usize)> = parts
+            .iter()
+            .flat_map(|p| p.plan.conns.iter().map(|c| (c.src, c.dst, c.channel)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut first = parts[0].plan.clone();
+        first.conns = connections_of(pairs, &ranks);
+        first.layouts = (0..n)
+            .map(|r| Layout {
+                total: base[r],
+                ..first.layouts[r]
+            })
+            .collect();
+        first.parts = parts;
+        Ok(first)
+    }
+
+    /// Every workload of the job with its start and memory regions, the
+    /// first first; a plan made by [`new`](Self::new) has one, itself.
+    pub fn parts(&self) -> Vec<PartRef<'_>> {
+        if self.parts.is_empty() {
+            return vec![PartRef {
+                start_ns: 0,
+                plan: self,
+                base: &[],
+            }];
+        }
+        self.parts
+            .iter()
+            .map(|p| PartRef {
+                start_ns: p.start_ns,
+                plan: &p.plan,
+                base: &p.base,
+            })
+            .collect()
+    }
+}
+
+/// The most workloads one job may have (a WRITE's tag names its workload in
+/// its top 16 bits).
+pub const MAX_PARTS: usize = 1 << 15;
+
+/// One workload of a multi-workload job (see [`JobPlan::with_workloads`]).
+#[derive(Debug, Clone)]
+struct Part {
+    start_ns: Nanos,
+    plan: JobPlan,
+    /// Where its region starts in each rank's memory.
+    base: Vec<usize>,
+}
+
+/// One workload of a job as [`JobPlan::parts`] lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct PartRef<'a> {
+    /// When it starts, after the job does.
+    pub start_ns: Nanos,
+    /// Its own plan (its connections, layouts from 0).
+    pub plan: &'a JobPlan,
+    base: &'a [usize],
+}
+
+impl PartRef<'_> {
+    /// Where its region starts in rank `rank`'s memory.
+    pub fn base(&self, rank: usize) -> usize {
+        self.base.get(rank).copied().unwrap_or(0)
+    }
+}
+
+/// The connections of `pairs` (sender, receiver, channel), with QP numbers
+/// and UDP source ports as the module doc says.
+fn connections_of(mut pairs: Vec<(usize, usize, usize)>, ranks: &[RankAddr]) -> Vec<Connection> {
+    {
         pairs.sort_unstable();
         pairs.dedup();
         let mut used = vec![false; SPORT_COUNT as usize];
@@ -719,7 +857,7 @@ impl JobPlan {
             }
             SPORT_BASE + i as u16
         };
-        let conns = pairs
+        pairs
             .into_iter()
             .map(|(src, dst, channel)| {
                 let via = if ranks[src].host == ranks[dst].host {
@@ -739,25 +877,11 @@ impl JobPlan {
                     dst_sport: sport(key | 1),
                 }
             })
-            .collect();
-        let layouts = if workload.is_flows() {
-            flow_layouts(n, &flow_specs)
-        } else {
-            (0..n).map(|_| layout(&workload, n, c)).collect()
-        };
-        Ok(JobPlan {
-            workload,
-            ranks,
-            opts,
-            ring,
-            position,
-            conns,
-            flows,
-            flow_specs,
-            layouts,
-        })
+            .collect()
     }
+}
 
+impl JobPlan {
     /// The ranks, rank 0 first.
     pub fn ranks(&self) -> &[RankAddr] {
         &self.ranks

@@ -324,3 +324,110 @@ fn websearch_background_runs_data_free_and_deterministically() {
         .iter()
         .all(|h| h.nic(0).unwrap().memory().is_empty()));
 }
+
+fn multi(ws: Vec<(Nanos, Workload)>, carry_data: bool) -> JobPlan {
+    let opts = JobOptions {
+        carry_data,
+        chunk_bytes: 16 * 1024,
+        ..JobOptions::default()
+    };
+    JobPlan::with_workloads(ws, ranks(3, 2), opts).unwrap()
+}
+
+#[test]
+fn several_workloads_share_a_job_each_with_its_own_memory_and_result() {
+    use railyard_roce::report::{summarise, summarise_workloads};
+    let ws = vec![
+        (0, Workload::AllReduce(96 * 1024)),
+        (0, Workload::AllToAll(6 * 8_000)),
+        (
+            20_000,
+            Workload::parse("flows:fixed:8K:0.2:3:50us", &no_names).unwrap(),
+        ),
+    ];
+    let p = multi(ws.clone(), true);
+    let parts = p.parts();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[2].start_ns, 20_000);
+    for r in 0..6 {
+        let sum: usize = parts.iter().map(|x| x.plan.memory_bytes(r)).sum();
+        assert_eq!(p.memory_bytes(r), sum);
+        assert_eq!(parts[1].base(r), parts[0].plan.memory_bytes(r));
+    }
+    // The AllReduce's ring hops are AllToAll pairs too: shared QPs.
+    let each: usize = parts.iter().map(|x| x.plan.connections().len()).sum();
+    assert!(p.connections().len() < each);
+    let full = run(&p, 100_000_000);
+    let free = run(&multi(ws, false), 100_000_000);
+    assert_eq!(times(&full), times(&free));
+    assert_eq!((full.frames, full.bytes), (free.frames, free.bytes));
+    for h in &full.hosts {
+        assert_eq!(h.errors(), (0, 0));
+    }
+    let results = summarise_workloads(&p, &full.outcomes);
+    assert_eq!(
+        results.iter().map(|r| r.op.as_str()).collect::<Vec<_>>(),
+        ["allreduce", "alltoall", "flows"]
+    );
+    for r in &results {
+        assert!(r.completed && r.wrong == 0, "{r:?}");
+        assert!(r.time_us > 0.0 && r.busbw_gbps > 0.0, "{r:?}");
+    }
+    assert_eq!(summarise(&p, &full.outcomes), results[0]);
+    let flows: Vec<_> = full.outcomes.iter().flat_map(|o| o.flows.clone()).collect();
+    assert_eq!(flows.len(), parts[2].plan.flow_specs().len());
+    for f in &flows {
+        assert_eq!(f.workload, 2);
+        assert!(f.start_ns >= 20_000, "{f:?}");
+    }
+    let per: Vec<usize> = (0..3)
+        .map(|k| {
+            full.outcomes
+                .iter()
+                .flat_map(|o| &o.ranks)
+                .filter(|r| r.workload == k)
+                .count()
+        })
+        .collect();
+    assert_eq!(per, [6, 6, 6]);
+}
+
+#[test]
+fn a_later_workload_starts_on_time_and_alone_takes_what_it_takes_alone() {
+    use railyard_roce::report::summarise_workloads;
+    let w = Workload::AllReduce(64 * 1024);
+    let alone = plan(w.clone(), 3, 2, true);
+    let alone_ran = run(&alone, 100_000_000);
+    let t_alone = railyard_roce::report::summarise(&alone, &alone_ran.outcomes).time_us;
+    let p = multi(vec![(0, w.clone()), (2_000_000, w)], true);
+    let ran = run(&p, 100_000_000);
+    let r = summarise_workloads(&p, &ran.outcomes);
+    assert!(r[0].completed && r[1].completed);
+    assert_eq!(r[0].time_us, t_alone);
+    assert_eq!(r[1].time_us, t_alone);
+    let ends = |k: usize| -> Vec<Nanos> {
+        ran.outcomes
+            .iter()
+            .flat_map(|o| &o.ranks)
+            .filter(|x| x.workload == k)
+            .map(|x| x.end_ns.unwrap())
+            .collect()
+    };
+    assert!(ends(0).iter().all(|&e| e < 2_000_000));
+    assert!(ends(1).iter().all(|&e| e > 2_000_000));
+}
+
+#[test]
+fn a_job_needs_a_workload_and_names_the_bad_one() {
+    assert!(JobPlan::with_workloads(vec![], ranks(2, 1), JobOptions::default()).is_err());
+    let e = JobPlan::with_workloads(
+        vec![
+            (0, Workload::AllReduce(4096)),
+            (5, Workload::AllToAll(4095)),
+        ],
+        ranks(2, 1),
+        JobOptions::default(),
+    )
+    .unwrap_err();
+    assert!(e.contains("workload 2"), "{e}");
+}
