@@ -40,6 +40,9 @@ fn ser_ns(len: usize) -> Nanos {
     ((len as u64 + 24) * 8 * 1_000_000_000).div_ceil(GBPS_100)
 }
 
+/// A frame on its way: (arrival, sequence, host, NIC, bytes).
+type InFlight = (Nanos, u64, usize, usize, Vec<u8>);
+
 /// What a run did.
 struct Ran {
     hosts: Vec<Host>,
@@ -69,7 +72,7 @@ fn run(plan: &JobPlan, limit: Nanos) -> Ran {
         .map(|h| plan.ranks().iter().filter(|a| a.host == h).count())
         .collect();
     let mut port_free: HashMap<(usize, usize), Nanos> = HashMap::new();
-    let mut heap: BinaryHeap<Reverse<(Nanos, u64, usize, usize, Vec<u8>)>> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
     let mut seq = 0u64;
     let (mut frames, mut bytes) = (0u64, 0u64);
     let mut buf = vec![0u8; TX_BUFFER_LEN];
