@@ -40,8 +40,23 @@ pub struct RankOutcome {
     pub rank: usize,
     /// When its part of the collective finished (None: it did not).
     pub end_ns: Option<Nanos>,
-    /// Elements of its result that differ from the expected values.
+    /// Elements of its result that differ from the expected values (0 when
+    /// not `checked`).
     pub wrong: u64,
+    /// Whether its data was checked: false in a data-free job
+    /// ([`JobOptions::carry_data`](crate::plan::JobOptions::carry_data)),
+    /// whose buffers hold nothing to check. Outcomes without it were
+    /// checked.
+    #[serde(default = "checked_default")]
+    pub checked: bool,
+    /// Which of the job's workloads this is (0 for the first or only one;
+    /// see [`JobPlan::with_workloads`]).
+    #[serde(default)]
+    pub workload: usize,
+}
+
+fn checked_default() -> bool {
+    true
 }
 
 /// One point-to-point transfer of a flow workload.
@@ -59,6 +74,10 @@ pub struct FlowOutcome {
     pub end_ns: Option<Nanos>,
     /// Bytes that arrived different from what was sent.
     pub wrong: u64,
+    /// Which of the job's workloads it belongs to (0 for the first or only
+    /// one).
+    #[serde(default)]
+    pub workload: usize,
 }
 
 /// A WRITE the rank wants posted.
@@ -126,8 +145,18 @@ struct SentFlow {
     dst: usize,
     bytes: u64,
     landing: u64,
+    /// Arrival after the rank's start.
+    at: Nanos,
     start: Option<Nanos>,
     end: Option<Nanos>,
+}
+
+/// One flow this rank receives.
+#[derive(Debug, Clone, Copy)]
+struct RecvFlow {
+    index: usize,
+    src: usize,
+    bytes: u64,
 }
 
 /// One rank's part of a job (see the module doc).
@@ -142,19 +171,24 @@ pub struct RankEngine {
     channels: usize,
     chunk_elems: usize,
     elems: usize,
-    bytes: usize,
     steps: usize,
     expected_recv: u64,
     received: u64,
     expected_sent: u64,
     sent: u64,
     next_wr: u64,
+    /// Sorted by arrival (then index); `flows_posted` of them are posted.
     flows_out: Vec<SentFlow>,
-    flows_in: Vec<(usize, usize)>,
+    flows_posted: usize,
+    /// Sorted by index.
+    flows_in: Vec<RecvFlow>,
+    flow_channel: usize,
     start_ns: Option<Nanos>,
     end_ns: Option<Nanos>,
     wrong: u64,
     protocol_errors: u64,
+    /// Whether buffers hold real data (fill, reduce, check).
+    carry_data: bool,
 }
 
 fn read_f32(mem: &[u8], off: usize) -> f32 {
@@ -183,14 +217,31 @@ impl RankEngine {
             Workload::ReduceScatter(_) => Kind::ReduceScatter,
             Workload::AllToAll(_) => Kind::AllToAll,
             Workload::SendRecv(_) => Kind::SendRecv,
-            Workload::Incast { .. } | Workload::Permutation { .. } => Kind::Flows,
+            Workload::Incast { .. } | Workload::Permutation { .. } | Workload::Flows(_) => {
+                Kind::Flows
+            }
         };
         let steps = match kind {
             Kind::AllReduce => 2 * (n - 1),
             Kind::AllGather | Kind::ReduceScatter => n - 1,
             _ => 1,
         };
-        let flows = plan.flows();
+        let specs = plan.flow_specs();
+        let mut flows_out: Vec<SentFlow> = specs
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.src == rank)
+            .map(|(index, f)| SentFlow {
+                index,
+                dst: f.dst,
+                bytes: f.bytes,
+                landing: plan.layout(f.dst).recv as u64,
+                at: f.at,
+                start: None,
+                end: None,
+            })
+            .collect();
+        flows_out.sort_by_key(|f| (f.at, f.index));
         let mut e = RankEngine {
             rank,
             n,
@@ -201,36 +252,30 @@ impl RankEngine {
             channels: opts.channels,
             chunk_elems: (opts.chunk_bytes / 4).max(1),
             elems: bytes / 4,
-            bytes,
             steps,
             expected_recv: 0,
             received: 0,
             expected_sent: 0,
             sent: 0,
             next_wr: 0,
-            flows_out: flows
+            flows_out,
+            flows_posted: 0,
+            flows_in: specs
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| f.0 == rank)
-                .map(|(index, f)| SentFlow {
+                .filter(|(_, f)| f.dst == rank)
+                .map(|(index, f)| RecvFlow {
                     index,
-                    dst: f.1,
-                    bytes: bytes as u64,
-                    landing: plan.layout(f.1).recv as u64,
-                    start: None,
-                    end: None,
+                    src: f.src,
+                    bytes: f.bytes,
                 })
                 .collect(),
-            flows_in: flows
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.1 == rank)
-                .map(|(i, f)| (i, f.0))
-                .collect(),
+            flow_channel: plan.flow_channel(),
             start_ns: None,
             end_ns: None,
             wrong: 0,
             protocol_errors: 0,
+            carry_data: opts.carry_data,
         };
         let (er, es) = e.expected();
         e.expected_recv = er;
@@ -393,6 +438,7 @@ impl RankEngine {
         self.start_ns = Some(now);
         let d = self.layout.data;
         match self.kind {
+            _ if !self.carry_data => {}
             Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::SendRecv => {
                 for i in 0..self.elems {
                     write_f32(mem, d + 4 * i, pattern(self.rank, i));
@@ -415,6 +461,7 @@ impl RankEngine {
                 }
             }
         }
+        self.post_flows(now, out);
         match self.kind {
             Kind::AllReduce | Kind::AllGather | Kind::ReduceScatter => {
                 for ch in 0..self.channels {
@@ -428,7 +475,7 @@ impl RankEngine {
                 let r = self.rank;
                 // Own block: a local copy.
                 let (src, dst) = (d + r * blk * 4, self.layout.recv + r * blk * 4);
-                if src + blk * 4 <= mem.len() && dst + blk * 4 <= mem.len() {
+                if self.carry_data && src + blk * 4 <= mem.len() && dst + blk * 4 <= mem.len() {
                     mem.copy_within(src..src + blk * 4, dst);
                 }
                 for k in 1..self.n {
@@ -442,22 +489,45 @@ impl RankEngine {
                 let (elems, remote) = (self.elems, self.layout.recv);
                 self.post_block(j, elems, d, remote, out);
             }
-            Kind::Flows => {
-                for f in &mut self.flows_out {
-                    f.start = Some(now);
-                    out.push(Post {
-                        peer: f.dst,
-                        channel: 0,
-                        wr_id: f.index as u64,
-                        local_offset: d,
-                        remote_offset: f.landing,
-                        len: f.bytes as usize,
-                        imm: f.index as u32,
-                    });
-                }
-            }
+            Kind::Flows => {}
         }
         self.maybe_finish(now, mem);
+    }
+
+    /// Posts the flows that have arrived by `now`.
+    fn post_flows(&mut self, now: Nanos, out: &mut Vec<Post>) {
+        let Some(start) = self.start_ns else { return };
+        while let Some(f) = self.flows_out.get_mut(self.flows_posted) {
+            let due = start.saturating_add(f.at);
+            if due > now {
+                break;
+            }
+            f.start = Some(due);
+            out.push(Post {
+                peer: f.dst,
+                channel: self.flow_channel,
+                wr_id: f.index as u64,
+                local_offset: self.layout.data,
+                remote_offset: f.landing,
+                len: f.bytes as usize,
+                imm: f.index as u32,
+            });
+            self.flows_posted += 1;
+        }
+    }
+
+    /// When the rank next has something to post on its own (a background
+    /// flow arriving), if it has started.
+    pub fn next_wakeup(&self) -> Option<Nanos> {
+        let start = self.start_ns?;
+        let f = self.flows_out.get(self.flows_posted)?;
+        Some(start.saturating_add(f.at))
+    }
+
+    /// Moves the rank on to `now`: posts what has become due (flows that
+    /// arrived) onto `out`.
+    pub fn on_time(&mut self, now: Nanos, out: &mut Vec<Post>) {
+        self.post_flows(now, out);
     }
 
     /// A WRITE landed in this rank's memory `mem` at `now`; pushes the
@@ -481,7 +551,7 @@ impl RankEngine {
                 if d.offset != at as u64 || d.len != len * 4 {
                     return self.reject(d);
                 }
-                if self.reduces(t) {
+                if self.reduces(t) && self.carry_data {
                     for e in 0..len {
                         let o = self.layout.data + (first + e) * 4;
                         let v = read_f32(mem, o) + read_f32(mem, at + e * 4);
@@ -504,17 +574,26 @@ impl RankEngine {
             }
             Kind::Flows => {
                 let idx = d.imm as usize;
-                if !self.flows_in.iter().any(|&(i, s)| i == idx && s == d.peer)
-                    || d.offset != self.layout.recv as u64
-                    || d.len != self.bytes
-                {
+                let flow = self
+                    .flows_in
+                    .binary_search_by_key(&idx, |f| f.index)
+                    .ok()
+                    .map(|i| self.flows_in[i]);
+                let fits = flow.is_some_and(|f| {
+                    f.src == d.peer
+                        && d.channel == self.flow_channel
+                        && d.offset == self.layout.recv as u64
+                        && d.len as u64 == f.bytes
+                });
+                if !fits {
                     return self.reject(d);
                 }
                 let base = self.layout.recv;
+                let checked = if self.carry_data { d.len } else { 0 };
                 self.wrong += mem
                     .iter()
                     .skip(base)
-                    .take(self.bytes)
+                    .take(checked)
                     .enumerate()
                     .filter(|(i, b)| **b != flow_byte(*i))
                     .count() as u64;
@@ -532,7 +611,13 @@ impl RankEngine {
     /// The peer acknowledged the WRITE tagged `wr_id` in full at `now`.
     pub fn on_sent(&mut self, now: Nanos, mem: &[u8], wr_id: u64) {
         if self.kind == Kind::Flows {
-            if let Some(f) = self.flows_out.iter_mut().find(|f| f.index as u64 == wr_id) {
+            // Sorted by arrival, and a sender's flows are numbered in
+            // arrival order: sorted by index too.
+            let at = self
+                .flows_out
+                .binary_search_by_key(&wr_id, |f| f.index as u64)
+                .ok();
+            if let Some(f) = at.map(|i| &mut self.flows_out[i]) {
                 if f.end.is_none() {
                     f.end = Some(now);
                     self.sent += 1;
@@ -550,7 +635,7 @@ impl RankEngine {
             && self.sent >= self.expected_sent
         {
             self.end_ns = Some(now);
-            if self.kind != Kind::Flows {
+            if self.kind != Kind::Flows && self.carry_data {
                 self.wrong += self.check(mem);
             }
         }
@@ -620,6 +705,8 @@ impl RankEngine {
             rank: self.rank,
             end_ns: self.end_ns,
             wrong: self.wrong,
+            checked: self.carry_data,
+            workload: 0,
         }
     }
 
@@ -635,6 +722,7 @@ impl RankEngine {
                 start_ns: f.start.unwrap_or(0),
                 end_ns: f.end,
                 wrong: 0,
+                workload: 0,
             })
             .collect()
     }

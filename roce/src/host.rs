@@ -102,6 +102,20 @@ struct NvCopy {
     imm: u32,
 }
 
+/// One workload's place on this host.
+#[derive(Debug)]
+struct PartSlot {
+    start_ns: Nanos,
+    started: bool,
+    /// Per local NIC: (region start, region bytes).
+    region: Vec<(usize, usize)>,
+    /// Region start per rank of the job (for peers).
+    base: Vec<usize>,
+}
+
+/// A WRITE's tag names its workload in the top 16 bits.
+const PART_SHIFT: u32 = 48;
+
 /// The host over any [`Port`]: everything but the choice of NIC.
 #[derive(Debug)]
 pub(crate) struct HostCore<P> {
@@ -110,7 +124,13 @@ pub(crate) struct HostCore<P> {
     /// Rank of each local NIC, NIC 0 first.
     ranks: Vec<usize>,
     ports: Vec<P>,
-    engines: Vec<RankEngine>,
+    /// `engines[i][p]`: local NIC i's engine of workload p.
+    engines: Vec<Vec<RankEngine>>,
+    /// Per workload: when it starts after the job, and per local NIC where
+    /// its region starts and how long it is.
+    parts: Vec<PartSlot>,
+    /// Deliveries to a workload not started yet, replayed when it starts.
+    early: Vec<(usize, usize, Delivery)>,
     /// When each (src, dst) NVLink is free again, `src * nics + dst`.
     nv_free: Vec<Nanos>,
     nv_queue: BinaryHeap<Reverse<NvCopy>>,
@@ -175,7 +195,29 @@ impl<P: Port> HostCore<P> {
         Ok(HostCore {
             host,
             plan: plan.clone(),
-            engines: ranks.iter().map(|&r| RankEngine::new(plan, r)).collect(),
+            engines: ranks
+                .iter()
+                .map(|&r| {
+                    plan.parts()
+                        .iter()
+                        .map(|p| RankEngine::new(p.plan, r))
+                        .collect()
+                })
+                .collect(),
+            parts: plan
+                .parts()
+                .iter()
+                .map(|p| PartSlot {
+                    start_ns: p.start_ns,
+                    started: false,
+                    region: ranks
+                        .iter()
+                        .map(|&r| (p.base(r), p.plan.memory_bytes(r)))
+                        .collect(),
+                    base: (0..plan.ranks().len()).map(|r| p.base(r)).collect(),
+                })
+                .collect(),
+            early: Vec::new(),
             ranks,
             ports,
             nv_free: vec![0; n * n],
@@ -194,19 +236,92 @@ impl<P: Port> HostCore<P> {
 
     pub(crate) fn start(&mut self, now: Nanos) {
         self.start_ns = now;
-        for i in 0..self.engines.len() {
-            let mut posts = std::mem::take(&mut self.posts);
-            self.engines[i].start(now, self.ports[i].memory_mut(), &mut posts);
-            self.dispatch(i, now, &mut posts);
-            self.posts = posts;
-        }
         self.pump(now);
     }
 
-    /// Hands local NIC `i`'s posts to its NIC or to NVLink.
-    fn dispatch(&mut self, i: usize, now: Nanos, posts: &mut Vec<Post>) {
+    /// Local NIC i's memory region of workload p (empty when data-free).
+    fn region_mut<'a>(ports: &'a mut [P], parts: &[PartSlot], i: usize, p: usize) -> &'a mut [u8] {
+        let (b, l) = parts[p].region[i];
+        ports[i].memory_mut().get_mut(b..b + l).unwrap_or(&mut [])
+    }
+
+    /// Starts the workloads due by `now`, replaying deliveries that came
+    /// before.
+    fn start_due(&mut self, now: Nanos, posts: &mut Vec<Post>) {
+        for p in 0..self.parts.len() {
+            let due = self.start_ns.saturating_add(self.parts[p].start_ns);
+            if self.parts[p].started || due > now {
+                continue;
+            }
+            self.parts[p].started = true;
+            for i in 0..self.engines.len() {
+                let mem = Self::region_mut(&mut self.ports, &self.parts, i, p);
+                self.engines[i][p].start(due, mem, posts);
+                self.dispatch(i, p, due, posts);
+            }
+            let early: Vec<_> = self.early.iter().filter(|e| e.1 == p).copied().collect();
+            self.early.retain(|e| e.1 != p);
+            for (i, p, d) in early {
+                let mem = Self::region_mut(&mut self.ports, &self.parts, i, p);
+                self.engines[i][p].on_delivery(now, mem, d, posts);
+                self.dispatch(i, p, now, posts);
+            }
+        }
+    }
+
+    /// The workload whose region of local NIC i holds `offset`, and the
+    /// offset within it.
+    fn part_at(&self, i: usize, offset: u64) -> Option<(usize, u64)> {
+        self.parts.iter().enumerate().find_map(|(p, s)| {
+            let (b, l) = s.region[i];
+            let o = offset.checked_sub(b as u64)?;
+            (o < l as u64).then_some((p, o))
+        })
+    }
+
+    /// Hands a delivery to local NIC i's engine of the workload it landed
+    /// in (held until that workload starts).
+    fn deliver(&mut self, i: usize, now: Nanos, mut d: Delivery, posts: &mut Vec<Post>) {
+        let Some((p, o)) = self.part_at(i, d.offset) else {
+            // Lands in no workload's region (a zero-length WRITE at the
+            // end is the only way): the first workload judges it.
+            let mem = Self::region_mut(&mut self.ports, &self.parts, i, 0);
+            self.engines[i][0].on_delivery(now, mem, d, posts);
+            self.dispatch(i, 0, now, posts);
+            return;
+        };
+        d.offset = o;
+        if !self.parts[p].started {
+            self.early.push((i, p, d));
+            return;
+        }
+        let mem = Self::region_mut(&mut self.ports, &self.parts, i, p);
+        self.engines[i][p].on_delivery(now, mem, d, posts);
+        self.dispatch(i, p, now, posts);
+    }
+
+    /// Tells local NIC i's engine that the WRITE tagged `wr_id` (workload
+    /// in the top bits) was acknowledged.
+    fn sent(&mut self, i: usize, now: Nanos, wr_id: u64) {
+        let p = (wr_id >> PART_SHIFT) as usize;
+        let id = wr_id & ((1 << PART_SHIFT) - 1);
+        if p >= self.parts.len() {
+            self.stray_completions += 1;
+            return;
+        }
+        let (b, l) = self.parts[p].region[i];
+        let mem = self.ports[i].memory().get(b..b + l).unwrap_or(&[]);
+        self.engines[i][p].on_sent(now, mem, id);
+    }
+
+    /// Hands local NIC `i`'s posts for workload `part` to its NIC or to
+    /// NVLink, placing them in the workload's regions.
+    fn dispatch(&mut self, i: usize, part: usize, now: Nanos, posts: &mut Vec<Post>) {
         let rank = self.ranks[i];
-        for p in posts.drain(..) {
+        for mut p in posts.drain(..) {
+            p.wr_id |= (part as u64) << PART_SHIFT;
+            p.local_offset += self.parts[part].region[i].0;
+            p.remote_offset += self.parts[part].base.get(p.peer).copied().unwrap_or(0) as u64;
             let Some(conn) = self.plan.connection(rank, p.peer, p.channel).copied() else {
                 self.post_errors += 1;
                 continue;
@@ -256,6 +371,15 @@ impl<P: Port> HostCore<P> {
     /// Moves the job on to `now`: NVLink copies due and NIC completions.
     fn pump(&mut self, now: Nanos) {
         let mut posts = std::mem::take(&mut self.posts);
+        self.start_due(now, &mut posts);
+        for i in 0..self.engines.len() {
+            for p in 0..self.parts.len() {
+                if self.engines[i][p].next_wakeup().is_some_and(|t| t <= now) {
+                    self.engines[i][p].on_time(now, &mut posts);
+                    self.dispatch(i, p, now, &mut posts);
+                }
+            }
+        }
         loop {
             let mut progressed = false;
             while let Some(Reverse(c)) = self.nv_queue.peek().copied() {
@@ -291,12 +415,19 @@ impl<P: Port> HostCore<P> {
                 let (l, r) = self.ports.split_at_mut(src);
                 (&r[0], &mut l[dst])
             };
-            match (a.memory().get(from), b.memory_mut().get_mut(to)) {
-                (Some(s), Some(d)) => {
-                    d.copy_from_slice(s);
-                    true
+            if self.plan.options().carry_data {
+                match (a.memory().get(from), b.memory_mut().get_mut(to)) {
+                    (Some(s), Some(d)) => {
+                        d.copy_from_slice(s);
+                        true
+                    }
+                    _ => false,
                 }
-                _ => false,
+            } else {
+                // Data-free: no memory, the same range checks against the
+                // plan's sizes.
+                from.end <= self.plan.memory_bytes(self.ranks[src])
+                    && to.end <= self.plan.memory_bytes(self.ranks[dst])
             }
         };
         if !ok {
@@ -310,16 +441,15 @@ impl<P: Port> HostCore<P> {
             offset: c.remote_offset,
             len: c.len,
         };
-        self.engines[dst].on_delivery(c.due, self.ports[dst].memory_mut(), d, posts);
-        self.dispatch(dst, c.due, posts);
-        self.engines[src].on_sent(c.due, self.ports[src].memory(), c.wr_id);
+        self.deliver(dst, c.due, d, posts);
+        self.sent(src, c.due, c.wr_id);
     }
 
     fn complete(&mut self, i: usize, now: Nanos, comp: Completion, posts: &mut Vec<Post>) {
         match comp {
             Completion::Sent { qpn, wr_id } => match decode_qpn(qpn) {
                 Some((_, Role::Sender, _)) => {
-                    self.engines[i].on_sent(now, self.ports[i].memory(), wr_id);
+                    self.sent(i, now, wr_id);
                 }
                 _ => self.stray_completions += 1,
             },
@@ -337,8 +467,7 @@ impl<P: Port> HostCore<P> {
                         offset,
                         len,
                     };
-                    self.engines[i].on_delivery(now, self.ports[i].memory_mut(), d, posts);
-                    self.dispatch(i, now, posts);
+                    self.deliver(i, now, d, posts);
                 }
                 _ => self.stray_completions += 1,
             },
@@ -366,23 +495,46 @@ impl<P: Port> HostCore<P> {
             .iter()
             .filter_map(Port::next_wakeup)
             .chain(nv)
+            .chain(
+                self.engines
+                    .iter()
+                    .flatten()
+                    .filter_map(RankEngine::next_wakeup),
+            )
+            .chain(
+                self.parts
+                    .iter()
+                    .filter(|p| !p.started)
+                    .map(|p| self.start_ns.saturating_add(p.start_ns)),
+            )
             .min()
     }
 
     pub(crate) fn done(&self) -> bool {
-        self.engines.iter().all(RankEngine::done)
+        self.engines.iter().flatten().all(RankEngine::done)
     }
 
     pub(crate) fn outcome(&self) -> HostOutcome {
-        let ranks: Vec<RankOutcome> = self.engines.iter().map(RankEngine::outcome).collect();
+        let ranks: Vec<RankOutcome> = (0..self.parts.len())
+            .flat_map(|p| {
+                self.engines.iter().map(move |e| RankOutcome {
+                    workload: p,
+                    ..e[p].outcome()
+                })
+            })
+            .collect();
         HostOutcome {
             host: self.host,
             start_ns: self.start_ns,
             ranks,
-            flows: self
-                .engines
-                .iter()
-                .flat_map(RankEngine::flow_outcomes)
+            flows: (0..self.parts.len())
+                .flat_map(|p| {
+                    self.engines.iter().flat_map(move |e| {
+                        e[p].flow_outcomes()
+                            .into_iter()
+                            .map(move |f| FlowOutcome { workload: p, ..f })
+                    })
+                })
                 .collect(),
             nics: self.ports.iter().map(Port::stats).collect(),
         }
@@ -408,14 +560,17 @@ pub struct Host {
 
 impl Host {
     /// Host `host` of `plan`, with one NIC per config (NIC n of the host;
-    /// `memory_bytes` is set from the plan).
+    /// `memory_bytes` is set from the plan; the NICs carry data as the
+    /// plan's [`JobOptions::carry_data`](crate::plan::JobOptions::carry_data)
+    /// says).
     ///
     /// # Errors
     ///
     /// When the NICs given do not match the plan's ranks on this host.
     pub fn new(plan: &JobPlan, host: usize, nics: Vec<NicConfig>) -> Result<Host, String> {
+        let carry = plan.options().carry_data;
         Ok(Host {
-            core: HostCore::new(plan, host, nics, &mut Nic::new)?,
+            core: HostCore::new(plan, host, nics, &mut |c| Nic::with_data(c, carry))?,
         })
     }
 
@@ -456,6 +611,11 @@ impl Host {
     /// the plan (both 0 unless the host and its NICs disagree).
     pub fn errors(&self) -> (u64, u64) {
         self.core.errors()
+    }
+
+    /// Its NIC `nic` (NIC n of the host), for inspection.
+    pub fn nic(&self, nic: usize) -> Option<&Nic> {
+        self.core.ports.get(nic)
     }
 }
 

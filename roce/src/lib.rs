@@ -18,6 +18,8 @@
 //!   flows) planned over ranks, one rank per NIC (NIC n of a host on rail
 //!   n), and a host that runs its ranks' part of it, with the GPU-to-GPU
 //!   link inside the server.
+//! * [`flows`]: background traffic: published flow-size distributions and
+//!   seeded Poisson arrivals.
 //! * [`report`]: results as nccl-tests prints them.
 //!
 //! Every entry point takes the time as an argument ([`Nanos`]); nothing
@@ -31,6 +33,7 @@
 
 pub mod collective;
 pub mod dcqcn;
+pub mod flows;
 pub mod host;
 pub mod nic;
 pub mod plan;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::qp::{Completion, QpConfig, WriteRequest};
 
 use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
-use crate::qp::{Control, QueuePair, RxVerdict, PSN_MASK};
+use crate::qp::{Control, Landing, QueuePair, RxVerdict, PSN_MASK};
 use crate::wire::{
     bth, bth_repr, emit_arp_reply, is_write, reth, Opcode, RoceRepr, RxError, RxFrame, Syndrome,
     CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TTL,
@@ -226,6 +226,8 @@ struct Built {
 pub struct Nic {
     cfg: NicConfig,
     memory: Vec<u8>,
+    /// Whether WRITEs carry real bytes (see [`Nic::with_data`]).
+    carry_data: bool,
     slots: Vec<Slot>,
     /// QPN → slot. Fx, not SipHash: looked up for every frame received,
     /// and QPNs are no attacker's input.
@@ -248,7 +250,18 @@ pub struct Nic {
 
 impl Nic {
     /// A NIC with no queue pairs and zeroed memory.
-    pub fn new(mut cfg: NicConfig) -> Nic {
+    pub fn new(cfg: NicConfig) -> Nic {
+        Nic::with_data(cfg, true)
+    }
+
+    /// A NIC with no queue pairs that carries data (`carry_data`: zeroed
+    /// memory of `memory_bytes`, payloads read from and landed in it, ICRCs
+    /// computed and verified) or not: then it allocates no memory, WRITEs
+    /// are range-checked against `memory_bytes` of virtual memory, frames
+    /// go out at their true length with whatever payload bytes the transmit
+    /// buffer holds and ICRC 0, and received ICRCs are not verified — a
+    /// cluster-scale simulation's NICs, whose timing is all that matters.
+    pub fn with_data(mut cfg: NicConfig, carry_data: bool) -> Nic {
         cfg.path_mtu = cfg.path_mtu.clamp(1, MAX_PATH_MTU);
         cfg.line_rate_bps = cfg.line_rate_bps.max(1);
         let stats = NicStats {
@@ -256,7 +269,12 @@ impl Nic {
             ..NicStats::default()
         };
         Nic {
-            memory: vec![0; cfg.memory_bytes],
+            memory: if carry_data {
+                vec![0; cfg.memory_bytes]
+            } else {
+                Vec::new()
+            },
+            carry_data,
             slots: Vec::with_capacity(QP_PREALLOC),
             index: rustc_hash::FxHashMap::with_capacity_and_hasher(QP_PREALLOC, Default::default()),
             completions: VecDeque::with_capacity(COMPLETION_PREALLOC),
@@ -331,7 +349,7 @@ impl Nic {
         let fits = wr
             .local_offset
             .checked_add(wr.len)
-            .is_some_and(|end| end <= self.memory.len());
+            .is_some_and(|end| end <= self.memory_len());
         if !fits || u32::try_from(wr.len).is_err() {
             return Err(NicError::OutOfMemoryRange);
         }
@@ -381,7 +399,7 @@ impl Nic {
     pub fn receive(&mut self, now: Nanos, frame: &[u8]) {
         self.now = self.now.max(now);
         self.stats.rx_frames += 1;
-        match RxFrame::parse(frame) {
+        match RxFrame::parse_with(frame, self.carry_data) {
             Err(RxError::Malformed) => self.stats.rx_dropped.malformed += 1,
             Err(RxError::Icrc) => self.stats.rx_dropped.icrc += 1,
             Ok(RxFrame::Other) => self.stats.rx_dropped.not_for_us += 1,
@@ -494,14 +512,19 @@ impl Nic {
                     }
                 }
             }
-            let v = slot.qp.on_data(
+            let landing = if self.carry_data {
+                Landing::Memory(&mut self.memory)
+            } else {
+                Landing::Discard(self.cfg.memory_bytes)
+            };
+            let v = slot.qp.on_data_into(
                 r.bth.psn,
                 op,
                 r.bth.ack_req,
                 r.reth,
                 r.imm,
                 r.payload,
-                &mut self.memory,
+                landing,
                 &mut self.completions,
             );
             let d = &mut self.stats.rx_dropped;
@@ -761,9 +784,18 @@ impl Nic {
         if d.retransmission {
             self.stats.retransmitted += 1;
         }
-        let payload = self
-            .memory
-            .get(d.local_offset..d.local_offset.checked_add(d.len)?)?;
+        let end = d.local_offset.checked_add(d.len)?;
+        if !self.carry_data {
+            if end > self.cfg.memory_bytes {
+                return None;
+            }
+            let mut r = self.repr_for(i, &[]);
+            r.bth = bth_repr(d.opcode, r.bth.dest_qp, d.psn, d.ack_req);
+            r.reth = d.reth;
+            r.imm = d.imm;
+            return r.emit_data_free(d.len, buf).ok();
+        }
+        let payload = self.memory.get(d.local_offset..end)?;
         let mut r = self.repr_for(i, payload);
         r.bth = bth_repr(d.opcode, r.bth.dest_qp, d.psn, d.ack_req);
         r.reth = d.reth;
@@ -808,7 +840,22 @@ impl Nic {
         self.completions.pop_front()
     }
 
-    /// Registered memory.
+    /// Bytes of registered memory WRITEs are checked against: the
+    /// configured size, allocated or (data-free) virtual.
+    pub fn memory_len(&self) -> usize {
+        if self.carry_data {
+            self.memory.len()
+        } else {
+            self.cfg.memory_bytes
+        }
+    }
+
+    /// Whether WRITEs carry real bytes (see [`Nic::with_data`]).
+    pub fn carries_data(&self) -> bool {
+        self.carry_data
+    }
+
+    /// Registered memory (empty on a data-free NIC).
     pub fn memory(&self) -> &[u8] {
         &self.memory
     }

@@ -35,7 +35,8 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::MacAddr;
+use crate::flows::{parse_duration, Background, FlowSizes, FlowSpec, DEFAULT_DURATION_NS};
+use crate::{MacAddr, Nanos};
 
 /// One rank's NIC: rank r is NIC `nic` of host `host` (NIC n on rail n).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +82,9 @@ pub enum Workload {
         /// Seed of the derangement.
         seed: u64,
     },
+    /// Background traffic: Poisson flow arrivals on every NIC at a load,
+    /// sizes from a published distribution (see [`crate::flows`]).
+    Flows(Background),
 }
 
 /// Knobs of a job.
@@ -92,23 +96,53 @@ pub struct JobOptions {
     pub chunk_bytes: usize,
     /// GPU-to-GPU bandwidth inside a host, bits per second.
     pub nvlink_bps: u64,
+    /// Line rate of every rank's NIC, bits per second: background flows
+    /// arrive at their load times this. Job files without it say 100 Gb/s.
+    #[serde(default = "nic_bps_default")]
+    pub nic_bps: u64,
+    /// Whether WRITEs carry real data (filled, copied, reduced and checked)
+    /// or only their lengths: false for cluster-scale runs, where a
+    /// 1,024-rank AllToAll of 64 MB would need 128 GB of buffers. Timing,
+    /// packet counts and range checks are the same either way. Job files
+    /// without it carry data.
+    #[serde(default = "carry_data_default")]
+    pub carry_data: bool,
+}
+
+fn carry_data_default() -> bool {
+    true
+}
+
+fn nic_bps_default() -> u64 {
+    100_000_000_000
 }
 
 impl Default for JobOptions {
-    /// Two channels, 128 KiB chunks, and 3.6 Tb/s inside a host (one
-    /// direction of NVLink 4: 450 GB/s).
+    /// Two channels, 128 KiB chunks, 3.6 Tb/s inside a host (one
+    /// direction of NVLink 4: 450 GB/s), 100 Gb/s NICs, carrying data.
     fn default() -> JobOptions {
         JobOptions {
             channels: 2,
             chunk_bytes: 128 * 1024,
             nvlink_bps: 3_600_000_000_000,
+            nic_bps: nic_bps_default(),
+            carry_data: true,
         }
     }
 }
 
 /// The most channels a job may have: the channel is the low 7 bits of a
-/// QP number (see [`qpn`]).
+/// QP number (see [`qpn`]); the upper half is left to background flows.
 pub const MAX_CHANNELS: usize = 64;
+
+/// The channel background flows ([`Workload::Flows`]) use, above every
+/// collective's, so that a flow never queues behind a collective's WRITEs
+/// on one queue pair.
+pub const FLOW_CHANNEL: usize = MAX_CHANNELS;
+
+/// The most background flows a job may have (their index is the
+/// immediate data).
+pub const MAX_FLOWS: usize = 1 << 24;
 
 /// The most ranks a job may have: the peer rank plus one is the high 16 bits
 /// of a 24-bit QP number (see [`qpn`]).
@@ -156,14 +190,16 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(1u64 << shift).ok_or_else(bad)
 }
 
-const GRAMMAR: &str = "allreduce:SIZE, allgather:SIZE, reducescatter:SIZE, alltoall:SIZE, sendrecv:SIZE, incast:SIZE:SRC1,SRC2,...:DST or permutation:SIZE[:SEED]";
+const GRAMMAR: &str = "allreduce:SIZE, allgather:SIZE, reducescatter:SIZE, alltoall:SIZE, sendrecv:SIZE, incast:SIZE:SRC1,SRC2,...:DST, permutation:SIZE[:SEED] or flows:CDF:LOAD[:SEED[:DURATION]] (CDF websearch, hadoop, storage or fixed:SIZE)";
 
 impl Workload {
     /// Reads a workload spec (`allreduce:SIZE`, `allgather:SIZE`,
     /// `reducescatter:SIZE`, `alltoall:SIZE`, `sendrecv:SIZE`,
-    /// `incast:SIZE:SRC1,SRC2,...:DST`, `permutation:SIZE[:SEED]`; SIZE
-    /// like `64M`, `512K`, `1G`, `4096`), resolving endpoint names with
-    /// `rank_of`.
+    /// `incast:SIZE:SRC1,SRC2,...:DST`, `permutation:SIZE[:SEED]`,
+    /// `flows:CDF:LOAD[:SEED[:DURATION]]` with CDF `websearch`, `hadoop`,
+    /// `storage` or `fixed:SIZE`, LOAD a fraction of line rate like `0.3`,
+    /// DURATION like `2ms` (default 1 ms); SIZE like `64M`, `512K`, `1G`,
+    /// `4096`), resolving endpoint names with `rank_of`.
     ///
     /// # Errors
     ///
@@ -245,6 +281,54 @@ impl Workload {
                 };
                 Ok(Workload::Permutation { bytes, seed })
             }
+            "flows" => {
+                let form = "flows:CDF:LOAD[:SEED[:DURATION]] (CDF websearch, hadoop, storage or fixed:SIZE), like flows:websearch:0.3:7:2ms";
+                let cdf = parts
+                    .get(1)
+                    .map(|c| c.trim().to_ascii_lowercase())
+                    .ok_or_else(|| format!("workload {spec:?}: expected {form}"))?;
+                let (sizes, rest) = match cdf.as_str() {
+                    "websearch" => (FlowSizes::WebSearch, 2),
+                    "hadoop" => (FlowSizes::Hadoop, 2),
+                    "storage" => (FlowSizes::Storage, 2),
+                    "fixed" => (FlowSizes::Fixed(size(2)?), 3),
+                    other => {
+                        return Err(format!(
+                            "workload {spec:?}: unknown flow-size distribution {other:?}; expected websearch, hadoop, storage or fixed:SIZE"
+                        ))
+                    }
+                };
+                if parts.len() < rest + 1 || parts.len() > rest + 3 {
+                    return Err(format!("workload {spec:?}: expected {form}"));
+                }
+                let lt = parts[rest].trim();
+                let load: f64 = lt
+                    .parse()
+                    .ok()
+                    .filter(|l: &f64| *l > 0.0 && *l <= 1.0)
+                    .ok_or_else(|| {
+                        format!("workload {spec:?}: bad LOAD {lt:?}: expected a fraction of line rate above 0 and at most 1, like 0.3")
+                    })?;
+                let seed = match parts.get(rest + 1) {
+                    None => 1,
+                    Some(s) => s.trim().parse().map_err(|_| {
+                        format!("workload {spec:?}: bad SEED {s:?}: expected a whole number")
+                    })?,
+                };
+                let duration_ns = match parts.get(rest + 2) {
+                    None => DEFAULT_DURATION_NS,
+                    Some(d) => parse_duration(d).map_err(|e| format!("workload {spec:?}: {e}"))?,
+                };
+                if duration_ns == 0 {
+                    return Err(format!("workload {spec:?}: DURATION must be more than 0"));
+                }
+                Ok(Workload::Flows(Background {
+                    sizes,
+                    load_ppm: (load * 1e6).round() as u32,
+                    seed,
+                    duration_ns,
+                }))
+            }
             _ => Err(format!(
                 "workload {spec:?}: unknown operation {:?}; expected {GRAMMAR}",
                 parts[0]
@@ -262,10 +346,12 @@ impl Workload {
             Workload::SendRecv(_) => "sendrecv",
             Workload::Incast { .. } => "incast",
             Workload::Permutation { .. } => "permutation",
+            Workload::Flows(_) => "flows",
         }
     }
 
-    /// The size the workload names (per rank, or per sender for flows).
+    /// The size the workload names (per rank, or per sender for flows; for
+    /// background flows the distribution's mean, rounded).
     pub fn bytes(&self) -> u64 {
         match self {
             Workload::AllReduce(b)
@@ -274,13 +360,17 @@ impl Workload {
             | Workload::AllToAll(b)
             | Workload::SendRecv(b) => *b,
             Workload::Incast { bytes, .. } | Workload::Permutation { bytes, .. } => *bytes,
+            Workload::Flows(b) => b.sizes.mean_bytes().round() as u64,
         }
     }
 
-    /// Whether it is a set of point-to-point flows (incast, permutation)
-    /// rather than a collective.
+    /// Whether it is a set of point-to-point flows (incast, permutation,
+    /// background) rather than a collective.
     pub fn is_flows(&self) -> bool {
-        matches!(self, Workload::Incast { .. } | Workload::Permutation { .. })
+        matches!(
+            self,
+            Workload::Incast { .. } | Workload::Permutation { .. } | Workload::Flows(_)
+        )
     }
 }
 
@@ -377,7 +467,10 @@ pub struct JobPlan {
     position: Vec<usize>,
     conns: Vec<Connection>,
     flows: Vec<(usize, usize)>,
+    flow_specs: Vec<FlowSpec>,
     layouts: Vec<Layout>,
+    /// Every workload of a multi-workload job; empty for one workload.
+    parts: Vec<Part>,
 }
 
 /// splitmix64: a small, well-mixed, portable hash, so that every host
@@ -444,6 +537,9 @@ impl JobPlan {
         if opts.nvlink_bps == 0 {
             return Err("nvlink_bps must be more than 0".to_string());
         }
+        if opts.nic_bps == 0 {
+            return Err("nic_bps must be more than 0".to_string());
+        }
         let bytes = workload.bytes();
         if bytes == 0 {
             return Err("the size must be more than 0 bytes".to_string());
@@ -498,6 +594,17 @@ impl JobPlan {
                 }
             }
             Workload::Permutation { .. } => {}
+            Workload::Flows(b) => {
+                if b.load_ppm == 0 || b.load_ppm > 1_000_000 || b.duration_ns == 0 {
+                    return Err(
+                        "background flows need a load above 0 and at most 1, and a duration"
+                            .to_string(),
+                    );
+                }
+                if let FlowSizes::Fixed(0) = b.sizes {
+                    return Err("background flows of 0 bytes".to_string());
+                }
+            }
         }
 
         let ring_op = matches!(
@@ -523,14 +630,43 @@ impl JobPlan {
         for (p, &r) in ring.iter().enumerate() {
             position[r] = p;
         }
-        let flows: Vec<(usize, usize)> = match &workload {
-            Workload::Incast { srcs, dst, .. } => srcs.iter().map(|&s| (s, *dst)).collect(),
-            Workload::Permutation { seed, .. } => {
+        let flow_specs: Vec<FlowSpec> = match &workload {
+            Workload::Incast { srcs, dst, bytes } => srcs
+                .iter()
+                .map(|&s| FlowSpec {
+                    src: s,
+                    dst: *dst,
+                    bytes: *bytes,
+                    at: 0,
+                })
+                .collect(),
+            Workload::Permutation { seed, bytes } => {
                 let p = derangement(n, *seed);
-                (0..n).map(|s| (s, p[s])).collect()
+                (0..n)
+                    .map(|s| FlowSpec {
+                        src: s,
+                        dst: p[s],
+                        bytes: *bytes,
+                        at: 0,
+                    })
+                    .collect()
+            }
+            Workload::Flows(b) => {
+                let hosts: Vec<usize> = ranks.iter().map(|a| a.host).collect();
+                b.generate(&hosts, opts.nic_bps)
             }
             _ => Vec::new(),
         };
+        if flow_specs.len() > MAX_FLOWS {
+            return Err(format!(
+                "{} flows are too many (at most {MAX_FLOWS}): lower the load or the duration",
+                flow_specs.len()
+            ));
+        }
+        if flow_specs.iter().any(|f| f.bytes > (1 << 32) - 1) {
+            return Err("a flow is larger than one WRITE (4 GiB)".to_string());
+        }
+        let flows: Vec<(usize, usize)> = flow_specs.iter().map(|f| (f.src, f.dst)).collect();
         let c = opts.channels;
         let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
         match &workload {
@@ -564,7 +700,148 @@ impl JobPlan {
                     pairs.push((s, d, 0));
                 }
             }
+            Workload::Flows(_) => {
+                for &(s, d) in &flows {
+                    pairs.push((s, d, FLOW_CHANNEL));
+                }
+            }
         }
+        let conns = connections_of(pairs, &ranks);
+        let layouts = if workload.is_flows() {
+            flow_layouts(n, &flow_specs)
+        } else {
+            (0..n).map(|_| layout(&workload, n, c)).collect()
+        };
+        Ok(JobPlan {
+            workload,
+            ranks,
+            opts,
+            ring,
+            position,
+            conns,
+            flows,
+            flow_specs,
+            layouts,
+            parts: Vec::new(),
+        })
+    }
+
+    /// Plans several workloads on the same ranks, each starting `start`
+    /// after the job does: each has its own region of every rank's memory
+    /// (in the order given) and its own engines, and workloads between the
+    /// same pair of ranks on the same channel share that connection's queue
+    /// pairs. The plan's own [`workload`](Self::workload),
+    /// [`layout`](Self::layout), [`flows`](Self::flows) and friends are the
+    /// first workload's; [`parts`](Self::parts) lists them all.
+    ///
+    /// # Errors
+    ///
+    /// No workload, or one that [`new`](Self::new) refuses (named by its
+    /// position).
+    pub fn with_workloads(
+        workloads: Vec<(Nanos, Workload)>,
+        ranks: Vec<RankAddr>,
+        opts: JobOptions,
+    ) -> Result<JobPlan, String> {
+        if workloads.is_empty() {
+            return Err("a job needs at least one workload".to_string());
+        }
+        if workloads.len() > MAX_PARTS {
+            return Err(format!(
+                "a job has at most {MAX_PARTS} workloads, not {}",
+                workloads.len()
+            ));
+        }
+        let n = ranks.len();
+        let mut parts = Vec::with_capacity(workloads.len());
+        let mut base = vec![0usize; n];
+        for (k, (start_ns, w)) in workloads.into_iter().enumerate() {
+            let name = w.name();
+            let plan = JobPlan::new(w, ranks.clone(), opts.clone())
+                .map_err(|e| format!("workload {} ({name}): {e}", k + 1))?;
+            let here = base.clone();
+            for (r, b) in base.iter_mut().enumerate() {
+                *b += plan.memory_bytes(r);
+            }
+            parts.push(Part {
+                start_ns,
+                plan,
+                base: here,
+            });
+        }
+        let mut pairs: Vec<(usize, usize, usize)> = parts
+            .iter()
+            .flat_map(|p| p.plan.conns.iter().map(|c| (c.src, c.dst, c.channel)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut first = parts[0].plan.clone();
+        first.conns = connections_of(pairs, &ranks);
+        first.layouts = (0..n)
+            .map(|r| Layout {
+                total: base[r],
+                ..first.layouts[r]
+            })
+            .collect();
+        first.parts = parts;
+        Ok(first)
+    }
+
+    /// Every workload of the job with its start and memory regions, the
+    /// first first; a plan made by [`new`](Self::new) has one, itself.
+    pub fn parts(&self) -> Vec<PartRef<'_>> {
+        if self.parts.is_empty() {
+            return vec![PartRef {
+                start_ns: 0,
+                plan: self,
+                base: &[],
+            }];
+        }
+        self.parts
+            .iter()
+            .map(|p| PartRef {
+                start_ns: p.start_ns,
+                plan: &p.plan,
+                base: &p.base,
+            })
+            .collect()
+    }
+}
+
+/// The most workloads one job may have (a WRITE's tag names its workload in
+/// its top 16 bits).
+pub const MAX_PARTS: usize = 1 << 15;
+
+/// One workload of a multi-workload job (see [`JobPlan::with_workloads`]).
+#[derive(Debug, Clone)]
+struct Part {
+    start_ns: Nanos,
+    plan: JobPlan,
+    /// Where its region starts in each rank's memory.
+    base: Vec<usize>,
+}
+
+/// One workload of a job as [`JobPlan::parts`] lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct PartRef<'a> {
+    /// When it starts, after the job does.
+    pub start_ns: Nanos,
+    /// Its own plan (its connections, layouts from 0).
+    pub plan: &'a JobPlan,
+    base: &'a [usize],
+}
+
+impl PartRef<'_> {
+    /// Where its region starts in rank `rank`'s memory.
+    pub fn base(&self, rank: usize) -> usize {
+        self.base.get(rank).copied().unwrap_or(0)
+    }
+}
+
+/// The connections of `pairs` (sender, receiver, channel), with QP numbers
+/// and UDP source ports as the module doc says.
+fn connections_of(mut pairs: Vec<(usize, usize, usize)>, ranks: &[RankAddr]) -> Vec<Connection> {
+    {
         pairs.sort_unstable();
         pairs.dedup();
         let mut used = vec![false; SPORT_COUNT as usize];
@@ -580,7 +857,7 @@ impl JobPlan {
             }
             SPORT_BASE + i as u16
         };
-        let conns = pairs
+        pairs
             .into_iter()
             .map(|(src, dst, channel)| {
                 let via = if ranks[src].host == ranks[dst].host {
@@ -600,20 +877,11 @@ impl JobPlan {
                     dst_sport: sport(key | 1),
                 }
             })
-            .collect();
-        let layouts = (0..n).map(|r| layout(&workload, n, c, r, &flows)).collect();
-        Ok(JobPlan {
-            workload,
-            ranks,
-            opts,
-            ring,
-            position,
-            conns,
-            flows,
-            layouts,
-        })
+            .collect()
     }
+}
 
+impl JobPlan {
     /// The ranks, rank 0 first.
     pub fn ranks(&self) -> &[RankAddr] {
         &self.ranks
@@ -662,6 +930,23 @@ impl JobPlan {
     /// sender order for permutations and source order for incasts.
     pub fn flows(&self) -> &[(usize, usize)] {
         &self.flows
+    }
+
+    /// The flows of a flow workload with their sizes and arrival times
+    /// (from the job's start), in the order of [`flows`](Self::flows):
+    /// background flows by (sender, arrival). Flow k's WRITE carries
+    /// immediate data k.
+    pub fn flow_specs(&self) -> &[FlowSpec] {
+        &self.flow_specs
+    }
+
+    /// The channel a flow workload's flows use (0, or [`FLOW_CHANNEL`] for
+    /// background flows).
+    pub fn flow_channel(&self) -> usize {
+        match self.workload {
+            Workload::Flows(_) => FLOW_CHANNEL,
+            _ => 0,
+        }
     }
 
     /// Where rank `rank`'s buffers lie in its memory.
@@ -741,13 +1026,28 @@ fn derangement(n: usize, seed: u64) -> Vec<usize> {
     p
 }
 
-fn layout(
-    workload: &Workload,
-    n: usize,
-    channels: usize,
-    rank: usize,
-    flows: &[(usize, usize)],
-) -> Layout {
+/// Flow workloads: a sender's data region holds its largest flow (every
+/// flow reads from its start), a receiver's landing region its largest
+/// incoming one (every flow lands at its start: their bytes are alike).
+fn flow_layouts(n: usize, flows: &[FlowSpec]) -> Vec<Layout> {
+    let mut out = vec![0usize; n];
+    let mut inc = vec![0usize; n];
+    for f in flows {
+        out[f.src] = out[f.src].max(f.bytes as usize);
+        inc[f.dst] = inc[f.dst].max(f.bytes as usize);
+    }
+    (0..n)
+        .map(|r| Layout {
+            data: 0,
+            data_bytes: out[r],
+            recv: out[r],
+            slot_bytes: 0,
+            total: out[r] + inc[r],
+        })
+        .collect()
+}
+
+fn layout(workload: &Workload, n: usize, channels: usize) -> Layout {
     let bytes = workload.bytes() as usize;
     match workload {
         Workload::AllReduce(_) | Workload::ReduceScatter(_) => {
@@ -777,17 +1077,13 @@ fn layout(
             slot_bytes: 0,
             total: 2 * bytes,
         },
-        Workload::Incast { .. } | Workload::Permutation { .. } => {
-            let sends = flows.iter().any(|f| f.0 == rank);
-            let receives = flows.iter().any(|f| f.1 == rank);
-            let data_bytes = if sends { bytes } else { 0 };
-            Layout {
-                data: 0,
-                data_bytes,
-                recv: data_bytes,
-                slot_bytes: 0,
-                total: data_bytes + if receives { bytes } else { 0 },
-            }
-        }
+        // Flow workloads are laid out by flow_layouts.
+        _ => Layout {
+            data: 0,
+            data_bytes: 0,
+            recv: 0,
+            slot_bytes: 0,
+            total: 0,
+        },
     }
 }

@@ -69,6 +69,25 @@ pub enum Completion {
     },
 }
 
+/// Where a WRITE's payload goes on the responder.
+#[derive(Debug)]
+pub enum Landing<'a> {
+    /// Copied into registered memory (its length bounds every WRITE).
+    Memory(&'a mut [u8]),
+    /// Nowhere: a data-free job's NIC has no memory, and its WRITEs are
+    /// checked against this many bytes of virtual memory only.
+    Discard(usize),
+}
+
+impl Landing<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Landing::Memory(m) => m.len(),
+            Landing::Discard(n) => *n,
+        }
+    }
+}
+
 /// PSNs are 24 bits.
 pub const PSN_MASK: u32 = 0x00ff_ffff;
 const PSN_SPACE: u64 = 1 << 24;
@@ -422,6 +441,34 @@ impl QueuePair {
         memory: &mut [u8],
         completions: &mut VecDeque<Completion>,
     ) -> RxVerdict {
+        let landing = Landing::Memory(memory);
+        self.on_data_into(
+            psn,
+            opcode,
+            ack_req,
+            reth,
+            imm,
+            payload,
+            landing,
+            completions,
+        )
+    }
+
+    /// Takes a WRITE packet as [`on_data`](Self::on_data) does, its payload
+    /// going where `landing` says (nowhere in a data-free job, with the same
+    /// range checks against the virtual memory size).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data_into(
+        &mut self,
+        psn: u32,
+        opcode: Opcode,
+        ack_req: bool,
+        reth: Option<RethRepr>,
+        imm: Option<u32>,
+        payload: &[u8],
+        landing: Landing<'_>,
+        completions: &mut VecDeque<Completion>,
+    ) -> RxVerdict {
         let d = (u64::from(psn & PSN_MASK) + PSN_SPACE - self.epsn % PSN_SPACE) % PSN_SPACE;
         if d != 0 {
             if d < PSN_HALF {
@@ -468,16 +515,21 @@ impl QueuePair {
         let Some(start) = msg.va.checked_add(msg.received) else {
             return RxVerdict::Malformed;
         };
-        let Some(dst) = usize::try_from(start)
+        let Some(range) = usize::try_from(start)
             .ok()
-            .and_then(|s| memory.get_mut(s..s.checked_add(payload.len())?))
+            .and_then(|s| Some(s..s.checked_add(payload.len())?))
+            .filter(|r| r.end <= landing.len())
         else {
             return RxVerdict::Malformed;
         };
         if ends && msg.received + len != msg.dma_len {
             return RxVerdict::Malformed;
         }
-        dst.copy_from_slice(payload);
+        if let Landing::Memory(m) = landing {
+            if let Some(dst) = m.get_mut(range) {
+                dst.copy_from_slice(payload);
+            }
+        }
         msg.received += len;
         if ends {
             self.inbound = None;

@@ -74,8 +74,49 @@ fn gbps(bytes: u64, time_ns: u64) -> f64 {
     }
 }
 
-/// Combines every host's outcome into the job's result.
+/// Combines every host's outcome into the result of the job's first (or
+/// only) workload.
 pub fn summarise(plan: &JobPlan, outcomes: &[HostOutcome]) -> JobResult {
+    summarise_workloads(plan, outcomes)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| summarise_one(plan, outcomes))
+}
+
+/// One result per workload of the job, in the order the plan lists them
+/// ([`JobPlan::parts`]): each timed from its own start, with its own
+/// ranks' and flows' outcomes.
+pub fn summarise_workloads(plan: &JobPlan, outcomes: &[HostOutcome]) -> Vec<JobResult> {
+    plan.parts()
+        .iter()
+        .enumerate()
+        .map(|(k, part)| {
+            let mine: Vec<HostOutcome> = outcomes
+                .iter()
+                .map(|o| HostOutcome {
+                    host: o.host,
+                    start_ns: o.start_ns.saturating_add(part.start_ns),
+                    ranks: o
+                        .ranks
+                        .iter()
+                        .filter(|r| r.workload == k)
+                        .cloned()
+                        .collect(),
+                    flows: o
+                        .flows
+                        .iter()
+                        .filter(|f| f.workload == k)
+                        .cloned()
+                        .collect(),
+                    nics: Vec::new(),
+                })
+                .collect();
+            summarise_one(part.plan, &mine)
+        })
+        .collect()
+}
+
+fn summarise_one(plan: &JobPlan, outcomes: &[HostOutcome]) -> JobResult {
     let w = plan.workload();
     let n = plan.ranks().len();
     let start = outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0);
@@ -88,7 +129,7 @@ pub fn summarise(plan: &JobPlan, outcomes: &[HostOutcome]) -> JobResult {
     };
     if w.is_flows() {
         let flows: Vec<_> = outcomes.iter().flat_map(|o| o.flows.iter()).collect();
-        let bytes: u64 = plan.flows().len() as u64 * w.bytes();
+        let bytes: u64 = plan.flow_specs().iter().map(|f| f.bytes).sum();
         let completed = flows.len() == plan.flows().len()
             && flows.iter().all(|f| f.end_ns.is_some())
             && ranks.len() == n

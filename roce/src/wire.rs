@@ -493,12 +493,18 @@ impl<'a> RoceRepr<'a> {
 
     /// Bytes from the BTH to the end of the ICRC.
     fn transport_len(&self) -> usize {
+        self.transport_len_for(self.payload.len())
+    }
+
+    /// Bytes from the BTH to the end of the ICRC with `payload_len` bytes
+    /// of payload.
+    fn transport_len_for(&self, payload_len: usize) -> usize {
         bth::HEADER_LEN
             + self.reth.map_or(0, |_| reth::HEADER_LEN)
             + self.aeth.map_or(0, |_| aeth::HEADER_LEN)
             + self.imm.map_or(0, |_| IMMDT_LEN)
-            + self.payload.len()
-            + pad_for(self.payload.len())
+            + payload_len
+            + pad_for(payload_len)
             + ICRC_LEN
     }
 
@@ -510,7 +516,24 @@ impl<'a> RoceRepr<'a> {
     /// `Truncated` when `buf` is shorter than [`buffer_len`](Self::buffer_len)
     /// or the packet would not fit IPv4's length field. Never panics.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize> {
-        let len = self.buffer_len();
+        self.emit_with(buf, self.payload.len(), true)
+    }
+
+    /// Writes the frame as [`emit`](Self::emit) would for a payload of
+    /// `payload_len` bytes, except that the payload is not written (the
+    /// bytes `buf` already holds there go out; `self.payload` is ignored)
+    /// and the ICRC is 0: the frames of a data-free job, whose payload
+    /// nobody reads, at the cost of their headers only. Read them with
+    /// [`RxFrame::parse_with`] and the ICRC unchecked.
+    ///
+    /// # Errors
+    /// As [`emit`](Self::emit). Never panics.
+    pub fn emit_data_free(&self, payload_len: usize, buf: &mut [u8]) -> Result<usize> {
+        self.emit_with(buf, payload_len, false)
+    }
+
+    fn emit_with(&self, buf: &mut [u8], payload_len: usize, data: bool) -> Result<usize> {
+        let len = OUTER_LEN + self.transport_len_for(payload_len);
         let ip_len = len - ethernet::HEADER_LEN;
         let ip_len16 = u16::try_from(ip_len).map_err(|_| WireError::Truncated)?;
         if buf.len() < len {
@@ -534,7 +557,7 @@ impl<'a> RoceRepr<'a> {
             u.set_checksum(0);
             let t = &mut l4[udp::HEADER_LEN..];
             let mut bth = self.bth;
-            bth.pad_count = pad_for(self.payload.len()) as u8;
+            bth.pad_count = pad_for(payload_len) as u8;
             bth.emit(&mut bth::Packet::new_unchecked(&mut t[..]));
             let mut at = bth::HEADER_LEN;
             if let Some(r) = self.reth {
@@ -549,9 +572,11 @@ impl<'a> RoceRepr<'a> {
                 t[at..at + IMMDT_LEN].copy_from_slice(&i.to_be_bytes());
                 at += IMMDT_LEN;
             }
-            t[at..at + self.payload.len()].copy_from_slice(self.payload);
-            at += self.payload.len();
-            let pad = pad_for(self.payload.len());
+            if data {
+                t[at..at + payload_len].copy_from_slice(self.payload);
+            }
+            at += payload_len;
+            let pad = pad_for(payload_len);
             t[at..at + pad].fill(0);
         }
         ipv4::Ipv4Repr {
@@ -565,7 +590,11 @@ impl<'a> RoceRepr<'a> {
         }
         .emit(&mut ipv4::Packet::new_unchecked(&mut ip[..]));
         let (covered, crc) = ip.split_at_mut(ip_len - ICRC_LEN);
-        let c = icrc(covered).ok_or(WireError::Truncated)?;
+        let c = if data {
+            icrc(covered).ok_or(WireError::Truncated)?
+        } else {
+            0
+        };
         crc.copy_from_slice(&c.to_le_bytes());
         Ok(len)
     }
@@ -576,6 +605,7 @@ impl<'a> RoceRepr<'a> {
         src_mac: MacAddr,
         dst_mac: MacAddr,
         ip: &'a [u8],
+        verify_icrc: bool,
     ) -> core::result::Result<Option<RoceRepr<'a>>, RxError> {
         let p = ipv4::Packet::new_checked(ip).map_err(|_| RxError::Malformed)?;
         if p.version() != 4 || !p.verify_checksum() || p.is_fragment() {
@@ -600,7 +630,7 @@ impl<'a> RoceRepr<'a> {
         let (covered_t, crc) = t.split_at(t.len() - ICRC_LEN);
         let covered = &ip[..ip.len() - ICRC_LEN];
         let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
-        if icrc(covered) != Some(want) {
+        if verify_icrc && icrc(covered) != Some(want) {
             return Err(RxError::Icrc);
         }
         let b = bth::Packet::new_unchecked(covered_t);
@@ -702,6 +732,19 @@ impl<'a> RxFrame<'a> {
     /// [`RxError::Malformed`] when a header is short or inconsistent,
     /// [`RxError::Icrc`] when a RoCEv2 ICRC does not verify. Never panics.
     pub fn parse(frame: &'a [u8]) -> core::result::Result<RxFrame<'a>, RxError> {
+        Self::parse_with(frame, true)
+    }
+
+    /// Reads an Ethernet frame as [`parse`](Self::parse) does, verifying
+    /// RoCEv2 ICRCs only when `verify_icrc` (a data-free job's frames carry
+    /// ICRC 0, see [`RoceRepr::emit_data_free`]).
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse). Never panics.
+    pub fn parse_with(
+        frame: &'a [u8],
+        verify_icrc: bool,
+    ) -> core::result::Result<RxFrame<'a>, RxError> {
         let f = ethernet::Frame::new_checked(frame).map_err(|_| RxError::Malformed)?;
         let (src_mac, dst_mac) = (f.src_addr(), f.dst_addr());
         let mut ethertype = f.ethertype();
@@ -714,7 +757,7 @@ impl<'a> RxFrame<'a> {
             payload = &payload[VLAN_TAG_LEN..];
         }
         match ethertype {
-            EtherType::Ipv4 => Ok(RoceRepr::parse_ip(src_mac, dst_mac, payload)?
+            EtherType::Ipv4 => Ok(RoceRepr::parse_ip(src_mac, dst_mac, payload, verify_icrc)?
                 .map_or(RxFrame::Other, RxFrame::Roce)),
             EtherType::Arp => {
                 let p = arp::Packet::new_checked(payload).map_err(|_| RxError::Malformed)?;

@@ -267,6 +267,8 @@ fn host(h: usize, ranks: Vec<(usize, u64, u64)>, flows: Vec<FlowOutcome>) -> Hos
                 rank,
                 end_ns: Some(end),
                 wrong,
+                checked: true,
+                workload: 0,
             })
             .collect(),
         flows,
@@ -321,6 +323,7 @@ fn coll_summary_and_table() {
         start_ns: 1_000,
         end_ns: Some(end),
         wrong: 0,
+        workload: 0,
     };
     let fo = [
         host(

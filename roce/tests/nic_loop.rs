@@ -635,6 +635,71 @@ fn post_write_checks_qp_and_range() {
 }
 
 #[test]
+fn a_data_free_nic_checks_ranges_against_virtual_memory() {
+    use railyard_roce::nic::NicError;
+    let cfg = config(MAC_A, IP_A, MAC_B, CongestionControl::None, 64 * 1024);
+    let mut a = Nic::with_data(cfg, false);
+    let mut b = Nic::with_data(
+        config(MAC_B, IP_B, MAC_A, CongestionControl::None, 8 * 1024),
+        false,
+    );
+    assert!(a.memory().is_empty() && !a.carries_data());
+    assert_eq!(a.memory_len(), 64 * 1024);
+    a.connect(QpConfig {
+        local_qpn: 0x100,
+        remote_ip: IP_B,
+        remote_qpn: 0x200,
+        udp_sport: 0xc000,
+    })
+    .unwrap();
+    b.connect(QpConfig {
+        local_qpn: 0x200,
+        remote_ip: IP_A,
+        remote_qpn: 0x100,
+        udp_sport: 0xd000,
+    })
+    .unwrap();
+    let wr = |local_offset, remote_offset, len| WriteRequest {
+        wr_id: 1,
+        local_offset,
+        remote_offset,
+        len,
+        imm: Some(7),
+    };
+    assert_eq!(
+        a.post_write(0x100, wr(60 * 1024, 0, 8 * 1024)),
+        Err(NicError::OutOfMemoryRange)
+    );
+    // In range locally; the first lands inside B's 8 KiB, the second runs
+    // past it and is refused by the responder as malformed.
+    a.post_write(0x100, wr(0, 4096, 4096)).unwrap();
+    a.post_write(0x100, wr(0, 6144, 4096)).unwrap();
+    let mut buf = vec![0xa5u8; TX_BUFFER_LEN];
+    let mut t = 0;
+    let mut got = Vec::new();
+    while let Some(n) = a.transmit(t, &mut buf) {
+        assert!(n > 4096, "a full-length frame");
+        b.receive(t, &buf[..n]);
+        while let Some(c) = b.poll_completion() {
+            got.push(c);
+        }
+        t += 1_000;
+    }
+    assert_eq!(
+        got,
+        [Completion::Received {
+            qpn: 0x200,
+            imm: 7,
+            offset: 4096,
+            len: 4096
+        }]
+    );
+    assert_eq!(b.stats().rx_dropped.malformed, 1);
+    assert_eq!(b.stats().rx_dropped.icrc, 0);
+    assert!(b.memory().is_empty());
+}
+
+#[test]
 fn truncated_frames_are_counted_malformed() {
     let mut lab = Lab::new(CongestionControl::None, MB);
     post(&mut lab, 1, 0x100, 0, 8192);
