@@ -14,11 +14,11 @@ use railyard_dataplane::port::Port;
 use railyard_dataplane::Pool;
 use railyard_roce::host::Host;
 use railyard_roce::nic::{CongestionControl, NicConfig};
-use railyard_roce::plan::{JobPlan, RankAddr, Workload};
+use railyard_roce::plan::{JobOptions, JobPlan, RankAddr, Workload};
 use railyard_roce::MacAddr;
 
 use super::engine::{NodeId, NotifyingPort, Scheduler};
-use super::{Cc, Lb, SimOptions};
+use super::{Cc, DataMode, Lb, SimOptions};
 use crate::lab::collective::{path_mtu, rank_of, rank_specs};
 use crate::lab::render::{find_template, render_switch};
 use crate::lab::topology::{Endpoint, Topology};
@@ -31,10 +31,15 @@ const BUFFERS_PER_SWITCH: usize = 32_768;
 /// Packet buffers per host NIC in the shared pool: a NIC puts one frame at
 /// a time on its cable, so what it holds is what the cable does.
 const BUFFERS_PER_NIC: usize = 1_024;
-/// Most buffers the pool holds (about 9.5 GB of address space; only the
-/// buffers a run actually uses are backed by memory). A fabric that needs
+/// Most buffers the pool holds (about 2.4 GB). Buffers cycle through the
+/// pool's shared queue, so over a run every one gets touched (and the
+/// kernel zeroes its pages on first touch): a pool sized for the worst
+/// case costs seconds and gigabytes it never needs. A fabric that needs
 /// more reports "refused frames" (the pool ran dry).
-const MAX_POOL: usize = 1 << 20;
+const MAX_POOL: usize = 1 << 18;
+/// With `--data auto`, jobs whose buffers (every rank's) exceed this run
+/// without data: a thousand-rank AllToAll of 64 MB would need 128 GB.
+const AUTO_DATA_LIMIT: usize = 2 << 30;
 /// DSCP of RoCEv2 data in the book's policy.
 const ROCE_DSCP: u8 = 24;
 
@@ -71,6 +76,28 @@ pub(super) struct Fabric {
     /// When each node runs next (switches are nodes `0..switches.len()`,
     /// host `h` is node `switches.len() + h`).
     pub sched: Scheduler,
+}
+
+/// Reads a workload with an optional start time, `SPEC[@TIME]`
+/// (`flows:websearch:0.3@100us`).
+///
+/// # Errors
+///
+/// A bad spec or time.
+fn parse_timed_workload(
+    spec: &str,
+    rank_of: &dyn Fn(&str) -> Result<usize, String>,
+) -> Result<(railyard_dataplane::clock::Nanos, Workload), String> {
+    let (w, start) = match spec.rsplit_once('@') {
+        Some((w, t)) => {
+            let d = humantime::parse_duration(t.trim()).map_err(|e| {
+                format!("workload {spec:?}: bad start time {t:?} ({e}); write it like 100us")
+            })?;
+            (w, d.as_nanos() as u64)
+        }
+        None => (spec, 0),
+    };
+    Ok((start, Workload::parse(w, rank_of)?))
 }
 
 /// The MAC of NIC `nic` of host number `host`: locally administered,
@@ -236,8 +263,39 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         override_model(m, up, opts);
     }
 
-    let workload = Workload::parse(&opts.workload, &|n| rank_of(&specs, n))?;
-    let plan = JobPlan::new(workload, ranks.clone(), opts.job.clone())?;
+    let mut job = opts.job.clone();
+    // Flow workloads load each NIC relative to its rate.
+    job.nic_bps = match opts.nic_mbps {
+        Some(m) => u64::from(m) * 1_000_000,
+        None => t
+            .links
+            .iter()
+            .filter(|l| host_index(&l.a.node).is_some() || host_index(&l.b.node).is_some())
+            .filter_map(|l| l.speed)
+            .max()
+            .map_or(100_000_000_000, |m| u64::from(m) * 1_000_000),
+    };
+    let workloads = std::iter::once(&opts.workload)
+        .chain(&opts.more_workloads)
+        .map(|w| parse_timed_workload(w, &|n| rank_of(&specs, n)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan_with = |carry_data: bool| {
+        JobPlan::with_workloads(
+            workloads.clone(),
+            ranks.clone(),
+            JobOptions {
+                carry_data,
+                ..job.clone()
+            },
+        )
+    };
+    let mut plan = plan_with(opts.data != DataMode::Off)?;
+    if opts.data == DataMode::Auto {
+        let memory: usize = (0..ranks.len()).map(|r| plan.memory_bytes(r)).sum();
+        if memory > AUTO_DATA_LIMIT {
+            plan = plan_with(false)?;
+        }
+    }
 
     let pool = Pool::new(
         (models.len() * BUFFERS_PER_SWITCH + ranks.len() * BUFFERS_PER_NIC).min(MAX_POOL),

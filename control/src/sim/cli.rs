@@ -9,7 +9,9 @@ use railyard_roce::plan::{parse_size, JobOptions};
 
 use std::io::IsTerminal;
 
-use super::{read_dcqcn_params, report, simulate, Cc, Lb, Progress, SimOptions, SimReport};
+use super::{
+    read_dcqcn_params, report, simulate, Cc, DataMode, Lb, Progress, SimOptions, SimReport,
+};
 use crate::lab::cli::resolve_topology;
 
 /// `railyard sim TOPOLOGY --workload SPEC`.
@@ -38,9 +40,15 @@ EXAMPLES:
 pub struct SimArgs {
     /// Topology file, or the name of one in scripts/topologies.
     pub topology: String,
-    /// What to run (see WORKLOADS below).
-    #[arg(long, short)]
-    pub workload: String,
+    /// What to run (see WORKLOADS below), `SPEC[@START]`; repeat it to run
+    /// several workloads in one job (each reported on its own).
+    #[arg(long, short, required = true)]
+    pub workload: Vec<String>,
+    /// Carry real data (written, reduced, checked: `#wrong`), or only the
+    /// packets' lengths; `auto` drops data when every rank's buffers
+    /// together exceed 2 GiB.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub data: DataMode,
     /// Congestion control of the NICs.
     #[arg(long, value_enum, default_value = "dcqcn")]
     pub cc: Cc,
@@ -109,7 +117,9 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let path = resolve_topology(&args.topology)?;
     let mut opts = SimOptions {
-        workload: args.workload.clone(),
+        workload: args.workload[0].clone(),
+        more_workloads: args.workload[1..].to_vec(),
+        data: args.data,
         cc: args.cc,
         pfc: args.pfc == "on",
         nic_mbps: args.nic_mbps,
@@ -172,7 +182,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
             out,
             "# railyard sim {} --workload {} --cc {} --lb {} --pfc {}",
             args.topology,
-            args.workload,
+            args.workload.join(" --workload "),
             args.cc.name(),
             lb.map_or("(configured)", Lb::name),
             args.pfc

@@ -50,11 +50,29 @@ impl Lb {
     }
 }
 
+/// Whether a run carries data: real bytes are written, reduced and
+/// checked (`#wrong`), or only the packets' lengths are (fabric-scale
+/// runs, whose buffers would not fit in memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DataMode {
+    /// Carry data unless every rank's buffers together exceed 2 GiB.
+    Auto,
+    /// Always carry and check data.
+    On,
+    /// Never: packets have their lengths, not their bytes.
+    Off,
+}
+
 /// What a simulation runs and how.
 #[derive(Debug, Clone)]
 pub struct SimOptions {
-    /// The workload spec (`allreduce:64M`, `incast:64M:h1,h2:h3`, ...).
+    /// The workload spec (`allreduce:64M`, `incast:64M:h1,h2:h3`, ...),
+    /// optionally with a start time (`SPEC@100us`).
     pub workload: String,
+    /// Further workloads running in the same job, each `SPEC[@START]`.
+    pub more_workloads: Vec<String>,
+    /// Whether WRITEs carry (and checks see) real data.
+    pub data: DataMode,
     /// Congestion control.
     pub cc: Cc,
     /// DCQCN parameters (defaults, or read from `--dcqcn-params`).
@@ -92,6 +110,8 @@ impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
             workload: String::new(),
+            more_workloads: Vec::new(),
+            data: DataMode::Auto,
             cc: Cc::Dcqcn,
             dcqcn: DcqcnParams::default(),
             lb: None,

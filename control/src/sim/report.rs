@@ -146,7 +146,7 @@ pub struct SimReport {
 /// Builds the report of a finished run.
 pub(super) fn build(
     f: &Fabric,
-    result: JobResult,
+    results: Vec<JobResult>,
     outcomes: &[HostOutcome],
     delivery: Delivery,
     info: RunInfo,
@@ -169,8 +169,11 @@ pub(super) fn build(
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     let receivers = receiver_rates(f, &delivery);
     SimReport {
-        flows: result.flows.clone(),
-        results: vec![result],
+        flows: results
+            .iter()
+            .flat_map(|r| r.flows.iter().cloned())
+            .collect(),
+        results,
         fabric,
         receivers,
         links,

@@ -15,7 +15,7 @@ use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
 use railyard_dataplane::Burst;
-use railyard_roce::report::summarise;
+use railyard_roce::report::summarise_workloads;
 use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::Fabric;
@@ -256,10 +256,10 @@ pub(super) fn run(
         let _ = s.finish();
     }
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
-    let result = summarise(&f.plan, &outcomes);
+    let results = summarise_workloads(&f.plan, &outcomes);
     Ok(report::build(
         &f,
-        result,
+        results,
         &outcomes,
         delivery,
         report::RunInfo {
