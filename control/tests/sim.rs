@@ -280,3 +280,48 @@ fn dcqcn_parameters_print_and_overrides_apply() {
     assert!(err.contains("cc.conf:1:1"), "{err}");
     assert!(err.contains("rpg_time_reset"), "{err}");
 }
+
+/// Conservation, counted by the switches themselves after a run that
+/// congests (an AllToAll with ECMP collisions and PFC): every egress queue
+/// sent, dropped or still holds everything offered to it, and every cable
+/// between switches delivered at one end what the other end sent.
+#[test]
+fn every_queue_and_every_cable_conserves_packets() {
+    let r = sim("rail-spine", "alltoall:16M", |o| {
+        o.lb = Some(Lb::Ecmp);
+        o.keep_switch_stats = true;
+    });
+    assert_complete(&r);
+    let stats = r.switch_stats.as_ref().expect("kept");
+    let mut queues = 0;
+    for s in stats {
+        for (name, i) in &s.interfaces {
+            for q in &i.queues {
+                let out =
+                    q.tx_packets + q.wred_drops + q.tail_drops + q.watchdog_drops + q.depth_packets;
+                assert_eq!(
+                    q.offered_packets, out,
+                    "{} {name} queue {}",
+                    s.hostname, q.queue
+                );
+                queues += usize::from(q.offered_packets > 0);
+            }
+        }
+    }
+    assert!(queues >= 8, "traffic went through {queues} queues");
+    let topo = railyard_control::lab::topology::parse_file(&topology("rail-spine")).unwrap();
+    let port = |node: &str, port: &str| {
+        let s = stats.iter().find(|s| s.hostname == node)?;
+        s.interfaces.get(port)
+    };
+    let mut cables = 0;
+    for l in &topo.links {
+        let (Some(a), Some(b)) = (port(&l.a.node, &l.a.port), port(&l.b.node, &l.b.port)) else {
+            continue;
+        };
+        assert_eq!(a.tx_packets, b.rx_packets, "{} -> {}", l.a, l.b);
+        assert_eq!(b.tx_packets, a.rx_packets, "{} -> {}", l.b, l.a);
+        cables += 1;
+    }
+    assert_eq!(cables, 4, "rail-spine has four switch-to-switch cables");
+}

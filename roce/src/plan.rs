@@ -32,6 +32,7 @@
 //!   AllGather lands directly in the data (in place).
 
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -465,7 +466,12 @@ pub struct JobPlan {
     opts: JobOptions,
     ring: Vec<usize>,
     position: Vec<usize>,
-    conns: Vec<Connection>,
+    /// Shared, not copied: every host holds the plan, and a thousand-rank
+    /// AllToAll has millions of connections.
+    conns: Arc<Vec<Connection>>,
+    /// Per rank, the indices of the connections it is an end of, so that
+    /// [`JobPlan::qp_configs`] need not scan them all for every rank.
+    conn_index: Arc<Vec<Vec<u32>>>,
     flows: Vec<(usize, usize)>,
     flow_specs: Vec<FlowSpec>,
     layouts: Vec<Layout>,
@@ -480,6 +486,22 @@ pub(crate) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// Per rank, the indices (in `conns`) of the connections it is an end of,
+/// in connection order.
+fn index_by_rank(conns: &[Connection], ranks: usize) -> Vec<Vec<u32>> {
+    let mut index = vec![Vec::new(); ranks];
+    for (i, c) in conns.iter().enumerate() {
+        for r in [c.src, c.dst] {
+            if let Some(v) = index.get_mut(r) {
+                if v.last() != Some(&(i as u32)) {
+                    v.push(i as u32);
+                }
+            }
+        }
+    }
+    index
 }
 
 /// Balanced split of `total` items into `parts`: part `k` is
@@ -707,6 +729,7 @@ impl JobPlan {
             }
         }
         let conns = connections_of(pairs, &ranks);
+        let conn_index = index_by_rank(&conns, n);
         let layouts = if workload.is_flows() {
             flow_layouts(n, &flow_specs)
         } else {
@@ -718,7 +741,8 @@ impl JobPlan {
             opts,
             ring,
             position,
-            conns,
+            conns: Arc::new(conns),
+            conn_index: Arc::new(conn_index),
             flows,
             flow_specs,
             layouts,
@@ -776,7 +800,9 @@ impl JobPlan {
         pairs.sort_unstable();
         pairs.dedup();
         let mut first = parts[0].plan.clone();
-        first.conns = connections_of(pairs, &ranks);
+        let conns = connections_of(pairs, &ranks);
+        first.conn_index = Arc::new(index_by_rank(&conns, n));
+        first.conns = Arc::new(conns);
         first.layouts = (0..n)
             .map(|r| Layout {
                 total: base[r],
@@ -964,7 +990,8 @@ impl JobPlan {
     /// connection it sends or receives on.
     pub fn qp_configs(&self, rank: usize) -> Vec<crate::nic::QpConfig> {
         let mut out = Vec::new();
-        for c in &self.conns {
+        let mine = self.conn_index.get(rank).map_or(&[][..], Vec::as_slice);
+        for c in mine.iter().map(|&i| &self.conns[i as usize]) {
             if c.via != Via::Network {
                 continue;
             }

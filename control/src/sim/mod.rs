@@ -102,6 +102,8 @@ pub struct SimOptions {
     pub fail: Vec<String>,
     /// Links slower than the topology says (`NODE:PORT:MBPS`).
     pub degrade: Vec<String>,
+    /// Keep every switch's full counters in the report.
+    pub keep_switch_stats: bool,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
 }
@@ -126,6 +128,7 @@ impl Default for SimOptions {
             sample_ns: 1_000,
             fail: Vec::new(),
             degrade: Vec::new(),
+            keep_switch_stats: false,
             bin_ns: 10_000,
         }
     }

@@ -139,6 +139,10 @@ pub struct SimReport {
     pub engine: EngineStats,
     /// Depth over time of the queues asked for.
     pub queues: Vec<QueueSeries>,
+    /// Every switch's full counters at the end, by switch, when asked for
+    /// (`SimOptions::keep_switch_stats`): what conservation checks read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_stats: Option<Vec<railyard_dataplane::stats::SwitchStats>>,
     /// Frames a cable or the packet pool refused (0 in a sound run).
     pub refused_frames: u64,
 }
@@ -151,10 +155,12 @@ pub(super) fn build(
     delivery: Delivery,
     info: RunInfo,
     queues: Vec<QueueSeries>,
+    keep_switch_stats: bool,
 ) -> SimReport {
     let mut fabric = FabricSummary::default();
     fabric.add_nics(outcomes.iter().flat_map(|o| o.nics.iter()));
     let mut links = Vec::new();
+    let mut kept = keep_switch_stats.then(Vec::new);
     let mut packet_hops: u64 = outcomes
         .iter()
         .flat_map(|o| o.nics.iter())
@@ -164,6 +170,9 @@ pub(super) fn build(
         let stats = s.stats();
         packet_hops += stats.interfaces.values().map(|i| i.rx_packets).sum::<u64>();
         links.extend(fabric.add_switch(name, &tally_switch(&stats)));
+        if let Some(k) = &mut kept {
+            k.push(stats);
+        }
     }
     let wall_s = info.wall_s;
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
@@ -189,6 +198,7 @@ pub(super) fn build(
             events_per_wall_s: per_s(info.events),
         },
         queues,
+        switch_stats: kept,
         refused_frames: info.ring_full + delivery.pool_dry,
     }
 }

@@ -271,5 +271,6 @@ pub(super) fn run(
             events: f.sched.events,
         },
         series,
+        opts.keep_switch_stats,
     ))
 }
