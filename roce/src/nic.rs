@@ -161,7 +161,10 @@ const QUANTUM_BITS: u64 = 512;
 struct Slot {
     qp: QueuePair,
     np: Option<NotificationPoint>,
-    rp: Option<ReactionPoint>,
+    /// The rate limiter, made at the QP's first CNP: until then it would
+    /// sit at line rate with no timers, and a thousand-rank AllToAll has
+    /// millions of QPs, most never notified.
+    rp: Option<Box<ReactionPoint>>,
     /// Start of this QP's last data packet, ps.
     last_start_ps: u64,
     /// Wire bytes of that packet (0 before the first).
@@ -187,7 +190,7 @@ impl Slot {
         }
         let rate = self
             .rp
-            .as_ref()
+            .as_deref()
             .map_or(line_rate_bps, ReactionPoint::rate_bps);
         self.last_start_ps + serialisation_ps(self.last_wire, rate.max(1))
     }
@@ -198,7 +201,7 @@ impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Slot")
             .field("qp", &self.qp)
-            .field("rate_bps", &self.rp.as_ref().map(ReactionPoint::rate_bps))
+            .field("rate_bps", &self.rp.as_deref().map(ReactionPoint::rate_bps))
             .field("last_start_ps", &self.last_start_ps)
             .field("cnp_pending", &self.cnp_pending)
             .finish_non_exhaustive()
@@ -310,12 +313,9 @@ impl Nic {
             remote_qpn: qp.remote_qpn & PSN_MASK,
             ..qp
         };
-        let (np, rp) = match &self.cfg.cc {
-            CongestionControl::None => (None, None),
-            CongestionControl::Dcqcn(p) => (
-                Some(NotificationPoint::new()),
-                Some(ReactionPoint::new(p, self.cfg.line_rate_bps)),
-            ),
+        let np = match &self.cfg.cc {
+            CongestionControl::None => None,
+            CongestionControl::Dcqcn(_) => Some(NotificationPoint::new()),
         };
         self.index.insert(qpn, self.slots.len());
         self.slots.push(Slot {
@@ -327,7 +327,7 @@ impl Nic {
                 0,
             ),
             np,
-            rp,
+            rp: None,
             last_start_ps: 0,
             last_wire: 0,
             cnp_pending: false,
@@ -382,7 +382,7 @@ impl Nic {
                 .push(Reverse((s.next_send_ps(line), self.data_seq, i)));
         }
         let pacing =
-            s.rp.as_ref()
+            s.rp.as_deref()
                 .filter(|rp| has_data && rp.rate_bps() < line)
                 .and_then(ReactionPoint::next_timer);
         let deadline = match (s.qp.rto_deadline(), pacing) {
@@ -545,8 +545,11 @@ impl Nic {
             }
         } else if op == Opcode::Cnp {
             self.stats.cnp_received += 1;
-            if let Some(rp) = &mut slot.rp {
-                rp.on_cnp(now);
+            if let CongestionControl::Dcqcn(p) = &self.cfg.cc {
+                let line = self.cfg.line_rate_bps;
+                slot.rp
+                    .get_or_insert_with(|| Box::new(ReactionPoint::new(p, line)))
+                    .on_cnp(now);
             }
         } else {
             self.stats.rx_dropped.not_for_us += 1;
@@ -599,10 +602,10 @@ impl Nic {
             if s.qp.on_timer(now) {
                 self.stats.timeouts += 1;
             }
-            let before = s.rp.as_ref().map(ReactionPoint::rate_bps);
+            let before = s.rp.as_deref().map(ReactionPoint::rate_bps);
             self.touch(i, now);
             let s = &mut self.slots[i];
-            if s.in_data && s.rp.as_ref().map(ReactionPoint::rate_bps) != before {
+            if s.in_data && s.rp.as_deref().map(ReactionPoint::rate_bps) != before {
                 self.data_seq += 1;
                 s.data_key = self.data_seq;
                 let ready = s.next_send_ps(self.cfg.line_rate_bps);

@@ -97,10 +97,11 @@ const PSN_HALF: u64 = 1 << 23;
 pub const MAX_OUTSTANDING: u64 = 1 << 22;
 /// R_Key every WRITE carries (the whole memory is one region).
 pub const R_KEY: u32 = 0x0000_1000;
-/// Send queue entries a queue pair preallocates: few, because a fabric of
-/// a thousand ranks holds millions of queue pairs (an AllToAll's), each
-/// with a WRITE or two; a deeper queue grows once and keeps its room.
-const SQ_PREALLOC: usize = 4;
+/// Send queue entries a queue pair preallocates: none, because a fabric of
+/// a thousand ranks holds millions of queue pairs (an AllToAll's), half of
+/// them never posting (the responders); a queue grows at its first WRITEs
+/// and keeps its room.
+const SQ_PREALLOC: usize = 0;
 
 /// One data packet the requester wants sent: everything the NIC needs to
 /// build its frame.
