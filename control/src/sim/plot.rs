@@ -272,8 +272,14 @@ fn pauses(runs: &[PlotRun<'_>]) -> Result<String, String> {
             .into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let panels = root.split_evenly((1, runs.len().max(1)));
+        // Every cable's pauses are what the switch ends sent, at most.
+        let most = runs
+            .iter()
+            .flat_map(|r| r.report.links.iter().map(|l| l.pause_tx + l.pause_rx))
+            .max()
+            .unwrap_or(0);
         for (run, area) in runs.iter().zip(&panels) {
-            pause_panel(area, run)?;
+            pause_panel(area, run, most)?;
         }
         root.present().map_err(err)?;
     }
@@ -282,7 +288,13 @@ fn pauses(runs: &[PlotRun<'_>]) -> Result<String, String> {
 
 /// One run's map: a row per tier (hosts at the bottom), a line per cable,
 /// thicker and redder with the pause frames it carried either way.
-fn pause_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, run: &PlotRun<'_>) -> Result<(), String> {
+/// `most`: the pause frames of the busiest cable of every run, so the
+/// panels' lines compare.
+fn pause_panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    run: &PlotRun<'_>,
+    most: u64,
+) -> Result<(), String> {
     let r = run.report;
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (w as i32, h as i32);
@@ -340,7 +352,7 @@ fn pause_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, run: &PlotRun<'_>) -> 
             )
         })
         .collect();
-    let mut cables: BTreeMap<(String, String), ((u8, String), (u8, String), u64)> = BTreeMap::new();
+    let mut cables: BTreeMap<(String, String), Cable> = BTreeMap::new();
     for l in &r.link_load {
         let me = format!("{}:{}", l.switch, l.interface);
         let key = if me < l.peer {
@@ -363,7 +375,7 @@ fn pause_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, run: &PlotRun<'_>) -> 
             .or_insert(((l.tier, l.switch.clone()), far, 0));
         e.2 += tx + host_side;
     }
-    let most = cables.values().map(|c| c.2).max().unwrap_or(0).max(1);
+    let most = most.max(1);
     for (a, b, frames) in cables.values() {
         let (Some(pa), Some(pb)) = (at.get(&(a.0, a.1.as_str())), at.get(&(b.0, b.1.as_str())))
         else {
@@ -372,7 +384,7 @@ fn pause_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, run: &PlotRun<'_>) -> 
         let style = if *frames == 0 {
             RGBColor(200, 200, 200).stroke_width(1)
         } else {
-            let f = *frames as f64 / most as f64;
+            let f = (*frames as f64 / most as f64).min(1.0);
             RGBColor(150 + (105.0 * f) as u8, 40, 40).stroke_width(2 + (8.0 * f).round() as u32)
         };
         area.draw(&PathElement::new(vec![*pa, *pb], style))
@@ -402,6 +414,10 @@ fn pause_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, run: &PlotRun<'_>) -> 
     }
     Ok(())
 }
+
+/// A cable on the map: its ends as (tier, node) and the pause frames it
+/// carried.
+type Cable = ((u8, String), (u8, String), u64);
 
 /// The node of `node:port`.
 fn node_of(end: &str) -> &str {
