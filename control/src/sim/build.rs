@@ -73,6 +73,8 @@ pub(super) struct Fabric {
     pub nic_rate_bps: Vec<u64>,
     /// Each rank's RoCE path MTU.
     pub path_mtu: Vec<usize>,
+    /// The topology as the results read it (tiers, paths).
+    pub map: super::map::FabricMap,
     /// When each node runs next (switches are nodes `0..switches.len()`,
     /// host `h` is node `switches.len() + h`).
     pub sched: Scheduler,
@@ -429,6 +431,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         pool,
         nic_rate_bps,
         path_mtu: mtus,
+        map: super::map::FabricMap::new(t, &ranks),
         sched,
     })
 }

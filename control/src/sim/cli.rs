@@ -10,7 +10,8 @@ use railyard_roce::plan::{parse_size, JobOptions};
 use std::io::IsTerminal;
 
 use super::{
-    read_dcqcn_params, report, simulate, Cc, DataMode, Lb, Progress, SimOptions, SimReport,
+    csv, plot, read_dcqcn_params, report, simulate, Cc, DataMode, Lb, Progress, SimOptions,
+    SimReport,
 };
 use crate::lab::cli::resolve_topology;
 
@@ -105,6 +106,13 @@ pub struct SimArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write one row per flow (FCT, ideal FCT, slowdown) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write SVG plots into this directory: fct-cdf.svg, uplinks.svg,
+    /// pauses.svg and queue-*.svg per --sample-queue.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
 }
 
 /// Runs `railyard sim`.
@@ -158,6 +166,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         }
         reports.push((lb, report));
     }
+    write_files(&args, &reports)?;
     if args.json {
         let s = if reports.len() == 1 {
             serde_json::to_string_pretty(&reports[0].1)
@@ -192,26 +201,83 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         writeln!(out).map_err(io)?;
     }
     if reports.len() > 1 {
+        side_by_side(out, &reports).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The label of a run in tables, files and plots.
+fn label(lb: Option<Lb>) -> &'static str {
+    lb.map_or("configured", Lb::name)
+}
+
+/// Writes `--csv` and `--svg`.
+fn write_files(args: &SimArgs, reports: &[(Option<Lb>, SimReport)]) -> Result<(), String> {
+    if let Some(path) = &args.csv {
+        let spec = args.workload.join(" ");
+        let runs: Vec<csv::CsvRun<'_>> = reports
+            .iter()
+            .map(|(lb, r)| csv::CsvRun {
+                workload: &spec,
+                lb: label(*lb),
+                report: r,
+            })
+            .collect();
+        let mut text = Vec::new();
+        csv::write(&mut text, &runs).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(dir) = &args.svg {
+        let runs: Vec<plot::PlotRun<'_>> = reports
+            .iter()
+            .map(|(lb, r)| plot::PlotRun {
+                label: label(*lb),
+                report: r,
+            })
+            .collect();
+        plot::write_all(dir, &runs)?;
+    }
+    Ok(())
+}
+
+/// The runs side by side: the collective, FCT slowdowns, how evenly the
+/// uplinks were used, PFC and how deep it went, reordering and drops.
+fn side_by_side(out: &mut dyn Write, reports: &[(Option<Lb>, SimReport)]) -> std::io::Result<()> {
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    writeln!(
+        out,
+        "{:<12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>10} {:>6} {:>10} {:>8}",
+        "LB",
+        "CCT(us)",
+        "busbw(GB/s)",
+        "FCT p50",
+        "FCT p99",
+        "Up max/mn",
+        "ECN marks",
+        "PFC pauses",
+        "Tier",
+        "Reordered",
+        "Drops"
+    )?;
+    for (lb, r) in reports {
+        let res = &r.results[0];
+        let fct = r.fct.overall.as_ref().filter(|a| a.flows > 0);
         writeln!(
             out,
-            "{:<12} {:>12} {:>12} {:>12} {:>10} {:>10}",
-            "LB", "time(us)", "busbw(GB/s)", "ECN marks", "PFC", "Drops"
-        )
-        .map_err(io)?;
-        for (lb, r) in &reports {
-            let res = &r.results[0];
-            writeln!(
-                out,
-                "{:<12} {:>12.1} {:>12.2} {:>12} {:>10} {:>10}",
-                lb.map_or("configured", Lb::name),
-                res.time_us,
-                res.busbw_gbps,
-                r.fabric.ecn_marked,
-                r.fabric.pfc_pause_frames,
-                r.fabric.drops.values().sum::<u64>()
-            )
-            .map_err(io)?;
-        }
+            "{:<12} {:>11.1} {:>11.2} {:>8} {:>8} {:>9} {:>9} {:>10} {:>6} {:>10} {:>8}",
+            label(*lb),
+            res.time_us,
+            res.busbw_gbps,
+            opt(fct.map(|a| a.p50)),
+            opt(fct.map(|a| a.p99)),
+            opt(r.uplink_imbalance),
+            r.fabric.ecn_marked,
+            r.fabric.pfc_pause_frames,
+            r.deepest_pause_tier
+                .map_or("-".to_string(), |t| t.to_string()),
+            r.fabric.reordered,
+            r.fabric.drops.values().sum::<u64>()
+        )?;
     }
     Ok(())
 }

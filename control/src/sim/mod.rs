@@ -10,7 +10,12 @@
 
 mod build;
 pub mod cli;
+mod csv;
 mod engine;
+mod fct;
+mod load;
+mod map;
+mod plot;
 mod report;
 mod run;
 pub mod scenario;
@@ -24,6 +29,8 @@ use railyard_roce::dcqcn::DcqcnParams;
 use railyard_roce::plan::JobOptions;
 
 pub use crate::lab::collective::Cc;
+pub use fct::{FctSummary, FlowFct, SlowdownStats};
+pub use load::{LinkLoad, UplinkBalance};
 pub use report::{EngineStats, FlowRate, QueueSeries, SimReport};
 
 /// How the leaves balance traffic over their uplinks, overriding the

@@ -12,6 +12,8 @@ use railyard_roce::report::{render_table, FlowResult, JobResult};
 use serde::Serialize;
 
 use super::build::Fabric;
+use super::fct::{self, FctSummary, FlowFct};
+use super::load::{self, LinkLoad, UplinkBalance};
 use crate::lab::collective::{tally_switch, FabricSummary, LinkPfc};
 
 /// Bytes each sender delivered to each receiver, in time bins.
@@ -145,6 +147,21 @@ pub struct SimReport {
     pub switch_stats: Option<Vec<railyard_dataplane::stats::SwitchStats>>,
     /// Frames a cable or the packet pool refused (0 in a sound run).
     pub refused_frames: u64,
+    /// Per flow, its completion time next to the ideal on an idle fabric
+    /// (flow workloads; start order).
+    pub flow_fct: Vec<FlowFct>,
+    /// FCT slowdown by flow size.
+    pub fct: FctSummary,
+    /// Every switch port's bytes sent and utilisation over the run.
+    pub link_load: Vec<LinkLoad>,
+    /// Per switch with several uplinks, how evenly it used them.
+    pub uplinks: Vec<UplinkBalance>,
+    /// The worst leaf's busiest uplink over its mean (None: nothing went
+    /// up).
+    pub uplink_imbalance: Option<f64>,
+    /// The highest tier of a switch that sent or received a PFC pause (1:
+    /// pauses stayed at the leaves; None: no pause).
+    pub deepest_pause_tier: Option<u8>,
 }
 
 /// Builds the report of a finished run.
@@ -160,7 +177,7 @@ pub(super) fn build(
     let mut fabric = FabricSummary::default();
     fabric.add_nics(outcomes.iter().flat_map(|o| o.nics.iter()));
     let mut links = Vec::new();
-    let mut kept = keep_switch_stats.then(Vec::new);
+    let mut switch_stats = Vec::new();
     let mut packet_hops: u64 = outcomes
         .iter()
         .flat_map(|o| o.nics.iter())
@@ -170,10 +187,19 @@ pub(super) fn build(
         let stats = s.stats();
         packet_hops += stats.interfaces.values().map(|i| i.rx_packets).sum::<u64>();
         links.extend(fabric.add_switch(name, &tally_switch(&stats)));
-        if let Some(k) = &mut kept {
-            k.push(stats);
-        }
+        switch_stats.push(stats);
     }
+    let deepest_pause_tier = load::pause_tiers(&f.map, &mut links);
+    let link_load = load::link_loads(&f.map, &switch_stats, info.end_ns);
+    let uplinks = load::uplink_balance(&link_load);
+    let names: Vec<String> = f.plan.ranks().iter().map(|r| r.name.clone()).collect();
+    let flow_fct = fct::flow_fcts(
+        &f.map,
+        &names,
+        &f.nic_rate_bps,
+        &f.path_mtu,
+        outcomes.iter().flat_map(|o| o.flows.iter()),
+    );
     let wall_s = info.wall_s;
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     let receivers = receiver_rates(f, &delivery);
@@ -198,8 +224,14 @@ pub(super) fn build(
             events_per_wall_s: per_s(info.events),
         },
         queues,
-        switch_stats: kept,
+        switch_stats: keep_switch_stats.then_some(switch_stats),
         refused_frames: info.ring_full + delivery.pool_dry,
+        fct: fct::summarise(&flow_fct),
+        flow_fct,
+        uplink_imbalance: load::worst_leaf_imbalance(&uplinks),
+        link_load,
+        uplinks,
+        deepest_pause_tier,
     }
 }
 
@@ -282,6 +314,7 @@ pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
         r.engine.events,
         r.engine.events_per_wall_s
     )?;
+    render_results(out, r)?;
     let shared: Vec<&FlowRate> = r.receivers.iter().filter(|x| x.senders > 1).collect();
     if !shared.is_empty() {
         writeln!(out)?;
@@ -321,4 +354,73 @@ pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Prints the FCT slowdowns, the uplinks' balance and how deep pauses
+/// went.
+fn render_results(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
+    if let Some(all) = &r.fct.overall {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<10} {:>6} {:>10} {:>8} {:>8} {:>8}",
+            "Flow size", "Flows", "Unfinished", "Mean", "p50", "p99"
+        )?;
+        for b in r.fct.buckets.iter().chain(std::iter::once(all)) {
+            writeln!(
+                out,
+                "{:<10} {:>6} {:>10} {:>8.2} {:>8.2} {:>8.2}",
+                b.bucket, b.flows, b.unfinished, b.mean, b.p50, b.p99
+            )?;
+        }
+        writeln!(
+            out,
+            "# FCT slowdown: completion time over the ideal alone on the idle fabric"
+        )?;
+    }
+    if !r.uplinks.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<12} {:>4} {:>7} {:>14} {:>9} {:>9} {:>6}",
+            "Switch", "Tier", "Uplinks", "Up bytes", "Mean use", "Max/mean", "CV"
+        )?;
+        for u in &r.uplinks {
+            let used: Vec<f64> = r
+                .link_load
+                .iter()
+                .filter(|l| l.switch == u.switch && l.peer_tier > l.tier)
+                .map(|l| l.utilisation)
+                .collect();
+            let mean = used.iter().sum::<f64>() / used.len().max(1) as f64;
+            writeln!(
+                out,
+                "{:<12} {:>4} {:>7} {:>14} {:>8.1}% {:>9.2} {:>6.2}",
+                u.switch,
+                u.tier,
+                u.uplinks,
+                u.tx_bytes,
+                mean * 100.0,
+                u.max_over_mean,
+                u.cv
+            )?;
+        }
+    }
+    match r.deepest_pause_tier {
+        Some(t) => writeln!(out, "# PFC pauses reached tier {t} ({})", tier_name(t))?,
+        None if r.fabric.pfc_pause_frames + r.fabric.nic_pfc_pause_frames > 0 => {}
+        None => writeln!(out, "# PFC: no pauses")?,
+    }
+    Ok(())
+}
+
+/// What a tier is called in a leaf-spine fabric.
+pub fn tier_name(t: u8) -> &'static str {
+    match t {
+        0 => "hosts",
+        1 => "leaves",
+        2 => "spines",
+        3 => "super-spines",
+        _ => "above the super-spines",
+    }
 }

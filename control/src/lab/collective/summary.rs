@@ -49,6 +49,11 @@ pub struct FabricSummary {
     pub naks: u64,
     /// Frames the NICs dropped on receive (any reason).
     pub nic_rx_drops: u64,
+    /// Data packets that reached a NIC out of sequence (reordered by the
+    /// fabric, or after a loss): a share of `nic_rx_drops`, what per-packet
+    /// spraying costs.
+    #[serde(default)]
+    pub reordered: u64,
 }
 
 /// One switch port's share of the fabric summary, where anything happened.
@@ -70,6 +75,10 @@ pub struct LinkPfc {
     pub ecn_marked: u64,
     /// Its drops, every reason.
     pub drops: u64,
+    /// The switch's tier, where known (`railyard sim`: 1 leaf, 2 spine, 3
+    /// super-spine), to see how far from the hosts pauses spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u8>,
 }
 
 /// What one switch interface counted, in the terms of the summary; the
@@ -182,6 +191,7 @@ impl FabricSummary {
                 + d.out_of_sequence
                 + d.duplicate
                 + d.not_for_us;
+            self.reordered += d.out_of_sequence;
         }
     }
 
@@ -210,6 +220,7 @@ impl FabricSummary {
                     max_queue_bytes: t.max_queue_bytes,
                     ecn_marked: t.ecn_marked,
                     drops,
+                    tier: None,
                 });
             }
         }
@@ -250,6 +261,11 @@ impl FabricSummary {
             let list: Vec<String> = self.drops.iter().map(|(r, n)| format!("{r} {n}")).collect();
             writeln!(out, "#   drops: {}", list.join(", "))?;
         }
+        writeln!(
+            out,
+            "#   reordered: {} data packets reached a NIC out of sequence",
+            self.reordered
+        )?;
         if !links.is_empty() {
             writeln!(
                 out,
