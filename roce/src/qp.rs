@@ -548,15 +548,22 @@ impl QueuePair {
         }
         let this = self.epsn;
         self.epsn += 1;
-        self.nak_sent = false;
         self.since_ack += 1;
-        if ack_req || self.since_ack >= self.ack_every {
+        if matches!(self.control, Some(c) if c.aeth.syndrome == Syndrome::NakPsnSequenceError) {
+            // The gap the unsent NAK reported is filled, but the packets
+            // that showed it were dropped: ask for them from here on. (An
+            // ACK or no answer instead would leave a sender whose last
+            // packets those were waiting for its retransmission timer.)
+            let mut c = self.ack(self.epsn);
+            c.aeth.syndrome = Syndrome::NakPsnSequenceError;
+            self.control = Some(c);
             self.since_ack = 0;
-            self.control = Some(self.ack(this));
-        } else if matches!(self.control, Some(c) if c.aeth.syndrome == Syndrome::NakPsnSequenceError)
-        {
-            // The gap the NAK reported is filled.
-            self.control = None;
+        } else {
+            self.nak_sent = false;
+            if ack_req || self.since_ack >= self.ack_every {
+                self.since_ack = 0;
+                self.control = Some(self.ack(this));
+            }
         }
         RxVerdict::Accepted
     }
@@ -728,6 +735,32 @@ mod tests {
         p.ack_back(7);
         assert_eq!(p.sent.len(), 1);
         assert_eq!(p.dst[..8 * MTU], p.src[..8 * MTU]);
+    }
+
+    /// Reordering, not loss (per-packet spraying): the last packet overtakes
+    /// the one before it and is dropped; when that one fills the gap before
+    /// the NAK went out, the answer asks for the last packet again, so the
+    /// message completes without waiting for the retransmission timer.
+    #[test]
+    fn a_reordered_last_packet_is_asked_for_again_at_once() {
+        let mut p = Pair::new(0, 100);
+        p.req.post(write(4 * MTU, None));
+        let d: Vec<_> = std::iter::from_fn(|| p.req.next_data(0)).collect();
+        let [d0, d1, d2, d3] = [d[0], d[1], d[2], d[3]];
+        assert_eq!(p.deliver(d0), RxVerdict::Accepted);
+        assert_eq!(p.deliver(d1), RxVerdict::Accepted);
+        assert_eq!(p.deliver(d3), RxVerdict::OutOfSequence, "overtook 2");
+        assert_eq!(p.deliver(d2), RxVerdict::Accepted);
+        let c = p.resp.take_control().expect("an answer");
+        assert_eq!((c.psn, c.aeth.syndrome), (3, Syndrome::NakPsnSequenceError));
+        let out = p.req.on_ack(5, c.psn, c.aeth, &mut p.sent);
+        assert!(out.nak);
+        let again: Vec<_> = std::iter::from_fn(|| p.req.next_data(6)).collect();
+        assert_eq!(again.iter().map(|d| d.psn).collect::<Vec<_>>(), [3]);
+        assert_eq!(p.deliver(again[0]), RxVerdict::Accepted);
+        p.ack_back(7);
+        assert_eq!(p.sent.len(), 1, "the WRITE completed");
+        assert_eq!(p.req.rto_deadline(), None, "no timer left running");
     }
 
     #[test]

@@ -103,9 +103,9 @@ fn parse_timed_workload(
 }
 
 /// The MAC of NIC `nic` of host number `host`: locally administered,
-/// readable (`02:00:00:00:HH:NN`).
+/// readable (`02:00:00:HH:HH:NN`, the host number in two bytes).
 pub(super) fn host_mac(host: usize, nic: usize) -> MacAddr {
-    MacAddr([0x02, 0, 0, 0, host as u8, nic as u8])
+    MacAddr([0x02, 0, 0, (host >> 8) as u8, host as u8, nic as u8])
 }
 
 /// A host's NICs: its links, by port name (eth0, eth1, ...), as (link
