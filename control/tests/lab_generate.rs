@@ -3,7 +3,8 @@
 //! * The command prints a topology on stdout and a summary on stderr, and
 //!   refuses an impossible fabric with a hint and a failing exit status.
 //! * The 1,024-GPU rail-optimised fabric (128 hosts × 8 rails, 64-port
-//!   switches at 400 Gb/s) parses with the lab's parser.
+//!   switches at 400 Gb/s) parses with the lab's parser, and every switch's
+//!   configuration renders and compiles (`lab render`).
 //! * A small generated fabric runs under `railyard sim`: an AllReduce on
 //!   the rails and an AllToAll across them through the spines complete
 //!   with no wrong element.
@@ -89,6 +90,31 @@ fn the_1024_gpu_rail_optimised_fabric_parses() {
     let nics = t.links.iter().filter(|l| t.is_host_link(l)).count();
     assert_eq!(nics, 1024);
     assert!(t.links.iter().all(|l| l.speed == Some(400_000)));
+    // Every switch's configuration renders, parses and compiles, as the
+    // simulator's fabric builder first does.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("gpu1024.topo");
+    std::fs::write(&file, &text).expect("write");
+    let out_dir = dir.path().join("conf");
+    let out = railyard(&[
+        "lab",
+        "render",
+        file.to_str().expect("path"),
+        "--out",
+        out_dir.to_str().expect("path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let confs = std::fs::read_dir(&out_dir).expect("configs").count();
+    assert_eq!(confs, 48);
+    // A leaf routes the 992 host subnets of other leaves over all 32 of
+    // its uplinks.
+    let leaf = std::fs::read_to_string(out_dir.join("rail1-1.conf")).expect("rail1-1");
+    let routes = leaf.lines().filter(|l| l.starts_with("ip route ")).count();
+    assert_eq!(routes, 992 * 32);
 }
 
 /// `railyard sim FILE --workload W --json`, parsed.
