@@ -145,7 +145,7 @@ pub fn write(spec: &Spec, plan: &Plan, layout: &Layout) -> String {
     );
     let _ = writeln!(
         o,
-        "#     |  \\/  |{:30}every leaf to every spine{}, {} link(s) each",
+        "#     |  \\/  |{:31}every leaf to every spine{}, {} link(s) each",
         "",
         if plan.three_tier() { " of its pod" } else { "" },
         plan.leaf_links_per_spine
@@ -258,7 +258,8 @@ pub fn write(spec: &Spec, plan: &Plan, layout: &Layout) -> String {
     let _ = writeln!(
         o,
         "# addresses: host links a /24 each (10.R.H.0/24 up to 255 hosts; switch .1, host .2);\n\
-         #   switch-switch links a /31 each from 10.255.0.0 down (lower switch first)"
+         #   switch-switch links a /31 each, the lower switch first: uplink J of leaf (then\n\
+         #   spine) I in 10.255.I.2J/31 up to 255 switches of 128 uplinks (larger fabrics start lower)"
     );
     let _ = writeln!(o);
     for s in &layout.switches {
