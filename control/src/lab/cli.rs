@@ -107,6 +107,10 @@ pub enum LabCommand {
     },
     /// The labs that exist (their state directories).
     List,
+    /// Print a generated fabric as a topology file: rail-optimised (rail
+    /// leaves and spines), leaf-spine or three-tier (pods under
+    /// super-spines), sized from hosts, rails, radix and oversubscription.
+    Generate(super::generate::Spec),
     /// Run a collective live: one RoCEv2 rank per host NIC (hosts in
     /// topology order, NICs in ethN order; NIC n on rail n), speaking over
     /// AF_PACKET through the lab's switches. Prints nccl-tests' table
@@ -393,6 +397,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             let spec = super::collective::incast_spec(&size, &endpoints)?;
             super::collective::run_live(&state, &spec, &live, out)
         }
+        LabCommand::Generate(spec) => super::generate::run(&spec, out),
         LabCommand::List => {
             for s in list(&root) {
                 let running = s

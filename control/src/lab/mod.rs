@@ -1,4 +1,5 @@
-//! Lab topologies on network namespaces: `railyard lab up|down|status|cabling|render|list`.
+//! Lab topologies on network namespaces: `railyard lab up|down|status|cabling|render|list`,
+//! and fabrics generated as topology files ([`generate`]).
 //!
 //! A topology file (see [`topology`] and `scripts/topologies/README.md`)
 //! names switches with a role, hosts, and the links between them with a
@@ -12,6 +13,7 @@
 
 pub mod cli;
 pub mod collective;
+pub mod generate;
 pub mod render;
 pub mod report;
 pub mod routes;

@@ -49,6 +49,9 @@ fn distances(t: &Topology, target: &str) -> BTreeMap<String, usize> {
 /// The static routes of switch `sw`, in link order of the subnets.
 pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
     let mut out = Vec::new();
+    // One search per switch that has hosts, not per host subnet: a
+    // generated 1,024-NIC fabric has 32 leaves but 1,024 host subnets.
+    let mut searched: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
     for l in t.links.iter().filter(|l| t.is_host_link(l)) {
         let home = if t.is_switch(&l.a.node) {
             &l.a.node
@@ -58,7 +61,9 @@ pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
         if home == sw {
             continue;
         }
-        let dist = distances(t, home);
+        let dist = searched
+            .entry(home.as_str())
+            .or_insert_with(|| distances(t, home));
         let Some(&mine) = dist.get(sw) else { continue };
         let mut hops: Vec<Ipv4Addr> = t
             .links_of(sw)
