@@ -213,9 +213,12 @@ EOF
 # leaf-spine` when this railyard has it, else with leaf_spine_python.
 leaf_spine_topo() {
     if "$railyard" lab generate leaf-spine --help >/dev/null 2>&1; then
-        if "$railyard" lab generate leaf-spine --hosts "$hosts" --leaves "$leaves" \
-            --spines "$spines" --speed "$speed" --mtu "$link_mtu" --delay "${hop_us}us" \
-            --role rail-lossless >"$1" 2>"$work/generate.err"; then
+        # A radix of 2·(K/2) gives K/2 host ports and K/2 uplinks (one per
+        # spine) at 1:1: htsim's K leaves of K/2 hosts.
+        if "$railyard" lab generate leaf-spine --hosts "$hosts" --rails 1 \
+            --spines "$spines" --radix "$((2 * per_leaf))" --speed "$speed" \
+            --mtu "$link_mtu" --delay "${hop_us}us" --lossless \
+            >"$1" 2>"$work/generate.err"; then
             say "topology: railyard lab generate leaf-spine"
             return
         fi
