@@ -325,3 +325,32 @@ fn every_queue_and_every_cable_conserves_packets() {
     }
     assert_eq!(cables, 4, "rail-spine has four switch-to-switch cables");
 }
+
+/// Cables longer than PFC's longest (100 km, 500 µs) still simulate: the
+/// headroom they would need is capped at what the configuration allows,
+/// and the job completes, later by the round trips the cables add.
+#[test]
+fn cables_longer_than_pfc_sizes_headroom_for_still_run() {
+    let text = std::fs::read_to_string(topology("rail-spine")).unwrap();
+    let long: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("link ") {
+                format!("{l} delay 2ms\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.topo");
+    std::fs::write(&path, long).unwrap();
+    let o = SimOptions {
+        workload: "allreduce:1M".into(),
+        ..SimOptions::default()
+    };
+    let far = simulate(&path, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_complete(&far);
+    let near = sim("rail-spine", "allreduce:1M", |_| {});
+    assert!(far.results[0].time_us > near.results[0].time_us + 4_000.0);
+}

@@ -141,7 +141,15 @@ fn compile_switch(t: &Topology, name: &str, role: &str) -> Result<SwitchModel, S
     // the template sets one itself.
     let cables: BTreeMap<&str, u64> = t
         .links_of(name)
-        .map(|(l, me, _)| (me.port.as_str(), l.delay_ns.div_ceil(CABLE_NS_PER_METRE)))
+        .map(|(l, me, _)| {
+            // Past the longest cable PFC headroom is sized for, the
+            // headroom is the port buffer's anyway.
+            let metres = l.delay_ns.div_ceil(CABLE_NS_PER_METRE);
+            (
+                me.port.as_str(),
+                metres.min(u64::from(railyard_config::MAX_CABLE_METRES)),
+            )
+        })
         .collect();
     let sets_cable = config.contains("priority-flow-control cable-length");
     let mut out = String::with_capacity(config.len());
