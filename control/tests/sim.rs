@@ -2,24 +2,12 @@
 //! virtual time: one switch at 100 Gb/s with the book's policy (WRED/ECN
 //! 150–3000 KB on DSCP 24, PFC on priority 3), and the rail-spine fabric.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use railyard_control::sim::{simulate, Cc, Lb, SimOptions, SimReport};
 
-fn topology(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts/topologies")
-        .join(format!("{name}.topo"))
-}
-
-fn sim(topo: &str, workload: &str, f: impl FnOnce(&mut SimOptions)) -> SimReport {
-    let mut o = SimOptions {
-        workload: workload.into(),
-        ..SimOptions::default()
-    };
-    f(&mut o);
-    simulate(&topology(topo), &o, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::{sim, topology};
 
 /// Every rank finished with the right data.
 fn assert_complete(r: &SimReport) {

@@ -2,24 +2,12 @@
 //! load and uplink balance, how far pauses spread, reordering, and the
 //! CSV and SVG files, on the shipped small topologies.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use railyard_control::sim::{simulate, Cc, Lb, SimOptions, SimReport};
+use railyard_control::sim::{Cc, Lb};
 
-fn topology(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts/topologies")
-        .join(format!("{name}.topo"))
-}
-
-fn sim(topo: &str, workload: &str, f: impl FnOnce(&mut SimOptions)) -> SimReport {
-    let mut o = SimOptions {
-        workload: workload.into(),
-        ..SimOptions::default()
-    };
-    f(&mut o);
-    simulate(&topology(topo), &o, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::{sim, topology};
 
 /// Runs the `railyard` binary; its stdout.
 fn railyard(args: &[&str]) -> String {

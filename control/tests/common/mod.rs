@@ -321,6 +321,29 @@ pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<
 }
 
 /// A shipped topology file or template (`scripts/topologies/REL`).
+/// The path of a shipped topology, `scripts/topologies/NAME.topo`.
+pub fn topology(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts/topologies")
+        .join(format!("{name}.topo"))
+}
+
+/// `railyard sim` on a shipped topology with `workload`, options set by
+/// `f`; panics with the error if it fails.
+pub fn sim(
+    topo: &str,
+    workload: &str,
+    f: impl FnOnce(&mut railyard_control::sim::SimOptions),
+) -> railyard_control::sim::SimReport {
+    let mut o = railyard_control::sim::SimOptions {
+        workload: workload.into(),
+        ..railyard_control::sim::SimOptions::default()
+    };
+    f(&mut o);
+    railyard_control::sim::simulate(&topology(topo), &o, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub fn shipped(rel: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../scripts/topologies")
