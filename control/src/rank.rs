@@ -34,7 +34,7 @@ use railyard_dataplane::wire::arp::{self, ArpRepr, Operation};
 use railyard_roce::host::{Host, HostOutcome};
 use railyard_roce::{MacAddr, Nanos};
 
-use crate::lab::collective::LiveJob;
+use crate::lab::collective::{LiveJob, DONE_LINE};
 
 /// `railyard rank`: the arguments the lab command passes.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,8 +53,6 @@ const ROCEV2_PORT: u16 = 4791;
 const SPIN_NS: Nanos = 50_000;
 /// The longest a rank blocks at once (frames may arrive meanwhile).
 const MAX_BLOCK_NS: Nanos = 1_000_000;
-/// The line a rank prints on stdout when its part of the job is done.
-pub const DONE_LINE: &str = "done";
 /// How often an unanswered ARP request is sent again.
 const ARP_RETRY: Duration = Duration::from_millis(200);
 /// Largest frame a NIC writes.

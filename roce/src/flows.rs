@@ -20,7 +20,7 @@
 //! drawn by inverting it at a uniform percentile, and its mean is the
 //! trapezoid sum.
 
-use crate::plan::mix;
+use crate::splitmix::mix;
 use crate::Nanos;
 
 /// Web search (DCTCP, SIGCOMM 2010), from HPCC's

@@ -39,6 +39,7 @@ pub mod nic;
 pub mod plan;
 pub mod qp;
 pub mod report;
+mod splitmix;
 pub mod wire;
 
 pub use railyard_dataplane::clock::Nanos;

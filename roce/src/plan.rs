@@ -37,6 +37,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::flows::{parse_duration, Background, FlowSizes, FlowSpec, DEFAULT_DURATION_NS};
+use crate::splitmix::mix;
 use crate::{MacAddr, Nanos};
 
 /// One rank's NIC: rank r is NIC `nic` of host `host` (NIC n on rail n).
@@ -477,15 +478,6 @@ pub struct JobPlan {
     layouts: Vec<Layout>,
     /// Every workload of a multi-workload job; empty for one workload.
     parts: Vec<Part>,
-}
-
-/// splitmix64: a small, well-mixed, portable hash, so that every host
-/// derives the same ports and permutation.
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Per rank, the indices (in `conns`) of the connections it is an end of,

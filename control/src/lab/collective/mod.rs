@@ -32,6 +32,10 @@ use railyard_roce::report::{self};
 
 use super::run::LabState;
 
+/// The line a rank (`railyard rank`) prints on stdout when its part of the
+/// job is done; the driver stops every rank once all have printed it.
+pub const DONE_LINE: &str = "done";
+
 // ------------------------------------------------------------------ CLI
 
 /// Options of `lab collective` and `lab incast`.
@@ -341,7 +345,7 @@ fn run_ranks(
                 let mut r = std::io::BufReader::new(o);
                 let mut line = String::new();
                 while r.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-                    if line.trim_end() == crate::rank::DONE_LINE {
+                    if line.trim_end() == DONE_LINE {
                         let _ = done_tx.send(i);
                     } else {
                         s.push_str(&line);
