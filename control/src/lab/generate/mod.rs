@@ -13,7 +13,7 @@
 //!   spine S of every pod to every super-spine of plane S.
 //!
 //! The parts: sizing ([`plan`]), addresses ([`address`]), names and ports
-//! ([`layout`]), the file's text ([`text`]).
+//! ([`mod@layout`]), the file's text ([`text`]).
 
 pub mod address;
 pub mod layout;
