@@ -80,13 +80,14 @@ pub struct AfPacketOptions {
 impl Default for AfPacketOptions {
     fn default() -> Self {
         AfPacketOptions {
-            // 16 MiB in small blocks: at a low rate every block retires after
+            // 32 MiB in small blocks: at a low rate every block retires after
             // `retire_timeout_ms` with a few frames in it, so the number of
             // blocks, not their size, sets how long a descheduled worker may
-            // stall without loss: 512 ms here, where 64 blocks of 256 KiB
-            // gave 64 ms.
+            // stall without loss: 1 s here at a low rate, about 260 ms of
+            // back-to-back 1 KB frames at 1 Gb/s (512 blocks overflowed on a
+            // busy 2-core machine running four switches of a lab).
             block_size: 32 * 1024,
-            block_count: 512,
+            block_count: 1024,
             frame_size: 2048,
             retire_timeout_ms: 1,
             qdisc_bypass: true,
