@@ -167,21 +167,28 @@ fn pauses_are_placed_by_tier() {
     assert_eq!(paused_spine, deepest == 2);
 }
 
-#[test]
-fn the_csv_has_a_row_per_flow_of_every_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let csv = dir.path().join("flows.csv");
-    let json = railyard(&[
+/// `railyard sim rail-spine --workload permutation:256K:7 --lb
+/// ecmp,per-packet` with `extra` arguments; its stdout.
+fn permutation_under_ecmp_and_spraying(extra: &[&str]) -> String {
+    let topo = topology("rail-spine");
+    let mut args = vec![
         "sim",
-        topology("rail-spine").to_str().expect("path"),
+        topo.to_str().expect("path"),
         "--workload",
         "permutation:256K:7",
         "--lb",
         "ecmp,per-packet",
-        "--json",
-        "--csv",
-        csv.to_str().expect("path"),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    railyard(&args)
+}
+
+#[test]
+fn the_csv_has_a_row_per_flow_of_every_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let csv = dir.path().join("flows.csv");
+    let json =
+        permutation_under_ecmp_and_spraying(&["--json", "--csv", csv.to_str().expect("path")]);
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     let runs = v["runs"].as_array().expect("runs");
     let flows: usize = runs
@@ -240,13 +247,7 @@ fn count(path: &Path, tag: &str, width: Option<&str>) -> usize {
 #[test]
 fn the_svg_plots_are_xml_with_a_series_per_run() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = railyard(&[
-        "sim",
-        topology("rail-spine").to_str().expect("path"),
-        "--workload",
-        "permutation:256K:7",
-        "--lb",
-        "ecmp,per-packet",
+    let out = permutation_under_ecmp_and_spraying(&[
         "--sample-queue",
         "rail1:Ethernet1/31:3",
         "--svg",

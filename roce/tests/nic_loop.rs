@@ -370,6 +370,18 @@ fn pfc(prio: u8, quanta: u16) -> Vec<u8> {
     f.to_vec()
 }
 
+/// A full pause (65535 quanta × 512 bit times) at 100 Gb/s.
+const FULL_PAUSE_NS: Nanos = (65_535 * 512 * 1_000_000_000u64).div_ceil(GBPS_100);
+
+/// The hook that CE-marks every WRITE B sends, so A owes B CNPs.
+#[allow(clippy::ptr_arg)] // the type `Lab::run` takes hooks of
+fn ce_mark_from_b(from: usize, _: Nanos, f: &mut Vec<u8>) -> Fate {
+    if from == 1 && opcode_of(f).is_some_and(is_write) {
+        set_ce(f);
+    }
+    Fate::Deliver
+}
+
 #[test]
 fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
     let cc = CongestionControl::Dcqcn(DcqcnParams::default());
@@ -391,14 +403,8 @@ fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
         .unwrap();
     let pause_at: Nanos = 50_000;
     lab.inbound[0].push_back((pause_at, pfc(3, 0xffff)));
-    let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 1 && opcode_of(f).is_some_and(is_write) {
-            set_ce(f);
-        }
-        Fate::Deliver
-    };
-    // 65535 quanta × 512 bit times at 100 Gb/s.
-    let pause_ns = (65_535u64 * 512 * 1_000_000_000).div_ceil(GBPS_100);
+    let mut mark = ce_mark_from_b;
+    let pause_ns = FULL_PAUSE_NS;
     lab.run(10_000_000, &mut mark, &mut |lab| {
         lab.now > pause_at + pause_ns + 20_000
     });
@@ -771,14 +777,8 @@ fn a_pause_holds_the_acks_of_many_qps_while_their_cnps_go() {
     }
     let pause_at: Nanos = 30_000;
     lab.inbound[0].push_back((pause_at, pfc(3, 0xffff)));
-    let mut mark = |from: usize, _: Nanos, f: &mut Vec<u8>| {
-        if from == 1 && opcode_of(f).is_some_and(is_write) {
-            set_ce(f);
-        }
-        Fate::Deliver
-    };
-    let pause_ns = (65_535u64 * 512 * 1_000_000_000).div_ceil(GBPS_100);
-    let end = pause_at + pause_ns;
+    let mut mark = ce_mark_from_b;
+    let end = pause_at + FULL_PAUSE_NS;
     lab.run(10_000_000, &mut mark, &mut |lab| lab.now > end + 50_000);
     let a = |lo: Nanos, hi: Nanos, op: Opcode| {
         lab.seen

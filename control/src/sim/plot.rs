@@ -189,20 +189,34 @@ fn uplink_groups(r: &SimReport) -> Vec<(&str, Vec<(&str, f64)>)> {
     v
 }
 
-/// Uplink utilisation bars per leaf, a panel per run.
-fn uplinks(runs: &[PlotRun<'_>]) -> Result<String, String> {
+/// An SVG of `size` split into a panel per run (`rows`: stacked, else
+/// side by side), each drawn by `draw(area, run index, run)`.
+fn per_run_panels(
+    size: (u32, u32),
+    runs: &[PlotRun<'_>],
+    rows: bool,
+    mut draw: impl FnMut(&DrawingArea<SVGBackend<'_>, Shift>, usize, &PlotRun<'_>) -> Result<(), String>,
+) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let height = SIZE.1.max(260 * runs.len() as u32);
-        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let panels = root.split_evenly((runs.len().max(1), 1));
+        let n = runs.len().max(1);
+        let panels = root.split_evenly(if rows { (n, 1) } else { (1, n) });
         for (i, (run, area)) in runs.iter().zip(&panels).enumerate() {
-            uplink_panel(area, run, colour(i))?;
+            draw(area, i, run)?;
         }
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// Uplink utilisation bars per leaf, a panel per run.
+fn uplinks(runs: &[PlotRun<'_>]) -> Result<String, String> {
+    let size = (SIZE.0, SIZE.1.max(260 * runs.len() as u32));
+    per_run_panels(size, runs, true, |area, i, run| {
+        uplink_panel(area, run, colour(i))
+    })
 }
 
 /// One run's uplink bars: a group per leaf, a bar per uplink.
@@ -266,24 +280,16 @@ fn uplink_panel(
 
 /// The pause-spreading map, a panel per run.
 fn pauses(runs: &[PlotRun<'_>]) -> Result<String, String> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (SIZE.0.max(460 * runs.len() as u32), SIZE.1))
-            .into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let panels = root.split_evenly((1, runs.len().max(1)));
-        // Every cable's pauses are what the switch ends sent, at most.
-        let most = runs
-            .iter()
-            .flat_map(|r| r.report.links.iter().map(|l| l.pause_tx + l.pause_rx))
-            .max()
-            .unwrap_or(0);
-        for (run, area) in runs.iter().zip(&panels) {
-            pause_panel(area, run, most)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+    // Every cable's pauses are what the switch ends sent, at most.
+    let most = runs
+        .iter()
+        .flat_map(|r| r.report.links.iter().map(|l| l.pause_tx + l.pause_rx))
+        .max()
+        .unwrap_or(0);
+    let size = (SIZE.0.max(460 * runs.len() as u32), SIZE.1);
+    per_run_panels(size, runs, false, |area, _, run| {
+        pause_panel(area, run, most)
+    })
 }
 
 /// One run's map: a row per tier (hosts at the bottom), a line per cable,
