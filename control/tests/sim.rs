@@ -174,6 +174,52 @@ fn a_failed_uplink_costs_time_and_the_job_still_completes() {
     assert!(e.contains("no link"), "{e}");
 }
 
+/// A report as JSON without what depends on the wall clock.
+fn virtual_facts(r: &SimReport) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for k in ["wall_s", "wall_ms", "hops_per_wall_s", "events_per_wall_s"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(r).expect("a report serialises");
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn one_thread_or_several_run_the_same_fabric_event_for_event() {
+    // Sprayed packets reordered over a failing, slower uplink, pauses and
+    // queue samples: everything that would show an order a thread changed.
+    let run = |threads| {
+        sim("rail-spine", "alltoall:2M", |o| {
+            o.lb = Some(Lb::PerPacket);
+            o.degrade = vec!["rail2:Ethernet1/32:25000".into()];
+            o.fail = vec!["rail1:Ethernet1/31@40us-90us".into()];
+            o.sample_queues = vec!["spine1:Ethernet1/1:3".into(), "rail2:Ethernet1/1:3".into()];
+            o.threads = Some(threads);
+        })
+    };
+    let one = run(1);
+    assert!(one.results[0].completed, "{:?}", one.results[0]);
+    assert!(one.fabric.reordered > 0 && one.fabric.pfc_pause_frames > 0);
+    assert!(one.queues.iter().all(|s| !s.bytes.is_empty()));
+    let facts = virtual_facts(&one);
+    for threads in [2, 8] {
+        assert_eq!(
+            virtual_facts(&run(threads)),
+            facts,
+            "{threads} threads changed the run"
+        );
+    }
+}
+
 #[test]
 fn the_command_prints_the_issue_json_shape() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))

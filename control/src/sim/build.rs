@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::model::balance::{DlbMode, DlbModel};
 use railyard_dataplane::model::pfc::CABLE_NS_PER_METRE;
 use railyard_dataplane::model::{PortId, SwitchModel};
@@ -17,15 +19,22 @@ use railyard_roce::nic::{CongestionControl, NicConfig};
 use railyard_roce::plan::{JobOptions, JobPlan, RankAddr, Workload};
 use railyard_roce::MacAddr;
 
-use super::engine::{NodeId, NotifyingPort, Scheduler};
+use super::engine::{Arrivals, NodeId, NotifyingPort, Partition};
 use super::{Cc, DataMode, Lb, SimOptions};
 use crate::lab::collective::{path_mtu, rank_of, rank_specs};
 use crate::lab::render::{find_template, render_switch};
 use crate::lab::topology::{Endpoint, Topology};
 
-/// Frames each direction of a cable holds: far more than a switch's
-/// buffer of the largest frames, so a cable never refuses one.
-const CABLE_FRAMES: usize = 65_536;
+/// Frames a cable direction holds beyond those in flight: a receiver
+/// reads its due frames when they are due, so a cable holds little more
+/// than what is on the wire, plus a sender's burst or two.
+const CABLE_SLACK_FRAMES: usize = 2_048;
+/// Most frames a cable direction holds (its ring is allocated whole, so
+/// a thousand-NIC fabric of cables this size would take gigabytes).
+const MAX_CABLE_FRAMES: usize = 65_536;
+/// Link speed assumed for a cable whose speed the topology leaves to the
+/// switch's configuration: the fastest port railyard's templates set.
+const UNKNOWN_LINK_MBPS: u64 = 400_000;
 /// Packet buffers per switch in the shared pool.
 const BUFFERS_PER_SWITCH: usize = 32_768;
 /// Packet buffers per host NIC in the shared pool: a NIC puts one frame at
@@ -40,6 +49,65 @@ const MAX_POOL: usize = 1 << 18;
 /// With `--data auto`, jobs whose buffers (every rank's) exceed this run
 /// without data: a thousand-rank AllToAll of 64 MB would need 128 GB.
 const AUTO_DATA_LIMIT: usize = 2 << 30;
+/// Slots a cable direction needs: the smallest frames (84 bytes on the
+/// wire with preamble and gap) sent back to back for the cable's delay,
+/// plus [`CABLE_SLACK_FRAMES`]. A cable that is ever full keeps the frame
+/// in its sender's queue and counts it (`refused_frames`), never loses it.
+fn cable_frames(delay_ns: u64, mbps: u64) -> usize {
+    let on_wire = u128::from(delay_ns) * u128::from(mbps) / (84 * 8 * 1_000);
+    usize::try_from(on_wire)
+        .unwrap_or(usize::MAX)
+        .saturating_add(CABLE_SLACK_FRAMES)
+        .min(MAX_CABLE_FRAMES)
+}
+
+/// `f` applied to every item (with its index) on up to `threads` threads
+/// (default: one per core), results in item
+/// order: building a thousand-NIC fabric is a few thousand independent
+/// jobs (switch configurations to render and read, hosts to connect).
+fn par_map<T: Send, R: Send>(
+    items: Vec<T>,
+    threads: Option<usize>,
+    f: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    let n = items.len();
+    let threads = threads.unwrap_or_else(cores).clamp(1, n.max(1));
+    let queue: Mutex<std::iter::Enumerate<std::vec::IntoIter<T>>> =
+        Mutex::new(items.into_iter().enumerate());
+    let take = || queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    while let Some((i, item)) = take() {
+                        mine.push((i, f(i, item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Worker threads for a fabric of `nodes` nodes when `--threads` is not
+/// given: a thread per core, but no more than one per 32 nodes, since a
+/// small fabric's windows hold too little work to share.
+fn default_threads(nodes: usize) -> usize {
+    (nodes / 32).clamp(1, cores())
+}
+
+/// The cores this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// DSCP of RoCEv2 data in the book's policy.
 const ROCE_DSCP: u8 = 24;
 
@@ -75,9 +143,14 @@ pub(super) struct Fabric {
     pub path_mtu: Vec<usize>,
     /// The topology as the results read it (tiers, paths).
     pub map: super::map::FabricMap,
-    /// When each node runs next (switches are nodes `0..switches.len()`,
-    /// host `h` is node `switches.len() + h`).
-    pub sched: Scheduler,
+    /// Which worker thread runs each node (switches are nodes
+    /// `0..switches.len()`, host `h` is node `switches.len() + h`).
+    pub partition: Partition,
+    /// Per worker, where the cables toward its nodes announce arrivals.
+    pub inboxes: Vec<Arrivals>,
+    /// The shortest cable's delay: how far every node may run ahead of
+    /// the others, since nothing sent reaches another node sooner.
+    pub lookahead_ns: Nanos,
 }
 
 /// Reads a workload with an optional start time, `SPEC[@TIME]`
@@ -221,10 +294,13 @@ fn override_model(m: &mut SwitchModel, uplinks: &[PortId], opts: &SimOptions) {
 /// A template, configuration or workload problem, or a link the model
 /// cannot place (a switch port the configuration does not define).
 pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
-    let mut models = Vec::new();
-    for s in &t.switches {
-        models.push(compile_switch(t, &s.name, &s.role)?);
-    }
+    // Each switch's configuration rendered and read (thousands of route
+    // lines each in a large fabric), in topology order.
+    let mut models = par_map(t.switches.iter().collect(), opts.threads, |_, s| {
+        compile_switch(t, &s.name, &s.role)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     let switch_index = |name: &str| t.switches.iter().position(|s| s.name == name);
     let host_index = |name: &str| t.hosts.iter().position(|h| h.name == name);
     let specs = rank_specs(t)?;
@@ -316,7 +392,16 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         .collect();
     let mut links = Vec::new();
     let mut nic_ends: BTreeMap<(usize, String), (RingPort, NodeId, u16)> = BTreeMap::new();
-    let sched = Scheduler::new(models.len() + t.hosts.len());
+    let partition = Partition::new(
+        models.len(),
+        t.hosts.len(),
+        opts.threads
+            .unwrap_or_else(|| default_threads(models.len() + t.hosts.len())),
+    );
+    let inboxes: Vec<Arrivals> = (0..partition.workers())
+        .map(|_| Arrivals::default())
+        .collect();
+    let mut lookahead_ns = Nanos::MAX;
     let node_of = |name: &str| -> Option<NodeId> {
         switch_index(name)
             .or_else(|| host_index(name).map(|h| models.len() + h))
@@ -325,7 +410,16 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
     let mut link_ends = Vec::new();
     for l in &t.links {
         let name = format!("{}-{}", l.a, l.b);
-        let (ea, eb, ctl) = RingLink::pair_with_delay(&name, CABLE_FRAMES, l.delay_ns);
+        let mbps = l
+            .speed
+            .map_or(UNKNOWN_LINK_MBPS, u64::from)
+            .max(opts.nic_mbps.map_or(0, u64::from));
+        // A cable takes at least a nanosecond: the lookahead that lets
+        // nodes run apart (see the engine).
+        let delay_ns = l.delay_ns.max(1);
+        lookahead_ns = lookahead_ns.min(delay_ns);
+        let (ea, eb, ctl) =
+            RingLink::pair_with_delay(&name, cable_frames(delay_ns, mbps), delay_ns);
         links.push(ctl);
         let mut ends = [(0, 0); 2];
         for (end, ring, far) in [(&l.a, ea, &l.b), (&l.b, eb, &l.a)] {
@@ -350,7 +444,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                         ring,
                         peer,
                         peer_port,
-                        sched.arrivals(),
+                        Arc::clone(&inboxes[partition.worker_of(peer)]),
                     )));
                 }
                 (None, Some(h)) => {
@@ -377,7 +471,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         Cc::Dcqcn => CongestionControl::Dcqcn(opts.dcqcn.clone()),
         Cc::None => CongestionControl::None,
     };
-    let mut hosts = Vec::new();
+    let mut host_configs = Vec::new();
     let mut nic_ports = Vec::new();
     let mut nic_rate_bps = vec![0; ranks.len()];
     let mut mtus = vec![0; ranks.len()];
@@ -421,9 +515,14 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 switch_port,
             });
         }
-        hosts.push(Host::new(&plan, h, configs)?);
+        host_configs.push(configs);
         nic_ports.push(ends);
     }
+    let hosts = par_map(host_configs, opts.threads, |h, configs| {
+        Host::new(&plan, h, configs)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     Ok(Fabric {
         switches,
         switch_names: t.switches.iter().map(|s| s.name.clone()).collect(),
@@ -440,6 +539,8 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         nic_rate_bps,
         path_mtu: mtus,
         map: super::map::FabricMap::new(t, &ranks),
-        sched,
+        partition,
+        inboxes,
+        lookahead_ns,
     })
 }

@@ -86,6 +86,11 @@ pub struct SimArgs {
     /// then (not an error).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub until: Option<std::time::Duration>,
+    /// Worker threads, 1 to 64 (default: one per core, fewer for a small
+    /// fabric). The results are the same for any number; only the wall
+    /// time changes.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
     /// Sample an egress queue's depth over time, `SWITCH:INTERFACE:QUEUE`
     /// (repeatable), e.g. leaf1:Ethernet1/33:3.
     #[arg(long = "sample-queue", value_name = "QUEUE")]
@@ -134,6 +139,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         time_limit_ns: args.time_limit.as_nanos() as u64,
         until_ns: args.until.map(|d| d.as_nanos() as u64),
         sample_queues: args.sample_queues.clone(),
+        threads: args.threads.map(usize::from),
         fail: args.fail.clone(),
         degrade: args.degrade.clone(),
         sample_ns: args.sample_every.as_nanos() as u64,

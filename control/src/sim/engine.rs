@@ -2,17 +2,24 @@
 //! runs only when it has work due, so a fabric of a thousand NICs costs
 //! what its busy ports cost, not what its size does.
 //!
-//! Every node is polled at the times it asked for (a queued packet's
+//! Every node is run at the times it asked for (a queued packet's
 //! departure, a NIC's pacing slot or timer) and at the times frames sent
 //! toward it arrive. The latter are known when they are sent: a switch's
-//! cable ends are [`NotifyingPort`]s, which tell the scheduler "node P has
-//! a frame due at t" for every burst they put on the cable; a host's NICs
-//! are driven by the run loop, which does the same. Times sit in one
-//! binary heap ordered by (time, push order), so equal times run in the
-//! order they were asked for and a run is deterministic.
+//! cable ends are [`NotifyingPort`]s, which tell the receiving node's
+//! worker "node P has a frame due at t" for every burst they put on the
+//! cable; a host's NICs are driven by the run loop, which does the same.
+//!
+//! Time advances in windows no longer than the shortest cable's delay
+//! (conservative parallel simulation, the cable delay as lookahead):
+//! whatever a node sends in a window arrives after it ends, so within a
+//! window every node runs alone, on its own events in time order, and the
+//! nodes can be shared among threads ([`Partition`]) without changing a
+//! single result. One thread or several, a run is the same, event for
+//! event.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crossbeam_queue::SegQueue;
@@ -97,57 +104,166 @@ impl Port for NotifyingPort {
     }
 }
 
-/// When each node runs next.
-pub(super) struct Scheduler {
-    heap: BinaryHeap<Reverse<(Nanos, u64, NodeId)>>,
-    seq: u64,
+/// How the nodes are shared among worker threads: worker `k` owns a
+/// contiguous run of the switches and one of the hosts, so a rail and its
+/// hosts tend to stay together.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Partition {
+    switches: usize,
+    hosts: usize,
+    workers: usize,
+}
+
+impl Partition {
+    /// `workers` workers over `switches` and `hosts`: at least one, and no
+    /// more than there are nodes.
+    pub(super) fn new(switches: usize, hosts: usize, workers: usize) -> Partition {
+        Partition {
+            switches,
+            hosts,
+            workers: workers.min(switches + hosts).max(1),
+        }
+    }
+
+    /// How many workers there are.
+    pub(super) fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The switches worker `k` owns.
+    pub(super) fn switch_range(&self, k: usize) -> Range<usize> {
+        share(self.switches, self.workers, k)
+    }
+
+    /// The hosts worker `k` owns.
+    pub(super) fn host_range(&self, k: usize) -> Range<usize> {
+        share(self.hosts, self.workers, k)
+    }
+
+    /// The worker that owns `node`.
+    pub(super) fn worker_of(&self, node: NodeId) -> usize {
+        let n = node as usize;
+        let owns = |k: usize| {
+            if n < self.switches {
+                self.switch_range(k).contains(&n)
+            } else {
+                self.host_range(k).contains(&(n - self.switches))
+            }
+        };
+        (0..self.workers).find(|&k| owns(k)).unwrap_or(0)
+    }
+}
+
+/// Part `k` of `total` items shared among `parts` as evenly as can be.
+fn share(total: usize, parts: usize, k: usize) -> Range<usize> {
+    (k * total / parts)..((k + 1) * total / parts)
+}
+
+/// One worker's agenda: when each of its nodes runs next.
+pub(super) struct Agenda {
+    /// (time, node) of every node that may have work due then; stale and
+    /// repeated entries are harmless (a node's own state says what is due).
+    heap: BinaryHeap<Reverse<(Nanos, NodeId)>>,
     /// Per node: (due time, port or NIC) of frames announced toward it, so
     /// a run receives from those only.
     pending_rx: Vec<BinaryHeap<Reverse<(Nanos, u16)>>>,
-    /// Per node: the time and push number of its last run; an entry for
-    /// that time pushed before it is already served.
-    last_run: Vec<(Nanos, u64)>,
-    arrivals: Arrivals,
+    /// Per node: the time it asked to run at (`Nanos::MAX`: none).
+    wake_at: Vec<Nanos>,
+    /// Per node: the last window it was taken into.
+    taken_in: Vec<u64>,
+    windows: u64,
+    inbox: Arrivals,
     /// Nodes run so far.
     pub events: u64,
 }
 
-impl Scheduler {
-    /// A scheduler of `nodes` nodes, none due.
-    pub(super) fn new(nodes: usize) -> Scheduler {
-        Scheduler {
+impl Agenda {
+    /// An agenda for a fabric of `nodes` nodes, none due, that hears the
+    /// arrivals announced on `inbox`.
+    pub(super) fn new(nodes: usize, inbox: Arrivals) -> Agenda {
+        Agenda {
             heap: BinaryHeap::with_capacity(nodes * 4),
-            seq: 0,
             pending_rx: (0..nodes).map(|_| BinaryHeap::new()).collect(),
-            last_run: vec![(Nanos::MAX, 0); nodes],
-            arrivals: Arc::new(SegQueue::new()),
+            wake_at: vec![Nanos::MAX; nodes],
+            taken_in: vec![0; nodes],
+            windows: 0,
+            inbox,
             events: 0,
         }
     }
 
-    /// The queue cable ends announce arrivals on.
-    pub(super) fn arrivals(&self) -> Arrivals {
-        Arc::clone(&self.arrivals)
-    }
-
-    /// Asks for `node` to run at `t`.
+    /// Asks for `node` to run at `t` (or earlier, if it already asked).
     pub(super) fn wake(&mut self, node: NodeId, t: Nanos) {
-        self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, node)));
+        if let Some(w) = self.wake_at.get_mut(node as usize) {
+            *w = (*w).min(t);
+            self.heap.push(Reverse((t, node)));
+        }
     }
 
     /// Frames are due at `t` on `port` of `node`: it runs then.
     pub(super) fn arrive(&mut self, node: NodeId, port: u16, t: Nanos) {
         if let Some(p) = self.pending_rx.get_mut(node as usize) {
             p.push(Reverse((t, port)));
+            self.heap.push(Reverse((t, node)));
         }
-        self.wake(node, t);
     }
 
     /// Takes in the arrivals announced since the last call.
     pub(super) fn collect_arrivals(&mut self) {
-        while let Some((node, port, t)) = self.arrivals.pop() {
+        while let Some((node, port, t)) = self.inbox.pop() {
             self.arrive(node, port, t);
+        }
+    }
+
+    /// The earliest time one of its nodes may have work due.
+    pub(super) fn next_time(&self) -> Option<Nanos> {
+        self.heap.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Fills `nodes` with the nodes that may have work before `end`, in
+    /// the order their first work is due, each once.
+    pub(super) fn take_window(&mut self, end: Nanos, nodes: &mut Vec<NodeId>) {
+        self.windows += 1;
+        nodes.clear();
+        while let Some(&Reverse((t, node))) = self.heap.peek() {
+            if t >= end {
+                break;
+            }
+            self.heap.pop();
+            let taken = &mut self.taken_in[node as usize];
+            if *taken != self.windows {
+                *taken = self.windows;
+                nodes.push(node);
+            }
+        }
+    }
+
+    /// When `node` runs next, if before `end` (the run is counted); if not,
+    /// its next time goes back on the heap for a later window.
+    pub(super) fn next_run(&mut self, node: NodeId, end: Nanos) -> Option<Nanos> {
+        let n = node as usize;
+        let rx = self.pending_rx[n].peek().map_or(Nanos::MAX, |r| r.0 .0);
+        let t = self.wake_at[n].min(rx);
+        if t >= end {
+            if t != Nanos::MAX {
+                self.heap.push(Reverse((t, node)));
+            }
+            return None;
+        }
+        if self.wake_at[n] <= t {
+            self.wake_at[n] = Nanos::MAX;
+        }
+        self.events += 1;
+        Some(t)
+    }
+
+    /// After a run at `now`: `node` asks to run at `t`, if anything.
+    pub(super) fn ran(&mut self, node: NodeId, now: Nanos, t: Option<Nanos>) {
+        if let Some(t) = t {
+            // A node due again at once (a model rounding to the same
+            // nanosecond) steps on by one, so an instant always ends.
+            let w = &mut self.wake_at[node as usize];
+            *w = (*w).min(t.max(now + 1));
         }
     }
 
@@ -164,31 +280,6 @@ impl Scheduler {
             }
         }
     }
-
-    /// The next node to run and its time, at or before `limit`; entries
-    /// already served by a run at the same time are skipped.
-    pub(super) fn next(&mut self, limit: Nanos) -> Option<(Nanos, NodeId)> {
-        while let Some(&Reverse((t, seq, node))) = self.heap.peek() {
-            if t > limit {
-                return None;
-            }
-            self.heap.pop();
-            let (ran_at, ran_seq) = self.last_run[node as usize];
-            if ran_at == t && seq < ran_seq {
-                continue;
-            }
-            self.seq += 1;
-            self.last_run[node as usize] = (t, self.seq);
-            self.events += 1;
-            return Some((t, node));
-        }
-        None
-    }
-
-    /// The earliest time anything is due, if anything is.
-    pub(super) fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
-    }
 }
 
 #[cfg(test)]
@@ -196,32 +287,77 @@ mod tests {
     use super::*;
     use railyard_dataplane::port::ring::RingLink;
 
+    /// Runs `agenda`'s window `[.., end)`: (node, time) of every run, each
+    /// node asking for nothing more.
+    fn window(agenda: &mut Agenda, end: Nanos) -> Vec<(NodeId, Nanos)> {
+        let mut nodes = Vec::new();
+        agenda.take_window(end, &mut nodes);
+        let mut runs = Vec::new();
+        for node in nodes {
+            while let Some(t) = agenda.next_run(node, end) {
+                agenda.due_ports(node, t, |_| {});
+                agenda.ran(node, t, None);
+                runs.push((node, t));
+            }
+        }
+        runs
+    }
+
     #[test]
-    fn nodes_run_in_time_order_and_once_per_instant() {
-        let mut s = Scheduler::new(3);
+    fn a_window_runs_each_node_on_its_own_events_in_time_order() {
+        let mut s = Agenda::new(3, Arc::new(SegQueue::new()));
         s.wake(2, 50);
         s.wake(1, 10);
         s.wake(1, 10);
+        s.arrive(1, 4, 30);
         s.wake(0, 30);
-        assert_eq!(s.next(100), Some((10, 1)));
-        // The duplicate for node 1 at 10 was served by that run.
-        assert_eq!(s.next(100), Some((30, 0)));
-        // Asked again for the same instant after running: it runs again.
-        s.wake(0, 30);
-        assert_eq!(s.next(100), Some((30, 0)));
-        assert_eq!(s.next(40), None, "node 2 is due after the limit");
-        assert_eq!(s.peek_time(), Some(50));
-        assert_eq!(s.next(100), Some((50, 2)));
-        assert_eq!(s.next(100), None);
+        assert_eq!(s.next_time(), Some(10));
+        // Node 1 first (due first), at 10 and at its arrival at 30, once
+        // each; node 2 is due after the window.
+        assert_eq!(window(&mut s, 40), [(1, 10), (1, 30), (0, 30)]);
+        assert_eq!(s.next_time(), Some(50));
+        assert_eq!(window(&mut s, 100), [(2, 50)]);
+        assert_eq!(s.next_time(), None);
         assert_eq!(s.events, 4);
+    }
+
+    #[test]
+    fn a_node_that_asks_again_inside_the_window_runs_again_and_the_rest_waits() {
+        let mut s = Agenda::new(1, Arc::new(SegQueue::new()));
+        s.wake(0, 0);
+        let mut nodes = Vec::new();
+        s.take_window(100, &mut nodes);
+        assert_eq!(nodes, [0]);
+        let mut runs = Vec::new();
+        while let Some(t) = s.next_run(0, 100) {
+            runs.push(t);
+            // Asking for the same instant steps on by a nanosecond.
+            s.ran(0, t, Some(if t == 0 { 0 } else { t + 60 }));
+        }
+        assert_eq!(runs, [0, 1, 61]);
+        // 121 is past the window: it waits on the heap.
+        assert_eq!(s.next_time(), Some(121));
+    }
+
+    #[test]
+    fn a_partition_gives_every_node_one_worker() {
+        let p = Partition::new(5, 7, 2);
+        assert_eq!(p.switch_range(0), 0..2);
+        assert_eq!(p.switch_range(1), 2..5);
+        assert_eq!(p.host_range(0), 0..3);
+        assert_eq!(p.host_range(1), 3..7);
+        let owners: Vec<usize> = (0..12).map(|n| p.worker_of(n)).collect();
+        assert_eq!(owners, [0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(Partition::new(3, 3, 0).workers(), 1);
+        assert_eq!(Partition::new(1, 2, 8).workers(), 3);
     }
 
     #[test]
     fn a_notifying_port_announces_each_burst_at_its_due_time() {
         let pool = Pool::new(8);
         let (a, mut b, _ctl) = RingLink::pair_with_delay("t", 16, 1_000);
-        let mut s = Scheduler::new(2);
-        let mut port = NotifyingPort::new(a, 1, 7, s.arrivals());
+        let mut s = Agenda::new(2, Arc::new(SegQueue::new()));
+        let mut port = NotifyingPort::new(a, 1, 7, Arc::clone(&s.inbox));
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
         burst.push(pool.alloc_from(&[2; 60]).unwrap());
@@ -229,8 +365,7 @@ mod tests {
         // Nothing sent, nothing announced.
         assert_eq!(port.tx_burst(&mut burst, 6_000), 0);
         s.collect_arrivals();
-        assert_eq!(s.next(u64::MAX), Some((6_000, 1)));
-        assert_eq!(s.next(u64::MAX), None);
+        assert_eq!(s.next_time(), Some(6_000));
         let mut ports = Vec::new();
         s.due_ports(1, 5_999, |p| ports.push(p));
         assert!(ports.is_empty(), "not due yet");

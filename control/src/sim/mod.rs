@@ -113,6 +113,9 @@ pub struct SimOptions {
     pub keep_switch_stats: bool,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
+    /// Worker threads (`--threads`); `None`: one per core, for a fabric
+    /// big enough to share. Results are the same for any number.
+    pub threads: Option<usize>,
 }
 
 impl Default for SimOptions {
@@ -137,6 +140,7 @@ impl Default for SimOptions {
             degrade: Vec::new(),
             keep_switch_stats: false,
             bin_ns: 10_000,
+            threads: None,
         }
     }
 }

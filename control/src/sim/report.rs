@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use railyard_dataplane::clock::Nanos;
 use railyard_roce::host::HostOutcome;
 use railyard_roce::report::{render_table, FlowResult, JobResult};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::build::Fabric;
@@ -20,7 +21,9 @@ use crate::lab::collective::{tally_switch, FabricSummary, LinkPfc};
 pub(super) struct Delivery {
     bin_ns: Nanos,
     /// (sender rank, receiver rank) → payload bytes per bin.
-    bins: BTreeMap<(usize, usize), Vec<u64>>,
+    /// Hashed, not ordered: a thousand-rank AllToAll records a million
+    /// pairs, one lookup per delivered frame; readers sort.
+    bins: FxHashMap<(u32, u32), Vec<u64>>,
     /// Frames a host could not send because the packet pool was dry.
     pub pool_dry: u64,
 }
@@ -29,15 +32,29 @@ impl Delivery {
     pub(super) fn new(bin_ns: Nanos) -> Self {
         Delivery {
             bin_ns: bin_ns.max(1),
-            bins: BTreeMap::new(),
+            bins: FxHashMap::default(),
             pool_dry: 0,
         }
+    }
+
+    /// Adds what `other` recorded (another worker's share of the fabric).
+    pub(super) fn merge(&mut self, other: Delivery) {
+        for (pair, bins) in other.bins {
+            let v = self.bins.entry(pair).or_default();
+            if v.len() < bins.len() {
+                v.resize(bins.len(), 0);
+            }
+            for (a, b) in v.iter_mut().zip(bins) {
+                *a += b;
+            }
+        }
+        self.pool_dry += other.pool_dry;
     }
 
     /// Counts `bytes` of payload from `src` arriving at `dst` at `now`.
     pub(super) fn record(&mut self, src: usize, dst: usize, now: Nanos, bytes: u32) {
         let bin = (now / self.bin_ns) as usize;
-        let v = self.bins.entry((src, dst)).or_default();
+        let v = self.bins.entry((src as u32, dst as u32)).or_default();
         if v.len() <= bin {
             v.resize(bin + 1, 0);
         }
@@ -239,9 +256,13 @@ pub(super) fn build(
 /// received, and how the senders shared it.
 fn receiver_rates(f: &Fabric, d: &Delivery) -> Vec<FlowRate> {
     let ranks = f.plan.ranks();
+    // Receivers in rank order, each one's senders in rank order, so that
+    // sums come out the same however the bins were recorded.
+    let mut pairs: Vec<(&(u32, u32), &Vec<u64>)> = d.bins.iter().collect();
+    pairs.sort_unstable_by_key(|&(&(src, dst), _)| (dst, src));
     let mut by_dst: BTreeMap<usize, Vec<&Vec<u64>>> = BTreeMap::new();
-    for ((_, dst), bins) in &d.bins {
-        by_dst.entry(*dst).or_default().push(bins);
+    for (&(_, dst), bins) in pairs {
+        by_dst.entry(dst as usize).or_default().push(bins);
     }
     let mut out = Vec::new();
     for (dst, senders) in by_dst {

@@ -5,6 +5,7 @@
 //! is done and the fabric has drained, or at the time limit.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
 use railyard_dataplane::clock::Nanos;
@@ -12,14 +13,16 @@ use railyard_dataplane::meta::Meta;
 use railyard_dataplane::model::PortId;
 use railyard_dataplane::packet::{free_burst, MAX_FRAME};
 use railyard_dataplane::parse::parse;
+use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
-use railyard_dataplane::Burst;
+use railyard_dataplane::{Burst, Pool};
+use railyard_roce::host::Host;
 use railyard_roce::report::summarise_workloads;
 use railyard_roce::wire::{is_write, Opcode};
 
-use super::build::Fabric;
-use super::engine::NodeId;
+use super::build::{Fabric, NicPort};
+use super::engine::{Agenda, Arrivals, NodeId, Partition};
 use super::report::{self, Delivery, QueueSeries, SimReport};
 use super::scenario::LinkFailure;
 use super::{Progress, SimOptions};
@@ -72,6 +75,237 @@ fn resolve_samples(f: &Fabric, names: &[String]) -> Result<Vec<(usize, PortId, u
         .collect()
 }
 
+/// What a worker tells the conductor between windows.
+#[derive(Debug, Clone, Copy, Default)]
+struct Status {
+    /// When its next work is due.
+    next: Option<Nanos>,
+    /// Its hosts that are done, and when the last of them got done.
+    done: usize,
+    done_last: Nanos,
+    /// Frames moved, and the time of its latest run.
+    moved: u64,
+    last: Nanos,
+}
+
+/// What the conductor decides for the next window.
+#[derive(Debug, Clone, Default)]
+struct Decision {
+    stop: bool,
+    /// Run every event in `[start, end)`.
+    start: Nanos,
+    end: Nanos,
+    /// Queue sample times that fall before `start`: the depths now are the
+    /// depths then.
+    samples: Vec<Nanos>,
+    /// Links that changed at `start`: (node, port, up) of each end.
+    changes: Vec<(NodeId, u16, bool)>,
+}
+
+/// The window plan and the workers' status, handed over at barriers.
+struct Shared {
+    status: Vec<Status>,
+    decision: Decision,
+}
+
+/// The nodes one thread runs, and what it collects while running them.
+struct Worker<'a> {
+    /// Which worker this is.
+    index: usize,
+    first_switch: usize,
+    switches: &'a mut [Switch],
+    first_host: usize,
+    hosts: &'a mut [Host],
+    nic_ports: &'a mut [Vec<NicPort>],
+    /// Total switches: host `h` is node `switch_count + h`.
+    switch_count: usize,
+    agenda: Agenda,
+    inboxes: &'a [Arrivals],
+    partition: Partition,
+    pool: &'a Pool,
+    ip_rank: &'a HashMap<[u8; 4], usize>,
+    delivery: Delivery,
+    /// The sampled queues this worker's switches hold: (series, switch,
+    /// port, queue).
+    samples: Vec<(usize, usize, PortId, usize)>,
+    series: Vec<(usize, Vec<f64>, Vec<u64>)>,
+    buf: Vec<u8>,
+    burst: Burst,
+    meta: Meta,
+    nodes: Vec<NodeId>,
+    done: Vec<bool>,
+    status: Status,
+}
+
+impl Worker<'_> {
+    /// Runs every event of its nodes in `[.., end)`.
+    fn run_window(&mut self, end: Nanos) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        self.agenda.take_window(end, &mut nodes);
+        for &node in &nodes {
+            while let Some(t) = self.agenda.next_run(node, end) {
+                let next = self.run_node(node, t);
+                self.agenda.ran(node, t, next);
+                self.status.last = self.status.last.max(t);
+            }
+        }
+        self.nodes = nodes;
+    }
+
+    /// Runs `node` at `now`; returns when it asks to run next.
+    fn run_node(&mut self, node: NodeId, now: Nanos) -> Option<Nanos> {
+        let n = node as usize;
+        if n < self.switch_count {
+            let s = &mut self.switches[n - self.first_switch];
+            self.agenda.due_ports(node, now, |p| s.hint_rx(p));
+            self.status.moved += s.poll(now) as u64;
+            return s.next_departure();
+        }
+        let h = n - self.switch_count - self.first_host;
+        let host = &mut self.hosts[h];
+        let mut due_nics = 0u64;
+        self.agenda
+            .due_ports(node, now, |p| due_nics |= 1u64 << (p & 63));
+        for (i, p) in self.nic_ports[h].iter_mut().enumerate() {
+            // Only NICs whose cable announced frames due (a host with
+            // more than 64 NICs shares bits, which only costs a look).
+            while due_nics & (1 << (i & 63)) != 0
+                && p.end.rx_burst(self.pool, &mut self.burst, now) > 0
+            {
+                for pkt in self.burst.drain(..) {
+                    let data = pkt.data();
+                    if let Some((src, bytes)) = roce_data(data, &mut self.meta) {
+                        if let Some(&s) = self.ip_rank.get(&src) {
+                            self.delivery.record(s, p.rank, now, bytes);
+                        }
+                    }
+                    host.receive(i, now, data);
+                    self.status.moved += 1;
+                }
+            }
+            let mut sent = false;
+            while let Some(len) = host.transmit(i, now, &mut self.buf) {
+                let Some(pkt) = self.pool.alloc_from(&self.buf[..len]) else {
+                    // The pool is dry: the frame is lost like a NIC
+                    // ring overflow; go-back-N will resend it.
+                    self.delivery.pool_dry += 1;
+                    break;
+                };
+                self.burst.push(pkt);
+                p.end.tx_burst(&mut self.burst, now);
+                // A full cable keeps the frame for a retry.
+                free_burst(&mut self.burst);
+                sent = true;
+                self.status.moved += 1;
+            }
+            if sent {
+                self.inboxes[self.partition.worker_of(p.switch)].push((
+                    p.switch,
+                    p.switch_port,
+                    now.saturating_add(p.end.delay_ns()),
+                ));
+            }
+        }
+        if !self.done[h] && host.done() {
+            self.done[h] = true;
+            self.status.done += 1;
+            self.status.done_last = self.status.done_last.max(now);
+        }
+        host.next_wakeup()
+    }
+
+    /// Takes in what arrived and says where it stands.
+    fn report(&mut self) -> Status {
+        self.agenda.collect_arrivals();
+        self.status.next = self.agenda.next_time();
+        self.status
+    }
+
+    /// Carries out the conductor's decision before the window runs: the
+    /// samples due, the links that changed at its start.
+    fn prepare(&mut self, d: &Decision) {
+        for &t in &d.samples {
+            for &(k, s, p, q) in &self.samples {
+                let depth = self.switches[s - self.first_switch]
+                    .queues(p)
+                    .map_or(0, |qs| qs.depth_bytes(q));
+                let out = &mut self.series[k];
+                out.1.push(t as f64 / 1e3);
+                out.2.push(depth);
+            }
+        }
+        for &(node, port, up) in &d.changes {
+            if self.partition.worker_of(node) != self.index {
+                continue;
+            }
+            let n = node as usize;
+            if n < self.switch_count {
+                self.switches[n - self.first_switch].links_changed();
+            }
+            if up {
+                // Frames the cable held while down are due now.
+                self.agenda.arrive(node, port, d.start);
+            }
+            self.agenda.wake(node, d.start);
+        }
+    }
+}
+
+/// Decides each window from every worker's status (worker 0 carries it).
+type Conductor<'a> = dyn FnMut(&[Status]) -> Decision + 'a;
+
+/// Runs one worker's side of the rounds until the conductor stops; worker
+/// 0 carries the conductor, which decides each window from every
+/// worker's status.
+fn rounds(
+    w: &mut Worker<'_>,
+    k: usize,
+    shared: &Mutex<Shared>,
+    barrier: &Barrier,
+    mut conductor: Option<&mut Conductor<'_>>,
+) {
+    // The others would wait at the next barrier for ever.
+    let _abort = AbortOnPanic;
+    loop {
+        let status = w.report();
+        lock(shared).status[k] = status;
+        barrier.wait();
+        if let Some(c) = conductor.as_mut() {
+            let mut g = lock(shared);
+            let d = c(&g.status);
+            g.decision = d;
+        }
+        barrier.wait();
+        let d = lock(shared).decision.clone();
+        if d.stop {
+            return;
+        }
+        w.prepare(&d);
+        w.run_window(d.end);
+        // Every worker's announcements are in before any takes them in.
+        barrier.wait();
+    }
+}
+
+/// Ends the process if a worker panics: the other workers would wait at
+/// the barrier for ever, and a bug should crash a run, not hang it.
+struct AbortOnPanic;
+
+impl Drop for AbortOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("railyard sim: a simulation thread panicked (above); stopping");
+            std::process::abort();
+        }
+    }
+}
+
+/// The shared state, even if another worker panicked holding it (its
+/// panic is the error that matters, and is raised when the threads join).
+fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Runs the fabric; `progress` hears where it is about once a second of
 /// wall time.
 ///
@@ -86,6 +320,179 @@ pub(super) fn run(
 ) -> Result<SimReport, String> {
     let wall = Instant::now();
     let samples = resolve_samples(&f, &opts.sample_queues)?;
+    let sample_ns = opts.sample_ns.max(1);
+    let ip_rank: HashMap<[u8; 4], usize> = f
+        .plan
+        .ranks()
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.ip.octets(), i))
+        .collect();
+    let switch_count = f.switches.len();
+    let host_count = f.hosts.len();
+    let nodes = switch_count + host_count;
+    let partition = f.partition;
+    // Link changes in time order: (time, link, up).
+    let mut link_events: Vec<(Nanos, usize, bool)> = failures
+        .iter()
+        .flat_map(|x| {
+            std::iter::once((x.down_ns, x.link, false)).chain(x.up_ns.map(|t| (t, x.link, true)))
+        })
+        .collect();
+    link_events.sort_unstable();
+    for h in &mut f.hosts {
+        h.start(0);
+    }
+
+    // Each worker its share of the nodes.
+    let mut workers = Vec::with_capacity(partition.workers());
+    {
+        let mut switches: &mut [Switch] = &mut f.switches;
+        let mut hosts: &mut [Host] = &mut f.hosts;
+        let mut nic_ports: &mut [Vec<NicPort>] = &mut f.nic_ports;
+        for k in 0..partition.workers() {
+            let sr = partition.switch_range(k);
+            let hr = partition.host_range(k);
+            let (my_switches, rest) = std::mem::take(&mut switches).split_at_mut(sr.len());
+            switches = rest;
+            let (my_hosts, rest) = std::mem::take(&mut hosts).split_at_mut(hr.len());
+            hosts = rest;
+            let (my_nics, rest) = std::mem::take(&mut nic_ports).split_at_mut(hr.len());
+            nic_ports = rest;
+            let mut agenda = Agenda::new(nodes, Arc::clone(&f.inboxes[k]));
+            for h in hr.clone() {
+                agenda.wake((switch_count + h) as NodeId, 0);
+            }
+            // Every link change wakes its ends, so a window starts there.
+            for &(t, link, _) in &link_events {
+                for (node, _) in f.link_ends[link] {
+                    if partition.worker_of(node) == k {
+                        agenda.wake(node, t);
+                    }
+                }
+            }
+            let mine: Vec<(usize, usize, PortId, usize)> = samples
+                .iter()
+                .enumerate()
+                .filter(|(_, (s, _, _))| sr.contains(s))
+                .map(|(i, &(s, p, q))| (i, s, p, q))
+                .collect();
+            workers.push(Worker {
+                index: k,
+                first_switch: sr.start,
+                switches: my_switches,
+                first_host: hr.start,
+                hosts: my_hosts,
+                nic_ports: my_nics,
+                switch_count,
+                agenda,
+                inboxes: &f.inboxes,
+                partition,
+                pool: &f.pool,
+                ip_rank: &ip_rank,
+                delivery: Delivery::new(opts.bin_ns),
+                series: mine.iter().map(|m| (m.0, Vec::new(), Vec::new())).collect(),
+                samples: mine
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &(_, s, p, q))| (j, s, p, q))
+                    .collect(),
+                buf: vec![0u8; MAX_FRAME.max(9216)],
+                burst: Burst::new(),
+                meta: Meta::default(),
+                nodes: Vec::new(),
+                done: vec![false; hr.len()],
+                status: Status::default(),
+            });
+        }
+    }
+
+    // The conductor: where the next window starts and ends, what happens
+    // at its start, and when the run stops.
+    let lookahead = f.lookahead_ns.max(1);
+    let links = &f.links;
+    let link_ends = &f.link_ends;
+    let mut link_events = link_events.into_iter().peekable();
+    let mut limit = opts
+        .until_ns
+        .map_or(opts.time_limit_ns, |u| u.min(opts.time_limit_ns));
+    let mut done_at: Option<Nanos> = None;
+    let mut next_sample: Nanos = 0;
+    let mut last_report = Instant::now();
+    let mut stopped_at: Option<Nanos> = None;
+    let mut conduct = |status: &[Status]| -> Decision {
+        let done: usize = status.iter().map(|s| s.done).sum();
+        if done == host_count && done_at.is_none() {
+            let at = status.iter().map(|s| s.done_last).max().unwrap_or(0);
+            done_at = Some(at);
+            // The fabric may drain: the last ACKs and CNPs, pause expiries.
+            limit = limit.min(at.saturating_add(DRAIN_NS));
+        }
+        let start = status.iter().filter_map(|s| s.next).min();
+        let Some(start) = start.filter(|&t| t <= limit) else {
+            stopped_at = start;
+            return Decision {
+                stop: true,
+                ..Decision::default()
+            };
+        };
+        let mut d = Decision {
+            start,
+            end: start.saturating_add(lookahead).min(limit.saturating_add(1)),
+            ..Decision::default()
+        };
+        // Depths as they stood at each sample time up to this window.
+        if !samples.is_empty() {
+            while next_sample <= start {
+                d.samples.push(next_sample);
+                next_sample += sample_ns;
+            }
+            d.end = d.end.min(next_sample);
+        }
+        while let Some(&(at, link, up)) = link_events.peek() {
+            if at > start {
+                d.end = d.end.min(at);
+                break;
+            }
+            link_events.next();
+            links[link].set_up(up);
+            d.changes
+                .extend(link_ends[link].iter().map(|&(node, port)| (node, port, up)));
+        }
+        if last_report.elapsed().as_secs() >= 1 {
+            last_report = Instant::now();
+            progress(Progress {
+                virtual_ns: start,
+                target_ns: opts.until_ns,
+                wall_s: wall.elapsed().as_secs_f64(),
+                moved: status.iter().map(|s| s.moved).sum(),
+            });
+        }
+        d
+    };
+
+    let shared = Mutex::new(Shared {
+        status: vec![Status::default(); workers.len()],
+        decision: Decision::default(),
+    });
+    let barrier = Barrier::new(workers.len());
+    std::thread::scope(|scope| {
+        let mut it = workers.iter_mut().enumerate();
+        let first = it.next();
+        for (k, w) in it {
+            let (shared, barrier) = (&shared, &barrier);
+            std::thread::Builder::new()
+                .name(format!("sim-worker-{k}"))
+                .spawn_scoped(scope, move || rounds(w, k, shared, barrier, None))
+                .map_err(|e| format!("cannot start a simulation thread: {e}"))?;
+        }
+        if let Some((k, w)) = first {
+            rounds(w, k, &shared, &barrier, Some(&mut conduct));
+        }
+        Ok::<(), String>(())
+    })?;
+
+    let mut delivery = Delivery::new(opts.bin_ns);
     let mut series: Vec<QueueSeries> = opts
         .sample_queues
         .iter()
@@ -95,161 +502,24 @@ pub(super) fn run(
             bytes: Vec::new(),
         })
         .collect();
-    let sample_ns = opts.sample_ns.max(1);
-    let mut next_sample: Nanos = 0;
-    let mut last_report = Instant::now();
-    let mut now: Nanos = 0;
-    let mut buf = vec![0u8; MAX_FRAME.max(9216)];
-    let mut burst = Burst::new();
-    let mut delivery = Delivery::new(opts.bin_ns);
-    let mut meta = Meta::default();
-    let ip_rank: HashMap<[u8; 4], usize> = f
-        .plan
-        .ranks()
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.ip.octets(), i))
-        .collect();
-    let switches = f.switches.len();
-    // Link changes in time order: (time, link, up).
-    let mut link_events: Vec<(Nanos, usize, bool)> = failures
-        .iter()
-        .flat_map(|x| {
-            std::iter::once((x.down_ns, x.link, false)).chain(x.up_ns.map(|t| (t, x.link, true)))
-        })
-        .collect();
-    link_events.sort_unstable();
-    for &(t, link, _) in &link_events {
-        for (node, _) in f.link_ends[link] {
-            f.sched.wake(node, t);
+    let mut events = 0;
+    let mut last: Nanos = 0;
+    for w in workers {
+        delivery.merge(w.delivery);
+        for (k, t_us, bytes) in w.series {
+            series[k].t_us = t_us;
+            series[k].bytes = bytes;
         }
-    }
-    let mut link_events = link_events.into_iter().peekable();
-    for (h, host) in f.hosts.iter_mut().enumerate() {
-        host.start(0);
-        f.sched.wake((switches + h) as NodeId, 0);
-    }
-    let mut moved: u64 = 0;
-    let mut done_hosts = vec![false; f.hosts.len()];
-    let mut done_count = 0;
-    let mut done_at: Option<Nanos> = None;
-    let mut limit = opts
-        .until_ns
-        .map_or(opts.time_limit_ns, |u| u.min(opts.time_limit_ns));
-    while let Some((t, node)) = f.sched.next(limit) {
-        // Depths as they stood at each sample time up to this event.
-        while !samples.is_empty() && next_sample <= t {
-            for ((s, p, q), out) in samples.iter().zip(&mut series) {
-                let depth = f.switches[*s].queues(*p).map_or(0, |qs| qs.depth_bytes(*q));
-                out.t_us.push(next_sample as f64 / 1e3);
-                out.bytes.push(depth);
-            }
-            next_sample += sample_ns;
-        }
-        now = t;
-        while let Some(&(at, link, up)) = link_events.peek() {
-            if at > t {
-                break;
-            }
-            link_events.next();
-            f.links[link].set_up(up);
-            for (end, port) in f.link_ends[link] {
-                if let Some(s) = f.switches.get_mut(end as usize) {
-                    s.links_changed();
-                }
-                if up {
-                    // Frames the cable held while down are due now.
-                    f.sched.arrive(end, port, at);
-                }
-            }
-        }
-        let n = node as usize;
-        let next = if n < switches {
-            let s = &mut f.switches[n];
-            f.sched.due_ports(node, now, |p| s.hint_rx(p));
-            moved += s.poll(now) as u64;
-            s.next_departure()
-        } else {
-            let h = n - switches;
-            let host = &mut f.hosts[h];
-            let mut due_nics = 0u64;
-            f.sched
-                .due_ports(node, now, |p| due_nics |= 1u64 << (p & 63));
-            for (i, p) in f.nic_ports[h].iter_mut().enumerate() {
-                // Only NICs whose cable announced frames due (a host with
-                // more than 64 NICs shares bits, which only costs a look).
-                while due_nics & (1 << (i & 63)) != 0
-                    && p.end.rx_burst(&f.pool, &mut burst, now) > 0
-                {
-                    for pkt in burst.drain(..) {
-                        let data = pkt.data();
-                        if let Some((src, bytes)) = roce_data(data, &mut meta) {
-                            if let Some(&s) = ip_rank.get(&src) {
-                                delivery.record(s, p.rank, now, bytes);
-                            }
-                        }
-                        host.receive(i, now, data);
-                        moved += 1;
-                    }
-                }
-                let mut sent = false;
-                while let Some(len) = host.transmit(i, now, &mut buf) {
-                    let Some(pkt) = f.pool.alloc_from(&buf[..len]) else {
-                        // The pool is dry: the frame is lost like a NIC
-                        // ring overflow; go-back-N will resend it.
-                        delivery.pool_dry += 1;
-                        break;
-                    };
-                    burst.push(pkt);
-                    p.end.tx_burst(&mut burst, now);
-                    // A full cable keeps the frame for a retry.
-                    free_burst(&mut burst);
-                    sent = true;
-                    moved += 1;
-                }
-                if sent {
-                    f.sched.arrive(
-                        p.switch,
-                        p.switch_port,
-                        now.saturating_add(p.end.delay_ns()),
-                    );
-                }
-            }
-            if !done_hosts[h] && host.done() {
-                done_hosts[h] = true;
-                done_count += 1;
-                if done_count == done_hosts.len() {
-                    done_at = Some(now);
-                    // The fabric may drain: the last ACKs and CNPs, pause
-                    // expiries.
-                    limit = limit.min(now.saturating_add(DRAIN_NS));
-                }
-            }
-            host.next_wakeup()
-        };
-        f.sched.collect_arrivals();
-        if let Some(t) = next {
-            // A node due again at once (a model rounding to the same
-            // nanosecond) steps on by one, so an instant always ends.
-            f.sched.wake(node, t.max(now + 1));
-        }
-        // Checked every 4096 events: a clock read per event would show.
-        if f.sched.events.is_multiple_of(4096) && last_report.elapsed().as_secs() >= 1 {
-            last_report = Instant::now();
-            progress(Progress {
-                virtual_ns: now,
-                target_ns: opts.until_ns,
-                wall_s: wall.elapsed().as_secs_f64(),
-                moved,
-            });
-        }
+        events += w.agenda.events;
+        last = last.max(w.status.last);
     }
     // What was still due when the run stopped: the time limit ends a job
     // that had not finished.
+    let mut now = last;
     let until_ns = opts.until_ns.filter(|_| done_at.is_none());
     let timed_out = done_at.is_none() && until_ns.is_none();
     if done_at.is_none() {
-        now = now.max(limit.min(f.sched.peek_time().unwrap_or(now)));
+        now = now.max(limit.min(stopped_at.unwrap_or(now)));
     }
     for s in &mut f.switches {
         // In-memory backends have nothing to flush.
@@ -268,7 +538,7 @@ pub(super) fn run(
             until_ns,
             wall_s: wall.elapsed().as_secs_f64(),
             ring_full: f.links.iter().map(|l| l.ring_full()).sum(),
-            events: f.sched.events,
+            events,
         },
         series,
         opts.keep_switch_stats,
