@@ -214,7 +214,8 @@ impl Training {
                     })
             };
             let size = |v: &str| -> Result<u64, String> {
-                parse_size(v).map_err(|e| format!("workload {spec:?}: {key}: {e} (0 leaves the phase out)"))
+                parse_size(v)
+                    .map_err(|e| format!("workload {spec:?}: {key}: {e} (0 leaves the phase out)"))
             };
             match key.as_str() {
                 "dp" => t.dp = degree(value)?,
@@ -295,7 +296,8 @@ impl Training {
                 "training: dp × ep × pp = {dp} × {ep} × {pp} must be the job's {ranks} ranks (one per NIC)"
             ));
         }
-        let rank = |stage: usize, replica: usize, expert: usize| stage * dp * ep + replica * ep + expert;
+        let rank =
+            |stage: usize, replica: usize, expert: usize| stage * dp * ep + replica * ep + expert;
         let mut out = Vec::new();
         match phase {
             Phase::EpAllToAll => {
@@ -339,9 +341,10 @@ impl Training {
         let r = n / hosts.len().max(1);
         let aligned = r > 0
             && n.is_multiple_of(hosts.len())
-            && ranks.iter().enumerate().all(|(i, a)| {
-                a.nic == i % r && hosts.binary_search(&a.host) == Ok(i / r)
-            });
+            && ranks
+                .iter()
+                .enumerate()
+                .all(|(i, a)| a.nic == i % r && hosts.binary_search(&a.host) == Ok(i / r));
         if !aligned {
             return Err(format!(
                 "training needs every host to have the same number of NICs, ranks in host order ({n} ranks on {} hosts)",
@@ -1103,7 +1106,9 @@ impl JobPlan {
         let mut parts: Vec<Part> = Vec::with_capacity(workloads.len());
         let mut base = vec![0usize; n];
         let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
-        let too_many = || format!("a job has at most {MAX_PARTS} parts (workloads, and a training job's iterations × phases)");
+        let too_many = || {
+            format!("a job has at most {MAX_PARTS} parts (workloads, and a training job's iterations × phases)")
+        };
         for (k, (start_ns, w)) in workloads.into_iter().enumerate() {
             let name = w.name();
             let Workload::Training(t) = w else {
@@ -1242,7 +1247,9 @@ impl JobPlan {
     /// Every workload of the job with its start and memory regions, the
     /// first first; a plan made by [`new`](Self::new) has one, itself.
     pub fn parts(&self) -> Vec<PartRef<'_>> {
-        (0..self.part_count()).filter_map(|p| self.part(p)).collect()
+        (0..self.part_count())
+            .filter_map(|p| self.part(p))
+            .collect()
     }
 
     /// How many parts [`parts`](Self::parts) lists.

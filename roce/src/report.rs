@@ -140,8 +140,7 @@ fn summarise_one(
 ) -> JobResult {
     let w = plan.workload();
     let n = plan.ranks().len();
-    let start =
-        start.unwrap_or_else(|| outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0));
+    let start = start.unwrap_or_else(|| outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0));
     let ranks: Vec<_> = outcomes.iter().flat_map(|o| o.ranks.iter()).collect();
     let wrong = ranks.iter().map(|r| r.wrong).sum();
     let name = |r: usize| {
@@ -291,7 +290,8 @@ pub fn summarise_training(
     let job_start = outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0);
     let us = |t: Nanos| t.saturating_sub(job_start) as f64 / 1e3;
     // (start, end) per part and rank.
-    let mut times: Vec<Vec<(Option<Nanos>, Option<Nanos>)>> = vec![vec![(None, None); n]; parts.len()];
+    let mut times: Vec<Vec<(Option<Nanos>, Option<Nanos>)>> =
+        vec![vec![(None, None); n]; parts.len()];
     for r in outcomes.iter().flat_map(|o| o.ranks.iter()) {
         if let Some(x) = times.get_mut(r.workload).and_then(|v| v.get_mut(r.rank)) {
             *x = (r.start_ns, r.end_ns);
@@ -399,9 +399,20 @@ pub fn render_training(out: &mut dyn Write, jobs: &[TrainingResult]) -> io::Resu
         writeln!(
             out,
             "# {:>4}  {:<12}  {:>6}  {:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>6}  {:>7}  {:>6}",
-            "iter", "phase", "groups", "ranks", "size(B)", "start(us)", "end(us)", "time(us)", "busbw", "gap(us)", "#wrong"
+            "iter",
+            "phase",
+            "groups",
+            "ranks",
+            "size(B)",
+            "start(us)",
+            "end(us)",
+            "time(us)",
+            "busbw",
+            "gap(us)",
+            "#wrong"
         )?;
-        let opt = |v: Option<f64>, w: usize| v.map_or_else(|| format!("{:>w$}", "N/A"), |x| fit(x, w));
+        let opt =
+            |v: Option<f64>, w: usize| v.map_or_else(|| format!("{:>w$}", "N/A"), |x| fit(x, w));
         for p in &t.phases {
             writeln!(
                 out,

@@ -415,14 +415,29 @@ mod training {
             ("training", "expected training:dp=D,ep=E,pp=P"),
             ("training:", "expected training:dp=D,ep=E,pp=P"),
             ("training:dp=2,ep=2", "pp= is missing"),
-            ("training:dp=2,ep=2,pp=2,lr=3", "unknown field \"lr\"; expected dp, ep, pp"),
-            ("training:dp=x,ep=2,pp=2", "bad dp=\"x\": expected a whole number of ranks"),
+            (
+                "training:dp=2,ep=2,pp=2,lr=3",
+                "unknown field \"lr\"; expected dp, ep, pp",
+            ),
+            (
+                "training:dp=x,ep=2,pp=2",
+                "bad dp=\"x\": expected a whole number of ranks",
+            ),
             ("training:dp=0,ep=2,pp=2", "bad dp=\"0\""),
             ("training:dp=2,ep=2,pp=2,dp=4", "dp is given twice"),
             ("training:dp=2,ep,pp=2", "field \"ep\" is not key=value"),
-            ("training:dp=2,ep=2,pp=2,grad=lots", "grad: bad size \"lots\""),
-            ("training:dp=2,ep=2,pp=2,compute=soon", "compute: bad duration \"soon\""),
-            ("training:dp=2,ep=2,pp=2,iters=0", "bad iters=\"0\": expected a whole number from 1"),
+            (
+                "training:dp=2,ep=2,pp=2,grad=lots",
+                "grad: bad size \"lots\"",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,compute=soon",
+                "compute: bad duration \"soon\"",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,iters=0",
+                "bad iters=\"0\": expected a whole number from 1",
+            ),
         ] {
             let e = names(spec).unwrap_err();
             assert!(e.contains(want), "{spec}: {e}");
@@ -449,8 +464,14 @@ mod training {
                 "training:dp=4,ep=2,pp=1,grad=0,tokens=0",
                 "no phase has two ranks and bytes to move",
             ),
-            ("training:dp=2,ep=4,pp=1,tokens=100", "ep-alltoall: alltoall:100"),
-            ("training:dp=2,ep=2,pp=2,grad=6", "dp-allreduce: allreduce:6"),
+            (
+                "training:dp=2,ep=4,pp=1,tokens=100",
+                "ep-alltoall: alltoall:100",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,grad=6",
+                "dp-allreduce: allreduce:6",
+            ),
         ] {
             let e = plan(spec, 4, 2).unwrap_err();
             assert!(e.contains("workload 1 (training)"), "{spec}: {e}");
@@ -480,10 +501,19 @@ mod training {
             groups(&p),
             [
                 // A server's two GPUs.
-                (Phase::EpAllToAll, vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]),
+                (
+                    Phase::EpAllToAll,
+                    vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]
+                ),
                 // Hosts 0-1 are stage 0, hosts 2-3 stage 1; one rail each.
-                (Phase::PpSendRecv, vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]),
-                (Phase::DpAllReduce, vec![vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7]]),
+                (
+                    Phase::PpSendRecv,
+                    vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]
+                ),
+                (
+                    Phase::DpAllReduce,
+                    vec![vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7]]
+                ),
             ]
         );
         let p = plan("training:dp=1,ep=4,pp=2,grad=64K,tokens=64K,act=64K", 4, 2).unwrap();
@@ -491,7 +521,10 @@ mod training {
             groups(&p),
             [
                 (Phase::EpAllToAll, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]),
-                (Phase::PpSendRecv, vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]),
+                (
+                    Phase::PpSendRecv,
+                    vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]
+                ),
             ]
         );
         // Rank 6 (h3.eth0) in the pipeline phase: group [2, 6], second.
@@ -506,11 +539,18 @@ mod training {
 
     #[test]
     fn training_groups_on_sixteen_hosts_of_eight_rails() {
-        let p = plan("training:dp=4,ep=16,pp=2,grad=64K,tokens=64K,act=64K", 16, 8).unwrap();
+        let p = plan(
+            "training:dp=4,ep=16,pp=2,grad=64K,tokens=64K,act=64K",
+            16,
+            8,
+        )
+        .unwrap();
         let addrs = p.ranks();
         let g = groups(&p);
         assert_eq!(
-            g.iter().map(|(ph, v)| (*ph, v.len(), v[0].len())).collect::<Vec<_>>(),
+            g.iter()
+                .map(|(ph, v)| (*ph, v.len(), v[0].len()))
+                .collect::<Vec<_>>(),
             [
                 (Phase::EpAllToAll, 8, 16),
                 (Phase::PpSendRecv, 64, 2),
@@ -544,7 +584,10 @@ mod training {
         // Stage 0 is hosts 0-7, stage 1 hosts 8-15: h3.eth5 (rank 29)
         // sends activations to h11.eth5 (rank 93); its replicas are hosts
         // 1, 3, 5 and 7 on rail 5.
-        assert_eq!(g[1].1.iter().find(|m| m.contains(&29)).unwrap(), &vec![29, 93]);
+        assert_eq!(
+            g[1].1.iter().find(|m| m.contains(&29)).unwrap(),
+            &vec![29, 93]
+        );
         assert_eq!(
             g[2].1.iter().find(|m| m.contains(&29)).unwrap(),
             &vec![13, 29, 45, 61]
@@ -560,8 +603,12 @@ mod training {
 
     #[test]
     fn training_phases_follow_each_other_and_share_plans_across_iterations() {
-        let one = plan("training:dp=2,ep=2,pp=2,iters=1,compute=5us,grad=64K,tokens=64K,act=64K", 4, 2)
-            .unwrap();
+        let one = plan(
+            "training:dp=2,ep=2,pp=2,iters=1,compute=5us,grad=64K,tokens=64K,act=64K",
+            4,
+            2,
+        )
+        .unwrap();
         let three = JobPlan::with_workloads(
             vec![(
                 100_000,
@@ -576,9 +623,18 @@ mod training {
         assert_eq!(parts.len(), 9);
         assert_eq!(parts[0].start, Start::At(105_000));
         for (k, x) in parts.iter().enumerate().skip(1) {
-            assert_eq!(x.start, Start::After { part: k - 1, gap_ns: 5_000 });
+            assert_eq!(
+                x.start,
+                Start::After {
+                    part: k - 1,
+                    gap_ns: 5_000
+                }
+            );
             let tag = x.phase.unwrap();
-            assert_eq!((tag.iteration, tag.workload, tag.start_ns), (k / 3, 0, 100_000));
+            assert_eq!(
+                (tag.iteration, tag.workload, tag.start_ns),
+                (k / 3, 0, 100_000)
+            );
         }
         // Each iteration has its own memory, the same queue pairs.
         assert_eq!(one.connections(), three.connections());

@@ -486,12 +486,19 @@ fn a_training_job_runs_its_phases_in_order_on_every_rank() {
     for rank in 0..8 {
         assert_eq!(at[0][rank].0, 7_000);
         for k in 1..6 {
-            assert_eq!(at[k][rank].0, at[k - 1][rank].1 + 7_000, "rank {rank} part {k}");
+            assert_eq!(
+                at[k][rank].0,
+                at[k - 1][rank].1 + 7_000,
+                "rank {rank} part {k}"
+            );
             assert!(at[k][rank].1 > at[k][rank].0);
         }
     }
     let results = summarise_workloads(&p, &ran.outcomes);
-    assert!(results.iter().all(|r| r.completed && r.wrong == 0), "{results:?}");
+    assert!(
+        results.iter().all(|r| r.completed && r.wrong == 0),
+        "{results:?}"
+    );
     let t = summarise_training(&p, &ran.outcomes, &results);
     assert_eq!(t.len(), 1);
     let t = &t[0];
@@ -521,10 +528,6 @@ fn a_pipeline_sends_to_both_neighbours_and_not_around() {
         assert!(r.end_ns.is_some() && r.wrong == 0, "{r:?}");
     }
     // The middle rank sends twice as much as the ends.
-    let tx: Vec<u64> = ran
-        .outcomes
-        .iter()
-        .map(|o| o.nics[0].tx_bytes)
-        .collect();
+    let tx: Vec<u64> = ran.outcomes.iter().map(|o| o.nics[0].tx_bytes).collect();
     assert!(tx[1] > tx[0] * 3 / 2 && tx[1] > tx[2] * 3 / 2, "{tx:?}");
 }

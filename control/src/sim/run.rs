@@ -15,7 +15,7 @@ use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
 use railyard_dataplane::Burst;
-use railyard_roce::report::summarise_workloads;
+use railyard_roce::report::{summarise_training, summarise_workloads};
 use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::Fabric;
@@ -257,7 +257,8 @@ pub(super) fn run(
     }
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
     let results = summarise_workloads(&f.plan, &outcomes);
-    Ok(report::build(
+    let training = summarise_training(&f.plan, &outcomes, &results);
+    let mut report = report::build(
         &f,
         results,
         &outcomes,
@@ -272,5 +273,7 @@ pub(super) fn run(
         },
         series,
         opts.keep_switch_stats,
-    ))
+    );
+    report.training = training;
+    Ok(report)
 }
