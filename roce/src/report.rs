@@ -389,12 +389,12 @@ pub fn render_training(out: &mut dyn Write, jobs: &[TrainingResult]) -> io::Resu
     for t in jobs {
         writeln!(
             out,
-            "# training (workload {}): dp={} ep={} pp={}, compute {} us before each phase",
+            "# training (workload {}): dp={} ep={} pp={}, compute {:.1} us before each phase",
             t.workload + 1,
             t.dp,
             t.ep,
             t.pp,
-            format!("{:.1}", t.compute_us)
+            t.compute_us
         )?;
         writeln!(
             out,
@@ -448,17 +448,16 @@ pub fn render_training(out: &mut dyn Write, jobs: &[TrainingResult]) -> io::Resu
         if t.completed {
             writeln!(
                 out,
-                "# training step total: {} us over {} iterations, #wrong {}",
-                format!("{:.2}", t.total_us),
+                "# training step total: {:.2} us over {} iterations, #wrong {}",
+                t.total_us,
                 t.iterations.len(),
                 t.wrong
             )?;
         } else {
             writeln!(
                 out,
-                "# training did not finish: {} us seen, #wrong {}",
-                format!("{:.2}", t.total_us),
-                t.wrong
+                "# training did not finish: {:.2} us seen, #wrong {}",
+                t.total_us, t.wrong
             )?;
         }
     }

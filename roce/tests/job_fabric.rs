@@ -483,8 +483,8 @@ fn a_training_job_runs_its_phases_in_order_on_every_rank() {
         assert!(r.checked);
         at[r.workload][r.rank] = (r.start_ns.unwrap(), r.end_ns.unwrap());
     }
-    for rank in 0..8 {
-        assert_eq!(at[0][rank].0, 7_000);
+    for (rank, first) in at[0].iter().enumerate() {
+        assert_eq!(first.0, 7_000);
         for k in 1..6 {
             assert_eq!(
                 at[k][rank].0,
