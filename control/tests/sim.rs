@@ -388,3 +388,126 @@ fn cables_longer_than_pfc_sizes_headroom_for_still_run() {
     let near = sim("rail-spine", "allreduce:1M", |_| {});
     assert!(far.results[0].time_us > near.results[0].time_us + 4_000.0);
 }
+
+const TRAIN: &str = "training:dp=2,ep=2,pp=2,iters=2,compute=20us,grad=1M,tokens=512K,act=256K";
+
+/// Microseconds `bytes` take at `bps`, nothing else counted.
+fn wire_us(bytes: f64, bps: f64) -> f64 {
+    bytes * 8.0 / bps * 1e6
+}
+
+#[test]
+fn a_training_step_runs_its_phases_in_order_with_compute_between() {
+    let r = sim("rail-spine", TRAIN, |_| {});
+    assert!(!r.timed_out);
+    assert_eq!(r.training.len(), 1, "{:?}", r.training);
+    let t = &r.training[0];
+    assert!(t.completed && t.wrong == 0, "{t:?}");
+    assert_eq!((t.dp, t.ep, t.pp, t.compute_us), (2, 2, 2, 20.0));
+    // Each phase is a row of the results too, every element checked.
+    assert_eq!(r.results.len(), 6);
+    assert!(r.results.iter().all(|x| x.completed && x.wrong == 0));
+    let names: Vec<&str> = t.phases.iter().map(|p| p.phase.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ep-alltoall",
+            "pp-sendrecv",
+            "dp-allreduce",
+            "ep-alltoall",
+            "pp-sendrecv",
+            "dp-allreduce"
+        ]
+    );
+    // The ideal of each phase: an expert group is one server (its two
+    // GPUs swap half the tokens over NVLink); a stage sends the
+    // activations to its one neighbour, and a pair all-reduces by sending
+    // the gradients once, over a 100 Gb/s NIC.
+    let nvlink = railyard_roce::plan::JobOptions::default().nvlink_bps as f64;
+    let ideal = [
+        wire_us(256.0 * 1024.0, nvlink),
+        wire_us(256.0 * 1024.0, 100e9),
+        wire_us(1024.0 * 1024.0, 100e9),
+    ];
+    let mut floor = 0.0;
+    for (k, p) in t.phases.iter().enumerate() {
+        assert!(p.completed && p.wrong == 0, "{p:?}");
+        assert_eq!((p.groups, p.group_ranks), (4, 2), "{p:?}");
+        assert!(
+            p.time_us >= ideal[k % 3],
+            "{p:?} beat its ideal {}",
+            ideal[k % 3]
+        );
+        // On every rank, the compute gap and nothing less since its
+        // previous phase ended there.
+        assert_eq!(p.min_gap_us, Some(20.0), "{p:?}");
+        if k > 0 {
+            let prev = &t.phases[k - 1];
+            assert!(p.start_us >= prev.start_us + 20.0, "{prev:?} then {p:?}");
+        }
+        floor += 20.0 + ideal[k % 3];
+    }
+    assert!(
+        t.total_us >= floor,
+        "step {} us < compute + ideal {floor} us",
+        t.total_us
+    );
+    let sum: f64 = t.iterations.iter().map(|i| i.time_us).sum();
+    assert!((sum - t.total_us).abs() < 1e-6, "{:?}", t.iterations);
+    assert_eq!(t.iterations[1].end_us, t.phases[5].end_us);
+    // Same inputs, same results.
+    let again = sim("rail-spine", TRAIN, |_| {});
+    assert_eq!(
+        serde_json::to_string(&again.training).unwrap(),
+        serde_json::to_string(&r.training).unwrap()
+    );
+    assert_eq!(again.results, r.results);
+    assert_eq!(again.fabric, r.fabric);
+}
+
+#[test]
+fn a_training_job_runs_data_free_and_prints_json() {
+    // Expert groups of two servers: the AllToAll crosses rails.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["sim"])
+        .arg(topology("rail-spine"))
+        .args([
+            "--workload",
+            "training:dp=1,ep=4,pp=2,iters=1,compute=5us,grad=1M,tokens=256K,act=128K@10us",
+            "--data",
+            "off",
+            "--json",
+        ])
+        .output()
+        .expect("run railyard sim");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let t = &v["training"][0];
+    assert_eq!(t["completed"], true, "{t}");
+    assert_eq!(t["start_us"], 10.0);
+    let phases: Vec<&str> = t["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    // dp=1: no AllReduce.
+    assert_eq!(phases, ["ep-alltoall", "pp-sendrecv"]);
+    assert_eq!(t["phases"][0]["start_us"], 15.0);
+    assert_eq!(t["phases"][0]["group_ranks"], 4);
+    assert!(t["iterations"][0]["time_us"].as_f64().unwrap() > 10.0);
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+    // Cross-rail tokens went through the spines.
+    let spine_bytes: u64 = v["link_load"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["switch"].as_str().unwrap().starts_with("spine"))
+        .map(|l| l["tx_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(spine_bytes > 0, "{}", v["link_load"]);
+}

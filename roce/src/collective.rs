@@ -22,7 +22,8 @@
 //!
 //! AllToAll posts every block at once (block j of rank r's data goes to
 //! block r of rank j's receive buffer); SendRecv sends rank r's data to rank
-//! r+1's receive buffer; flows (incast, permutation) post one WRITE of the
+//! r+1's receive buffer; Pipeline sends it to rank r+1's first receive slot
+//! and rank r−1's second (no wrap); flows (incast, permutation) post one WRITE of the
 //! whole size whose bytes follow [`flow_byte`].
 //!
 //! Data is real float32, little-endian; rank q's input element i is
@@ -53,6 +54,10 @@ pub struct RankOutcome {
     /// see [`JobPlan::with_workloads`]).
     #[serde(default)]
     pub workload: usize,
+    /// When its part of the workload started (None: it did not); what a
+    /// part that starts after another is timed from.
+    #[serde(default)]
+    pub start_ns: Option<Nanos>,
 }
 
 fn checked_default() -> bool {
@@ -135,6 +140,7 @@ enum Kind {
     ReduceScatter,
     AllToAll,
     SendRecv,
+    Pipeline,
     Flows,
 }
 
@@ -217,9 +223,13 @@ impl RankEngine {
             Workload::ReduceScatter(_) => Kind::ReduceScatter,
             Workload::AllToAll(_) => Kind::AllToAll,
             Workload::SendRecv(_) => Kind::SendRecv,
-            Workload::Incast { .. } | Workload::Permutation { .. } | Workload::Flows(_) => {
-                Kind::Flows
-            }
+            Workload::Pipeline(_) => Kind::Pipeline,
+            // A training job's engines are its parts' (JobPlan::parts); as
+            // a whole it is a set of no flows, done at once.
+            Workload::Incast { .. }
+            | Workload::Permutation { .. }
+            | Workload::Flows(_)
+            | Workload::Training(_) => Kind::Flows,
         };
         let steps = match kind {
             Kind::AllReduce => 2 * (n - 1),
@@ -310,7 +320,32 @@ impl RankEngine {
                 let per = self.block_chunks(self.elems);
                 (per, per)
             }
+            Kind::Pipeline => {
+                let per = self.block_chunks(self.elems) * self.neighbours().len() as u64;
+                (per, per)
+            }
             Kind::Flows => (self.flows_in.len() as u64, self.flows_out.len() as u64),
+        }
+    }
+
+    /// A pipeline rank's neighbours: the previous and the next rank, where
+    /// they exist.
+    fn neighbours(&self) -> Vec<usize> {
+        let r = self.rank;
+        [r.checked_sub(1), Some(r + 1).filter(|&x| x < self.n)]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Where a pipeline rank's data lands at `peer`: after the peer's
+    /// receive buffer start when it comes from its previous rank, one data
+    /// size further when from its next one.
+    fn pipeline_landing(&self, peer: usize) -> usize {
+        if peer > self.rank {
+            self.layout.recv
+        } else {
+            self.layout.recv + self.elems * 4
         }
     }
 
@@ -439,7 +474,11 @@ impl RankEngine {
         let d = self.layout.data;
         match self.kind {
             _ if !self.carry_data => {}
-            Kind::AllReduce | Kind::ReduceScatter | Kind::AllToAll | Kind::SendRecv => {
+            Kind::AllReduce
+            | Kind::ReduceScatter
+            | Kind::AllToAll
+            | Kind::SendRecv
+            | Kind::Pipeline => {
                 for i in 0..self.elems {
                     write_f32(mem, d + 4 * i, pattern(self.rank, i));
                 }
@@ -488,6 +527,12 @@ impl RankEngine {
                 let j = (self.rank + 1) % self.n;
                 let (elems, remote) = (self.elems, self.layout.recv);
                 self.post_block(j, elems, d, remote, out);
+            }
+            Kind::Pipeline => {
+                for j in self.neighbours() {
+                    let (elems, remote) = (self.elems, self.pipeline_landing(j));
+                    self.post_block(j, elems, d, remote, out);
+                }
             }
             Kind::Flows => {}
         }
@@ -568,6 +613,21 @@ impl RankEngine {
                     return self.reject(d);
                 }
                 if self.kind == Kind::SendRecv && (d.peer + 1) % self.n != self.rank {
+                    return self.reject(d);
+                }
+                self.received += 1;
+            }
+            Kind::Pipeline => {
+                // From the previous rank into the first slot, from the
+                // next into the second.
+                let slot = if d.peer + 1 == self.rank {
+                    self.layout.recv
+                } else {
+                    self.layout.recv + self.elems * 4
+                };
+                let inside = d.offset >= slot as u64
+                    && d.offset + d.len as u64 <= (slot + self.elems * 4) as u64;
+                if !self.neighbours().contains(&d.peer) || d.channel >= self.channels || !inside {
                     return self.reject(d);
                 }
                 self.received += 1;
@@ -695,6 +755,21 @@ impl RankEngine {
                     .map(|i| differs(self.layout.recv + 4 * i, pattern(from, i)))
                     .sum()
             }
+            Kind::Pipeline => self
+                .neighbours()
+                .into_iter()
+                .map(|from| {
+                    // What `from` sent lands where its own landing says.
+                    let at = if from < self.rank {
+                        self.layout.recv
+                    } else {
+                        self.layout.recv + e * 4
+                    };
+                    (0..e)
+                        .map(|i| differs(at + 4 * i, pattern(from, i)))
+                        .sum::<u64>()
+                })
+                .sum(),
             Kind::Flows => 0,
         }
     }
@@ -707,6 +782,7 @@ impl RankEngine {
             wrong: self.wrong,
             checked: self.carry_data,
             workload: 0,
+            start_ns: self.start_ns,
         }
     }
 
@@ -730,5 +806,10 @@ impl RankEngine {
     /// When it started.
     pub fn start_ns(&self) -> Option<Nanos> {
         self.start_ns
+    }
+
+    /// When it finished (None: not yet).
+    pub fn end_ns(&self) -> Option<Nanos> {
+        self.end_ns
     }
 }

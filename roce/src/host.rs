@@ -37,7 +37,7 @@ use std::collections::BinaryHeap;
 
 use crate::collective::{Delivery, Post, RankEngine};
 use crate::nic::{Completion, Nic, NicConfig, NicError, QpConfig, WriteRequest};
-use crate::plan::{decode_qpn, JobPlan, Role, Via};
+use crate::plan::{decode_qpn, JobPlan, Role, Start, Via};
 
 /// Latency of a GPU-to-GPU copy inside a host, on top of its
 /// serialisation at `nvlink_bps`.
@@ -105,12 +105,11 @@ struct NvCopy {
 /// One workload's place on this host.
 #[derive(Debug)]
 struct PartSlot {
-    start_ns: Nanos,
-    started: bool,
+    start: Start,
+    /// Per local NIC: whether its engine of the workload started.
+    started: Vec<bool>,
     /// Per local NIC: (region start, region bytes).
     region: Vec<(usize, usize)>,
-    /// Region start per rank of the job (for peers).
-    base: Vec<usize>,
 }
 
 /// A WRITE's tag names its workload in the top 16 bits.
@@ -192,31 +191,28 @@ impl<P: Port> HostCore<P> {
             ports.push(port);
         }
         let n = ports.len();
+        let mut engines: Vec<Vec<RankEngine>> = ranks.iter().map(|_| Vec::new()).collect();
+        let mut parts = Vec::with_capacity(plan.part_count());
+        for (p, part) in plan.parts().iter().enumerate() {
+            let mut region = Vec::with_capacity(ranks.len());
+            for (i, &r) in ranks.iter().enumerate() {
+                let (sub, local) = part.plan_of(r).ok_or_else(|| {
+                    format!("rank {r} has no place in workload {} of the plan", p + 1)
+                })?;
+                engines[i].push(RankEngine::new(sub, local));
+                region.push((part.base(r), sub.memory_bytes(local)));
+            }
+            parts.push(PartSlot {
+                start: part.start,
+                started: vec![false; ranks.len()],
+                region,
+            });
+        }
         Ok(HostCore {
             host,
             plan: plan.clone(),
-            engines: ranks
-                .iter()
-                .map(|&r| {
-                    plan.parts()
-                        .iter()
-                        .map(|p| RankEngine::new(p.plan, r))
-                        .collect()
-                })
-                .collect(),
-            parts: plan
-                .parts()
-                .iter()
-                .map(|p| PartSlot {
-                    start_ns: p.start_ns,
-                    started: false,
-                    region: ranks
-                        .iter()
-                        .map(|&r| (p.base(r), p.plan.memory_bytes(r)))
-                        .collect(),
-                    base: (0..plan.ranks().len()).map(|r| p.base(r)).collect(),
-                })
-                .collect(),
+            engines,
+            parts,
             early: Vec::new(),
             ranks,
             ports,
@@ -245,22 +241,58 @@ impl<P: Port> HostCore<P> {
         ports[i].memory_mut().get_mut(b..b + l).unwrap_or(&mut [])
     }
 
+    /// When local NIC i's engine of workload p is due to start: at its
+    /// time, or once the workload it follows finished on that NIC and the
+    /// gap passed (None: not known yet).
+    fn due(&self, p: usize, i: usize) -> Option<Nanos> {
+        match self.parts[p].start {
+            Start::At(t) => Some(self.start_ns.saturating_add(t)),
+            Start::After { part, gap_ns } => self
+                .engines
+                .get(i)?
+                .get(part)?
+                .end_ns()
+                .map(|e| e.saturating_add(gap_ns)),
+        }
+    }
+
+    /// Whether an engine not started yet is due by `now`.
+    fn any_due(&self, now: Nanos) -> bool {
+        (0..self.parts.len()).any(|p| {
+            (0..self.engines.len())
+                .any(|i| !self.parts[p].started[i] && self.due(p, i).is_some_and(|d| d <= now))
+        })
+    }
+
     /// Starts the workloads due by `now`, replaying deliveries that came
     /// before.
     fn start_due(&mut self, now: Nanos, posts: &mut Vec<Post>) {
         for p in 0..self.parts.len() {
-            let due = self.start_ns.saturating_add(self.parts[p].start_ns);
-            if self.parts[p].started || due > now {
-                continue;
-            }
-            self.parts[p].started = true;
+            let mut any = false;
             for i in 0..self.engines.len() {
+                if self.parts[p].started[i] {
+                    continue;
+                }
+                let Some(due) = self.due(p, i).filter(|&d| d <= now) else {
+                    continue;
+                };
+                self.parts[p].started[i] = true;
+                any = true;
                 let mem = Self::region_mut(&mut self.ports, &self.parts, i, p);
                 self.engines[i][p].start(due, mem, posts);
                 self.dispatch(i, p, due, posts);
             }
-            let early: Vec<_> = self.early.iter().filter(|e| e.1 == p).copied().collect();
-            self.early.retain(|e| e.1 != p);
+            if !any {
+                continue;
+            }
+            let started = &self.parts[p].started;
+            let early: Vec<_> = self
+                .early
+                .iter()
+                .filter(|e| e.1 == p && started[e.0])
+                .copied()
+                .collect();
+            self.early.retain(|e| e.1 != p || !started[e.0]);
             for (i, p, d) in early {
                 let mem = Self::region_mut(&mut self.ports, &self.parts, i, p);
                 self.engines[i][p].on_delivery(now, mem, d, posts);
@@ -291,7 +323,14 @@ impl<P: Port> HostCore<P> {
             return;
         };
         d.offset = o;
-        if !self.parts[p].started {
+        // The sender as the workload's plan numbers it (no rank, and so
+        // refused, when it is not in this rank's group).
+        d.peer = self
+            .plan
+            .part(p)
+            .and_then(|x| x.to_group(self.ranks[i], d.peer))
+            .unwrap_or(usize::MAX);
+        if !self.parts[p].started[i] {
             self.early.push((i, p, d));
             return;
         }
@@ -318,10 +357,21 @@ impl<P: Port> HostCore<P> {
     /// NVLink, placing them in the workload's regions.
     fn dispatch(&mut self, i: usize, part: usize, now: Nanos, posts: &mut Vec<Post>) {
         let rank = self.ranks[i];
+        let Some(pr) = self.plan.part(part) else {
+            self.post_errors += posts.len() as u64;
+            posts.clear();
+            return;
+        };
         for mut p in posts.drain(..) {
+            // The peer as the job numbers it.
+            let Some(peer) = pr.to_job(rank, p.peer) else {
+                self.post_errors += 1;
+                continue;
+            };
+            p.peer = peer;
             p.wr_id |= (part as u64) << PART_SHIFT;
             p.local_offset += self.parts[part].region[i].0;
-            p.remote_offset += self.parts[part].base.get(p.peer).copied().unwrap_or(0) as u64;
+            p.remote_offset += pr.base(peer) as u64;
             let Some(conn) = self.plan.connection(rank, p.peer, p.channel).copied() else {
                 self.post_errors += 1;
                 continue;
@@ -371,12 +421,24 @@ impl<P: Port> HostCore<P> {
     /// Moves the job on to `now`: NVLink copies due and NIC completions.
     fn pump(&mut self, now: Nanos) {
         let mut posts = std::mem::take(&mut self.posts);
-        self.start_due(now, &mut posts);
+        loop {
+            self.pump_once(now, &mut posts);
+            // A workload that follows one that just finished may be due
+            // at once (no gap).
+            if !self.any_due(now) {
+                break;
+            }
+        }
+        self.posts = posts;
+    }
+
+    fn pump_once(&mut self, now: Nanos, posts: &mut Vec<Post>) {
+        self.start_due(now, posts);
         for i in 0..self.engines.len() {
             for p in 0..self.parts.len() {
                 if self.engines[i][p].next_wakeup().is_some_and(|t| t <= now) {
-                    self.engines[i][p].on_time(now, &mut posts);
-                    self.dispatch(i, p, now, &mut posts);
+                    self.engines[i][p].on_time(now, posts);
+                    self.dispatch(i, p, now, posts);
                 }
             }
         }
@@ -388,19 +450,18 @@ impl<P: Port> HostCore<P> {
                 }
                 self.nv_queue.pop();
                 progressed = true;
-                self.nv_deliver(c, &mut posts);
+                self.nv_deliver(c, posts);
             }
             for i in 0..self.ports.len() {
                 while let Some(comp) = self.ports[i].poll_completion() {
                     progressed = true;
-                    self.complete(i, now, comp, &mut posts);
+                    self.complete(i, now, comp, posts);
                 }
             }
             if !progressed {
                 break;
             }
         }
-        self.posts = posts;
     }
 
     fn nv_deliver(&mut self, c: NvCopy, posts: &mut Vec<Post>) {
@@ -501,12 +562,11 @@ impl<P: Port> HostCore<P> {
                     .flatten()
                     .filter_map(RankEngine::next_wakeup),
             )
-            .chain(
-                self.parts
-                    .iter()
-                    .filter(|p| !p.started)
-                    .map(|p| self.start_ns.saturating_add(p.start_ns)),
-            )
+            .chain((0..self.parts.len()).flat_map(|p| {
+                (0..self.engines.len())
+                    .filter(move |&i| !self.parts[p].started[i])
+                    .filter_map(move |i| self.due(p, i))
+            }))
             .min()
     }
 
@@ -517,10 +577,14 @@ impl<P: Port> HostCore<P> {
     pub(crate) fn outcome(&self) -> HostOutcome {
         let ranks: Vec<RankOutcome> = (0..self.parts.len())
             .flat_map(|p| {
-                self.engines.iter().map(move |e| RankOutcome {
-                    workload: p,
-                    ..e[p].outcome()
-                })
+                self.engines
+                    .iter()
+                    .zip(&self.ranks)
+                    .map(move |(e, &rank)| RankOutcome {
+                        workload: p,
+                        rank,
+                        ..e[p].outcome()
+                    })
             })
             .collect();
         HostOutcome {

@@ -87,6 +87,291 @@ pub enum Workload {
     /// Background traffic: Poisson flow arrivals on every NIC at a load,
     /// sizes from a published distribution (see [`crate::flows`]).
     Flows(Background),
+    /// Rank r sends `bytes` to rank r−1 and to rank r+1, without wrapping:
+    /// the pipeline-parallel exchange of a training step (activations
+    /// forward, their gradients back, as in 1F1B's steady state).
+    Pipeline(u64),
+    /// A training job's steps (see [`Training`]): expands into one part per
+    /// communication phase and iteration, each over groups of ranks.
+    Training(Training),
+}
+
+/// A training job as the book's chapter 13 draws it: `dp × ep × pp` ranks,
+/// numbered as Megatron and DeepSpeed number them — expert-parallel
+/// innermost (consecutive ranks: a server's GPUs, then the next server's),
+/// data-parallel next, pipeline-parallel outermost:
+/// `rank = stage·dp·ep + replica·ep + expert`. With `ep` a multiple of the
+/// NICs per host, a data-parallel group (same stage and expert slot) and a
+/// pipeline (same replica and expert slot) stay on one rail, and an
+/// expert-parallel group spans `ep / R` servers and every rail.
+///
+/// Each iteration runs, on every rank, a `compute_ns` gap and then each
+/// phase in turn: the expert-parallel AllToAll of `tokens` bytes (token
+/// dispatch), the pipeline exchange of `act` bytes with the neighbouring
+/// stages ([`Workload::Pipeline`]), and the data-parallel AllReduce of `grad`
+/// bytes. A phase starts on a rank when its previous phase has finished on
+/// that rank and the gap has passed; a phase whose groups have one rank, or
+/// whose size is 0, is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Training {
+    /// Data-parallel degree (replicas of each stage and expert slot).
+    pub dp: usize,
+    /// Expert-parallel degree (ranks sharing a stage's experts).
+    pub ep: usize,
+    /// Pipeline-parallel degree (stages).
+    pub pp: usize,
+    /// Iterations (training steps).
+    pub iters: usize,
+    /// Compute time before each communication phase, virtual nanoseconds.
+    pub compute_ns: Nanos,
+    /// Gradient bytes per rank, all-reduced over its data-parallel group.
+    pub grad: u64,
+    /// Token bytes per rank, exchanged over its expert-parallel group.
+    pub tokens: u64,
+    /// Activation bytes a stage sends to each neighbouring stage.
+    pub act: u64,
+}
+
+/// Iterations of a training workload that does not say.
+pub const TRAINING_ITERS: usize = 2;
+/// Compute gap of a training workload that does not say: 50 µs.
+pub const TRAINING_COMPUTE_NS: Nanos = 50_000;
+/// Gradient size of a training workload that does not say: 16 MiB.
+pub const TRAINING_GRAD: u64 = 16 << 20;
+/// Token size of a training workload that does not say: 4 MiB.
+pub const TRAINING_TOKENS: u64 = 4 << 20;
+/// Activation size of a training workload that does not say: 1 MiB.
+pub const TRAINING_ACT: u64 = 1 << 20;
+/// The most iterations a training workload may have.
+pub const MAX_TRAINING_ITERS: usize = 1_000;
+
+/// The communication phases of a training step, in the order each
+/// iteration runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Expert-parallel AllToAll (token dispatch), crossing rails.
+    EpAllToAll,
+    /// Pipeline-parallel exchange with the neighbouring stages, on one rail.
+    PpSendRecv,
+    /// Data-parallel AllReduce of the gradients, on one rail.
+    DpAllReduce,
+}
+
+impl Phase {
+    /// The phase's name in reports (`ep-alltoall`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::EpAllToAll => "ep-alltoall",
+            Phase::PpSendRecv => "pp-sendrecv",
+            Phase::DpAllReduce => "dp-allreduce",
+        }
+    }
+}
+
+const TRAINING_FORM: &str = "training:dp=D,ep=E,pp=P[,iters=N][,compute=DURATION][,grad=SIZE][,tokens=SIZE][,act=SIZE], like training:dp=2,ep=2,pp=2,iters=3,compute=20us,grad=1M";
+
+impl Training {
+    /// Reads the options of `training:OPTIONS` (`key=value`, comma
+    /// separated; see [`Workload::parse`]).
+    ///
+    /// # Errors
+    ///
+    /// A message naming the bad field and what would be accepted.
+    pub fn parse(spec: &str, options: &str) -> Result<Training, String> {
+        let mut t = Training {
+            dp: 0,
+            ep: 0,
+            pp: 0,
+            iters: TRAINING_ITERS,
+            compute_ns: TRAINING_COMPUTE_NS,
+            grad: TRAINING_GRAD,
+            tokens: TRAINING_TOKENS,
+            act: TRAINING_ACT,
+        };
+        let mut seen: Vec<String> = Vec::new();
+        for field in options.split(',') {
+            let field = field.trim();
+            let Some((key, value)) = field.split_once('=') else {
+                return Err(format!(
+                    "workload {spec:?}: field {field:?} is not key=value; expected {TRAINING_FORM}"
+                ));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let key = key.to_ascii_lowercase();
+            if seen.contains(&key) {
+                return Err(format!("workload {spec:?}: {key} is given twice"));
+            }
+            seen.push(key.clone());
+            let degree = |v: &str| -> Result<usize, String> {
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|d| (1..=MAX_RANKS).contains(d))
+                    .ok_or_else(|| {
+                        format!(
+                            "workload {spec:?}: bad {key}={v:?}: expected a whole number of ranks from 1 to {MAX_RANKS}"
+                        )
+                    })
+            };
+            let size = |v: &str| -> Result<u64, String> {
+                parse_size(v)
+                    .map_err(|e| format!("workload {spec:?}: {key}: {e} (0 leaves the phase out)"))
+            };
+            match key.as_str() {
+                "dp" => t.dp = degree(value)?,
+                "ep" => t.ep = degree(value)?,
+                "pp" => t.pp = degree(value)?,
+                "iters" => {
+                    t.iters = value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=MAX_TRAINING_ITERS).contains(n))
+                        .ok_or_else(|| {
+                            format!(
+                                "workload {spec:?}: bad iters={value:?}: expected a whole number from 1 to {MAX_TRAINING_ITERS}"
+                            )
+                        })?
+                }
+                "compute" => {
+                    t.compute_ns = parse_duration(value)
+                        .map_err(|e| format!("workload {spec:?}: compute: {e}"))?
+                }
+                "grad" => t.grad = size(value)?,
+                "tokens" => t.tokens = size(value)?,
+                "act" => t.act = size(value)?,
+                _ => {
+                    return Err(format!(
+                        "workload {spec:?}: unknown field {key:?}; expected dp, ep, pp, iters, compute, grad, tokens or act"
+                    ))
+                }
+            }
+        }
+        for (name, v) in [("dp", t.dp), ("ep", t.ep), ("pp", t.pp)] {
+            if v == 0 {
+                return Err(format!(
+                    "workload {spec:?}: {name}= is missing; expected {TRAINING_FORM}"
+                ));
+            }
+        }
+        Ok(t)
+    }
+
+    /// The phases an iteration runs, in order: those whose groups have
+    /// two ranks or more and whose size is more than 0.
+    pub fn phases(&self) -> Vec<Phase> {
+        let mut v = Vec::new();
+        if self.ep >= 2 && self.tokens > 0 {
+            v.push(Phase::EpAllToAll);
+        }
+        if self.pp >= 2 && self.act > 0 {
+            v.push(Phase::PpSendRecv);
+        }
+        if self.dp >= 2 && self.grad > 0 {
+            v.push(Phase::DpAllReduce);
+        }
+        v
+    }
+
+    /// The collective a phase runs in each of its groups.
+    pub fn workload(&self, phase: Phase) -> Workload {
+        match phase {
+            Phase::EpAllToAll => Workload::AllToAll(self.tokens),
+            Phase::PpSendRecv => Workload::Pipeline(self.act),
+            Phase::DpAllReduce => Workload::AllReduce(self.grad),
+        }
+    }
+
+    /// The groups of `phase` over `ranks` ranks: each the job's ranks in
+    /// the group's own order (a group's rank k is its rank k), every rank
+    /// in exactly one (see [`Training`] for the numbering).
+    ///
+    /// # Errors
+    ///
+    /// `dp × ep × pp` is not the number of ranks.
+    pub fn groups(&self, phase: Phase, ranks: usize) -> Result<Vec<Vec<usize>>, String> {
+        let (dp, ep, pp) = (self.dp, self.ep, self.pp);
+        let product = dp.checked_mul(ep).and_then(|x| x.checked_mul(pp));
+        if product != Some(ranks) {
+            return Err(format!(
+                "training: dp × ep × pp = {dp} × {ep} × {pp} must be the job's {ranks} ranks (one per NIC)"
+            ));
+        }
+        let rank =
+            |stage: usize, replica: usize, expert: usize| stage * dp * ep + replica * ep + expert;
+        let mut out = Vec::new();
+        match phase {
+            Phase::EpAllToAll => {
+                for s in 0..pp {
+                    for d in 0..dp {
+                        out.push((0..ep).map(|e| rank(s, d, e)).collect());
+                    }
+                }
+            }
+            Phase::PpSendRecv => {
+                for d in 0..dp {
+                    for e in 0..ep {
+                        out.push((0..pp).map(|s| rank(s, d, e)).collect());
+                    }
+                }
+            }
+            Phase::DpAllReduce => {
+                for s in 0..pp {
+                    for e in 0..ep {
+                        out.push((0..dp).map(|d| rank(s, d, e)).collect());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks the layout against the job's ranks: every host has the same
+    /// number of NICs R, ranks are in host order (rank = host·R + NIC), and
+    /// `ep` is a multiple of R, so that data-parallel groups and pipelines
+    /// stay on one rail.
+    ///
+    /// # Errors
+    ///
+    /// A message saying which rule the job breaks and what would fit.
+    pub fn check(&self, ranks: &[RankAddr]) -> Result<(), String> {
+        let n = ranks.len();
+        let mut hosts: Vec<usize> = ranks.iter().map(|a| a.host).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let r = n / hosts.len().max(1);
+        let aligned = r > 0
+            && n.is_multiple_of(hosts.len())
+            && ranks
+                .iter()
+                .enumerate()
+                .all(|(i, a)| a.nic == i % r && hosts.binary_search(&a.host) == Ok(i / r));
+        if !aligned {
+            return Err(format!(
+                "training needs every host to have the same number of NICs, ranks in host order ({n} ranks on {} hosts)",
+                hosts.len()
+            ));
+        }
+        let (dp, ep, pp) = (self.dp, self.ep, self.pp);
+        let product = dp.checked_mul(ep).and_then(|x| x.checked_mul(pp));
+        if product != Some(n) {
+            return Err(format!(
+                "training: dp × ep × pp = {dp} × {ep} × {pp} must be the job's {n} ranks ({} hosts × {r} NICs)",
+                hosts.len()
+            ));
+        }
+        if !ep.is_multiple_of(r) {
+            return Err(format!(
+                "training: ep={ep} must be a multiple of the {r} NICs per host, so that every data-parallel group and pipeline stays on one rail (ep={r}: a server's GPUs, whose AllToAll stays inside the server)"
+            ));
+        }
+        if self.phases().is_empty() {
+            return Err(
+                "training: no phase has two ranks and bytes to move (dp, ep or pp above 1 with grad, tokens or act above 0)"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Knobs of a job.
@@ -192,7 +477,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(1u64 << shift).ok_or_else(bad)
 }
 
-const GRAMMAR: &str = "allreduce:SIZE, allgather:SIZE, reducescatter:SIZE, alltoall:SIZE, sendrecv:SIZE, incast:SIZE:SRC1,SRC2,...:DST, permutation:SIZE[:SEED] or flows:CDF:LOAD[:SEED[:DURATION]] (CDF websearch, hadoop, storage or fixed:SIZE)";
+const GRAMMAR: &str = "allreduce:SIZE, allgather:SIZE, reducescatter:SIZE, alltoall:SIZE, sendrecv:SIZE, pipeline:SIZE, training:dp=D,ep=E,pp=P[,...], incast:SIZE:SRC1,SRC2,...:DST, permutation:SIZE[:SEED] or flows:CDF:LOAD[:SEED[:DURATION]] (CDF websearch, hadoop, storage or fixed:SIZE)";
 
 impl Workload {
     /// Reads a workload spec (`allreduce:SIZE`, `allgather:SIZE`,
@@ -202,6 +487,15 @@ impl Workload {
     /// `storage` or `fixed:SIZE`, LOAD a fraction of line rate like `0.3`,
     /// DURATION like `2ms` (default 1 ms); SIZE like `64M`, `512K`, `1G`,
     /// `4096`), resolving endpoint names with `rank_of`.
+    ///
+    /// `pipeline:SIZE`: rank r sends SIZE to ranks r−1 and r+1 (no wrap).
+    ///
+    /// `training:dp=D,ep=E,pp=P[,iters=N][,compute=DURATION][,grad=SIZE]
+    /// [,tokens=SIZE][,act=SIZE]`: a training job (see [`Training`]); `dp`,
+    /// `ep` and `pp` are required and multiply to the job's ranks, `ep` a
+    /// multiple of the NICs per host; `iters` defaults to 2, `compute` (the
+    /// gap before each phase) to 50us, `grad` to 16M, `tokens` to 4M, `act`
+    /// to 1M; a size of 0 leaves its phase out.
     ///
     /// # Errors
     ///
@@ -230,7 +524,7 @@ impl Workload {
             }
         };
         match op.as_str() {
-            "allreduce" | "allgather" | "reducescatter" | "alltoall" | "sendrecv" => {
+            "allreduce" | "allgather" | "reducescatter" | "alltoall" | "sendrecv" | "pipeline" => {
                 arity(&[2], &format!("{op}:SIZE"))?;
                 let n = size(1)?;
                 Ok(match op.as_str() {
@@ -238,8 +532,16 @@ impl Workload {
                     "allgather" => Workload::AllGather(n),
                     "reducescatter" => Workload::ReduceScatter(n),
                     "alltoall" => Workload::AllToAll(n),
+                    "pipeline" => Workload::Pipeline(n),
                     _ => Workload::SendRecv(n),
                 })
+            }
+            "training" => {
+                let options = spec.trim().split_once(':').map_or("", |x| x.1);
+                if options.trim().is_empty() {
+                    return Err(format!("workload {spec:?}: expected {TRAINING_FORM}"));
+                }
+                Ok(Workload::Training(Training::parse(spec, options)?))
             }
             "incast" => {
                 arity(&[4], "incast:SIZE:SRC1,SRC2,...:DST")?;
@@ -349,6 +651,8 @@ impl Workload {
             Workload::Incast { .. } => "incast",
             Workload::Permutation { .. } => "permutation",
             Workload::Flows(_) => "flows",
+            Workload::Pipeline(_) => "pipeline",
+            Workload::Training(_) => "training",
         }
     }
 
@@ -360,7 +664,9 @@ impl Workload {
             | Workload::AllGather(b)
             | Workload::ReduceScatter(b)
             | Workload::AllToAll(b)
-            | Workload::SendRecv(b) => *b,
+            | Workload::SendRecv(b)
+            | Workload::Pipeline(b) => *b,
+            Workload::Training(t) => t.grad.max(t.tokens).max(t.act),
             Workload::Incast { bytes, .. } | Workload::Permutation { bytes, .. } => *bytes,
             Workload::Flows(b) => b.sizes.mean_bytes().round() as u64,
         }
@@ -477,7 +783,8 @@ pub struct JobPlan {
     flow_specs: Vec<FlowSpec>,
     layouts: Vec<Layout>,
     /// Every workload of a multi-workload job; empty for one workload.
-    parts: Vec<Part>,
+    /// Shared, not copied: every host holds the plan.
+    parts: Arc<Vec<Part>>,
 }
 
 /// Per rank, the indices (in `conns`) of the connections it is an end of,
@@ -518,6 +825,9 @@ impl JobPlan {
         ranks: Vec<RankAddr>,
         opts: JobOptions,
     ) -> Result<JobPlan, String> {
+        if let Workload::Training(_) = workload {
+            return JobPlan::with_workloads(vec![(0, workload)], ranks, opts);
+        }
         let n = ranks.len();
         if n < 2 {
             return Err(format!("a job needs at least 2 ranks (NICs), not {n}"));
@@ -574,7 +884,7 @@ impl JobPlan {
             Ok(())
         };
         match &workload {
-            Workload::AllReduce(b) | Workload::SendRecv(b) => {
+            Workload::AllReduce(b) | Workload::SendRecv(b) | Workload::Pipeline(b) => {
                 if !b.is_multiple_of(4) {
                     return Err(format!(
                         "{}:{b} is not a whole number of float32 elements: the size must be a multiple of 4 bytes",
@@ -607,7 +917,7 @@ impl JobPlan {
                     return Err("incast lists a source twice".to_string());
                 }
             }
-            Workload::Permutation { .. } => {}
+            Workload::Permutation { .. } | Workload::Training(_) => {}
             Workload::Flows(b) => {
                 if b.load_ppm == 0 || b.load_ppm > 1_000_000 || b.duration_ns == 0 {
                     return Err(
@@ -709,6 +1019,20 @@ impl JobPlan {
                     }
                 }
             }
+            Workload::Pipeline(_) => {
+                for s in 0..n {
+                    for ch in 0..c {
+                        if s + 1 < n {
+                            pairs.push((s, s + 1, ch));
+                        }
+                        if s > 0 {
+                            pairs.push((s, s - 1, ch));
+                        }
+                    }
+                }
+            }
+            // Planned by with_workloads, part by part.
+            Workload::Training(_) => {}
             Workload::Incast { .. } | Workload::Permutation { .. } => {
                 for &(s, d) in &flows {
                     pairs.push((s, d, 0));
@@ -738,7 +1062,7 @@ impl JobPlan {
             flows,
             flow_specs,
             layouts,
-            parts: Vec::new(),
+            parts: Arc::new(Vec::new()),
         })
     }
 
@@ -750,10 +1074,19 @@ impl JobPlan {
     /// [`layout`](Self::layout), [`flows`](Self::flows) and friends are the
     /// first workload's; [`parts`](Self::parts) lists them all.
     ///
+    /// A [`Workload::Training`] becomes one part per iteration and phase,
+    /// each a collective in every group of the phase ([`PartRef::groups`]):
+    /// the first starts `compute_ns` after `start`, each next one on each
+    /// rank `compute_ns` after the previous one finished on that rank
+    /// ([`Start::After`]). When the first workload is a training job, the
+    /// plan's own workload is it, with no flows and layouts that only give
+    /// each rank's total memory.
+    ///
     /// # Errors
     ///
     /// No workload, or one that [`new`](Self::new) refuses (named by its
-    /// position).
+    /// position), a training job whose layout does not fit the ranks
+    /// ([`Training::check`]), or more than [`MAX_PARTS`] parts.
     pub fn with_workloads(
         workloads: Vec<(Nanos, Workload)>,
         ranks: Vec<RankAddr>,
@@ -769,60 +1102,188 @@ impl JobPlan {
             ));
         }
         let n = ranks.len();
-        let mut parts = Vec::with_capacity(workloads.len());
+        let first_workload = workloads[0].1.clone();
+        let mut parts: Vec<Part> = Vec::with_capacity(workloads.len());
         let mut base = vec![0usize; n];
+        let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
+        let too_many = || {
+            format!("a job has at most {MAX_PARTS} parts (workloads, and a training job's iterations × phases)")
+        };
         for (k, (start_ns, w)) in workloads.into_iter().enumerate() {
             let name = w.name();
-            let plan = JobPlan::new(w, ranks.clone(), opts.clone())
-                .map_err(|e| format!("workload {} ({name}): {e}", k + 1))?;
-            let here = base.clone();
-            for (r, b) in base.iter_mut().enumerate() {
-                *b += plan.memory_bytes(r);
+            let Workload::Training(t) = w else {
+                let plan = JobPlan::new(w, ranks.clone(), opts.clone())
+                    .map_err(|e| format!("workload {} ({name}): {e}", k + 1))?;
+                pairs.extend(plan.conns.iter().map(|c| (c.src, c.dst, c.channel)));
+                let here = base.clone();
+                for (r, b) in base.iter_mut().enumerate() {
+                    *b += plan.memory_bytes(r);
+                }
+                if parts.len() >= MAX_PARTS {
+                    return Err(too_many());
+                }
+                parts.push(Part {
+                    start: Start::At(start_ns),
+                    plans: Arc::new(vec![plan]),
+                    groups: Arc::new(Vec::new()),
+                    member_of: Arc::new(Vec::new()),
+                    base: here,
+                    phase: None,
+                });
+                continue;
+            };
+            let bad = |e: String| format!("workload {} (training): {e}", k + 1);
+            t.check(&ranks).map_err(bad)?;
+            let phases = t.phases();
+            if parts.len() + t.iters * phases.len() > MAX_PARTS {
+                return Err(too_many());
             }
-            parts.push(Part {
-                start_ns,
-                plan,
-                base: here,
-            });
+            let mut planned = Vec::with_capacity(phases.len());
+            for &ph in &phases {
+                let groups = t.groups(ph, n).map_err(bad)?;
+                let w = t.workload(ph);
+                let plans = groups
+                    .iter()
+                    .map(|g| {
+                        let addrs = g.iter().map(|&r| ranks[r].clone()).collect();
+                        JobPlan::new(w.clone(), addrs, opts.clone())
+                            .map_err(|e| bad(format!("{}: {e}", ph.name())))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut member_of = vec![(u32::MAX, u32::MAX); n];
+                for (g, (plan, members)) in plans.iter().zip(&groups).enumerate() {
+                    for (l, &r) in members.iter().enumerate() {
+                        member_of[r] = (g as u32, l as u32);
+                    }
+                    pairs.extend(
+                        plan.conns
+                            .iter()
+                            .map(|c| (members[c.src], members[c.dst], c.channel)),
+                    );
+                }
+                planned.push((ph, Arc::new(plans), Arc::new(groups), Arc::new(member_of)));
+            }
+            let first = parts.len();
+            for iteration in 0..t.iters {
+                for (ph, plans, groups, member_of) in &planned {
+                    let start = if parts.len() == first {
+                        Start::At(start_ns.saturating_add(t.compute_ns))
+                    } else {
+                        Start::After {
+                            part: parts.len() - 1,
+                            gap_ns: t.compute_ns,
+                        }
+                    };
+                    let here = base.clone();
+                    for (r, b) in base.iter_mut().enumerate() {
+                        let (g, l) = member_of[r];
+                        *b += plans
+                            .get(g as usize)
+                            .map_or(0, |p| p.memory_bytes(l as usize));
+                    }
+                    parts.push(Part {
+                        start,
+                        plans: Arc::clone(plans),
+                        groups: Arc::clone(groups),
+                        member_of: Arc::clone(member_of),
+                        base: here,
+                        phase: Some(PhaseTag {
+                            workload: k,
+                            iteration,
+                            phase: *ph,
+                            training: t,
+                            start_ns,
+                        }),
+                    });
+                }
+            }
         }
-        let mut pairs: Vec<(usize, usize, usize)> = parts
-            .iter()
-            .flat_map(|p| p.plan.conns.iter().map(|c| (c.src, c.dst, c.channel)))
-            .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        let mut first = parts[0].plan.clone();
         let conns = connections_of(pairs, &ranks);
-        first.conn_index = Arc::new(index_by_rank(&conns, n));
-        first.conns = Arc::new(conns);
-        first.layouts = (0..n)
+        let conn_index = Arc::new(index_by_rank(&conns, n));
+        let conns = Arc::new(conns);
+        let total = |r: usize| base[r];
+        let mut top = if parts[0].groups.is_empty() {
+            parts[0].plans[0].clone()
+        } else {
+            let ring = ring_order(&ranks);
+            let mut position = vec![0; n];
+            for (p, &r) in ring.iter().enumerate() {
+                position[r] = p;
+            }
+            JobPlan {
+                workload: first_workload,
+                ranks,
+                opts,
+                ring,
+                position,
+                conns: Arc::clone(&conns),
+                conn_index: Arc::clone(&conn_index),
+                flows: Vec::new(),
+                flow_specs: Vec::new(),
+                layouts: Vec::new(),
+                parts: Arc::new(Vec::new()),
+            }
+        };
+        top.conn_index = conn_index;
+        top.conns = conns;
+        top.layouts = (0..n)
             .map(|r| Layout {
-                total: base[r],
-                ..first.layouts[r]
+                total: total(r),
+                ..top.layouts.get(r).copied().unwrap_or(Layout {
+                    data: 0,
+                    data_bytes: 0,
+                    recv: 0,
+                    slot_bytes: 0,
+                    total: 0,
+                })
             })
             .collect();
-        first.parts = parts;
-        Ok(first)
+        top.parts = Arc::new(parts);
+        Ok(top)
     }
 
     /// Every workload of the job with its start and memory regions, the
     /// first first; a plan made by [`new`](Self::new) has one, itself.
     pub fn parts(&self) -> Vec<PartRef<'_>> {
-        if self.parts.is_empty() {
-            return vec![PartRef {
-                start_ns: 0,
-                plan: self,
-                base: &[],
-            }];
-        }
-        self.parts
-            .iter()
-            .map(|p| PartRef {
-                start_ns: p.start_ns,
-                plan: &p.plan,
-                base: &p.base,
-            })
+        (0..self.part_count())
+            .filter_map(|p| self.part(p))
             .collect()
+    }
+
+    /// How many parts [`parts`](Self::parts) lists.
+    pub fn part_count(&self) -> usize {
+        self.parts.len().max(1)
+    }
+
+    /// Part `p` of [`parts`](Self::parts), without listing them all.
+    pub fn part(&self, p: usize) -> Option<PartRef<'_>> {
+        if self.parts.is_empty() {
+            return (p == 0).then(|| PartRef {
+                start_ns: 0,
+                start: Start::At(0),
+                plan: self,
+                phase: None,
+                base: &[],
+                plans: std::slice::from_ref(self),
+                groups: &[],
+                member_of: &[],
+            });
+        }
+        self.parts.get(p).map(|x| PartRef {
+            start_ns: match x.start {
+                Start::At(t) => t,
+                Start::After { .. } => 0,
+            },
+            start: x.start,
+            plan: &x.plans[0],
+            phase: x.phase,
+            base: &x.base,
+            plans: &x.plans,
+            groups: &x.groups,
+            member_of: &x.member_of,
+        })
     }
 }
 
@@ -830,29 +1291,115 @@ impl JobPlan {
 /// its top 16 bits).
 pub const MAX_PARTS: usize = 1 << 15;
 
+/// When a part of a job starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// This long after the job starts, on every rank at once.
+    At(Nanos),
+    /// On each rank, `gap_ns` after that rank finished part `part` (an
+    /// earlier part of the job): a training step's compute between phases.
+    After {
+        /// The part it follows.
+        part: usize,
+        /// Virtual time between that part's end and this one's start.
+        gap_ns: Nanos,
+    },
+}
+
+/// Where a part of a training job belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseTag {
+    /// Which of the workloads given to [`JobPlan::with_workloads`] it
+    /// belongs to (0 for the first).
+    pub workload: usize,
+    /// The iteration, from 0.
+    pub iteration: usize,
+    /// The phase.
+    pub phase: Phase,
+    /// The training job it belongs to.
+    pub training: Training,
+    /// When that job starts, after the job as a whole does (its
+    /// `@START`): its first compute gap begins then.
+    pub start_ns: Nanos,
+}
+
 /// One workload of a multi-workload job (see [`JobPlan::with_workloads`]).
 #[derive(Debug, Clone)]
 struct Part {
-    start_ns: Nanos,
-    plan: JobPlan,
+    start: Start,
+    /// The plan over every rank, or one per group (shared by a training
+    /// job's iterations).
+    plans: Arc<Vec<JobPlan>>,
+    /// Per group, its ranks (job numbering) in the group's own order; empty
+    /// when the one plan is over every rank.
+    groups: Arc<Vec<Vec<usize>>>,
+    /// Per rank of the job, its (group, rank within the group).
+    member_of: Arc<Vec<(u32, u32)>>,
     /// Where its region starts in each rank's memory.
     base: Vec<usize>,
+    phase: Option<PhaseTag>,
 }
 
 /// One workload of a job as [`JobPlan::parts`] lists it.
 #[derive(Debug, Clone, Copy)]
 pub struct PartRef<'a> {
-    /// When it starts, after the job does.
+    /// When it starts, after the job does ([`Start::At`]; 0 for a part
+    /// that starts after another).
     pub start_ns: Nanos,
-    /// Its own plan (its connections, layouts from 0).
+    /// When it starts.
+    pub start: Start,
+    /// Its own plan (its connections, layouts from 0); for a part over
+    /// groups, the first group's (every group runs the same collective).
     pub plan: &'a JobPlan,
+    /// Its place in a training job, if it is a phase of one.
+    pub phase: Option<PhaseTag>,
     base: &'a [usize],
+    plans: &'a [JobPlan],
+    groups: &'a [Vec<usize>],
+    member_of: &'a [(u32, u32)],
 }
 
-impl PartRef<'_> {
+impl<'a> PartRef<'a> {
     /// Where its region starts in rank `rank`'s memory.
     pub fn base(&self, rank: usize) -> usize {
         self.base.get(rank).copied().unwrap_or(0)
+    }
+
+    /// Its groups, each a list of the job's ranks in the group's order;
+    /// empty when it runs over every rank (its plan's ranks are the job's).
+    pub fn groups(&self) -> &'a [Vec<usize>] {
+        self.groups
+    }
+
+    /// The plan rank `rank` (job numbering) runs in this part, and its rank
+    /// in that plan; None when it has no place in it.
+    pub fn plan_of(&self, rank: usize) -> Option<(&'a JobPlan, usize)> {
+        if self.groups.is_empty() {
+            return (rank < self.plans[0].ranks.len()).then_some((&self.plans[0], rank));
+        }
+        let &(g, l) = self.member_of.get(rank)?;
+        Some((self.plans.get(g as usize)?, l as usize))
+    }
+
+    /// The job's rank of rank `local` of `rank`'s group (as its plan
+    /// numbers it).
+    pub fn to_job(&self, rank: usize, local: usize) -> Option<usize> {
+        if self.groups.is_empty() {
+            return Some(local);
+        }
+        let &(g, _) = self.member_of.get(rank)?;
+        self.groups.get(g as usize)?.get(local).copied()
+    }
+
+    /// Rank `peer` (job numbering) as `rank`'s group numbers it; None when
+    /// they are not in one group.
+    pub fn to_group(&self, rank: usize, peer: usize) -> Option<usize> {
+        if self.groups.is_empty() {
+            return Some(peer);
+        }
+        let (g, _) = *self.member_of.get(rank)?;
+        let (h, l) = *self.member_of.get(peer)?;
+        (g == h && g != u32::MAX).then_some(l as usize)
     }
 }
 
@@ -1095,6 +1642,14 @@ fn layout(workload: &Workload, n: usize, channels: usize) -> Layout {
             recv: bytes,
             slot_bytes: 0,
             total: 2 * bytes,
+        },
+        // From the previous rank at `recv`, from the next one after it.
+        Workload::Pipeline(_) => Layout {
+            data: 0,
+            data_bytes: bytes,
+            recv: bytes,
+            slot_bytes: 0,
+            total: 3 * bytes,
         },
         // Flow workloads are laid out by flow_layouts.
         _ => Layout {

@@ -269,6 +269,7 @@ fn host(h: usize, ranks: Vec<(usize, u64, u64)>, flows: Vec<FlowOutcome>) -> Hos
                 wrong,
                 checked: true,
                 workload: 0,
+                start_ns: Some(1_000),
             })
             .collect(),
         flows,
@@ -367,5 +368,280 @@ fn coll_summary_and_table() {
     assert!(text.contains("h0.eth1         h1.eth1"));
     for l in &lines {
         assert!(l.starts_with('#') || l.starts_with(' '), "{l:?}");
+    }
+}
+
+mod training {
+    use railyard_roce::plan::{JobOptions, JobPlan, Phase, Start, Training, Workload};
+
+    use super::common::ranks;
+    use super::names;
+
+    fn parse(spec: &str) -> Training {
+        match names(spec) {
+            Ok(Workload::Training(t)) => t,
+            other => panic!("{spec}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn training_spec_reads_every_field_and_defaults_the_rest() {
+        assert_eq!(
+            parse("training:dp=4,ep=2,pp=2,iters=3,compute=20us,grad=1M,tokens=64K,act=8K"),
+            Training {
+                dp: 4,
+                ep: 2,
+                pp: 2,
+                iters: 3,
+                compute_ns: 20_000,
+                grad: 1 << 20,
+                tokens: 64 << 10,
+                act: 8 << 10,
+            }
+        );
+        let t = parse("training: PP=1 , dp=8,ep=1");
+        assert_eq!((t.dp, t.ep, t.pp), (8, 1, 1));
+        assert_eq!(t.iters, 2);
+        assert_eq!(t.compute_ns, 50_000);
+        assert_eq!((t.grad, t.tokens, t.act), (16 << 20, 4 << 20, 1 << 20));
+        assert_eq!(t.phases(), [Phase::DpAllReduce]);
+        let t = parse("training:dp=2,ep=2,pp=2,tokens=0");
+        assert_eq!(t.phases(), [Phase::PpSendRecv, Phase::DpAllReduce]);
+    }
+
+    #[test]
+    fn training_spec_errors_name_the_field_and_what_fits() {
+        for (spec, want) in [
+            ("training", "expected training:dp=D,ep=E,pp=P"),
+            ("training:", "expected training:dp=D,ep=E,pp=P"),
+            ("training:dp=2,ep=2", "pp= is missing"),
+            (
+                "training:dp=2,ep=2,pp=2,lr=3",
+                "unknown field \"lr\"; expected dp, ep, pp",
+            ),
+            (
+                "training:dp=x,ep=2,pp=2",
+                "bad dp=\"x\": expected a whole number of ranks",
+            ),
+            ("training:dp=0,ep=2,pp=2", "bad dp=\"0\""),
+            ("training:dp=2,ep=2,pp=2,dp=4", "dp is given twice"),
+            ("training:dp=2,ep,pp=2", "field \"ep\" is not key=value"),
+            (
+                "training:dp=2,ep=2,pp=2,grad=lots",
+                "grad: bad size \"lots\"",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,compute=soon",
+                "compute: bad duration \"soon\"",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,iters=0",
+                "bad iters=\"0\": expected a whole number from 1",
+            ),
+        ] {
+            let e = names(spec).unwrap_err();
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+    }
+
+    fn plan(spec: &str, hosts: usize, nics: usize) -> Result<JobPlan, String> {
+        let w = names(spec)?;
+        JobPlan::new(w, ranks(hosts, nics), JobOptions::default())
+    }
+
+    #[test]
+    fn training_layouts_that_do_not_fit_the_ranks_are_refused() {
+        for (spec, want) in [
+            (
+                "training:dp=2,ep=2,pp=1",
+                "dp × ep × pp = 2 × 2 × 1 must be the job's 8 ranks (4 hosts × 2 NICs)",
+            ),
+            (
+                "training:dp=4,ep=1,pp=2",
+                "ep=1 must be a multiple of the 2 NICs per host",
+            ),
+            (
+                "training:dp=4,ep=2,pp=1,grad=0,tokens=0",
+                "no phase has two ranks and bytes to move",
+            ),
+            (
+                "training:dp=2,ep=4,pp=1,tokens=100",
+                "ep-alltoall: alltoall:100",
+            ),
+            (
+                "training:dp=2,ep=2,pp=2,grad=6",
+                "dp-allreduce: allreduce:6",
+            ),
+        ] {
+            let e = plan(spec, 4, 2).unwrap_err();
+            assert!(e.contains("workload 1 (training)"), "{spec}: {e}");
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+        // Hosts with different NIC counts.
+        let mut r = ranks(2, 2);
+        r.pop();
+        let w = names("training:dp=1,ep=3,pp=1").unwrap();
+        let e = JobPlan::new(w, r, JobOptions::default()).unwrap_err();
+        assert!(e.contains("same number of NICs"), "{e}");
+    }
+
+    /// The groups of each phase of a plan's first iteration.
+    fn groups(p: &JobPlan) -> Vec<(Phase, Vec<Vec<usize>>)> {
+        p.parts()
+            .iter()
+            .filter(|x| x.phase.unwrap().iteration == 0)
+            .map(|x| (x.phase.unwrap().phase, x.groups().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn training_groups_on_four_hosts_of_two_rails() {
+        let p = plan("training:dp=2,ep=2,pp=2,grad=64K,tokens=64K,act=64K", 4, 2).unwrap();
+        assert_eq!(
+            groups(&p),
+            [
+                // A server's two GPUs.
+                (
+                    Phase::EpAllToAll,
+                    vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]
+                ),
+                // Hosts 0-1 are stage 0, hosts 2-3 stage 1; one rail each.
+                (
+                    Phase::PpSendRecv,
+                    vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]
+                ),
+                (
+                    Phase::DpAllReduce,
+                    vec![vec![0, 2], vec![1, 3], vec![4, 6], vec![5, 7]]
+                ),
+            ]
+        );
+        let p = plan("training:dp=1,ep=4,pp=2,grad=64K,tokens=64K,act=64K", 4, 2).unwrap();
+        assert_eq!(
+            groups(&p),
+            [
+                (Phase::EpAllToAll, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]),
+                (
+                    Phase::PpSendRecv,
+                    vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]
+                ),
+            ]
+        );
+        // Rank 6 (h3.eth0) in the pipeline phase: group [2, 6], second.
+        let part = p.part(1).unwrap();
+        let (sub, local) = part.plan_of(6).unwrap();
+        assert_eq!(local, 1);
+        assert_eq!(sub.ranks()[0].name, "h1.eth0");
+        assert_eq!(part.to_job(6, 0), Some(2));
+        assert_eq!(part.to_group(6, 2), Some(0));
+        assert_eq!(part.to_group(6, 3), None);
+    }
+
+    #[test]
+    fn training_groups_on_sixteen_hosts_of_eight_rails() {
+        let p = plan(
+            "training:dp=4,ep=16,pp=2,grad=64K,tokens=64K,act=64K",
+            16,
+            8,
+        )
+        .unwrap();
+        let addrs = p.ranks();
+        let g = groups(&p);
+        assert_eq!(
+            g.iter()
+                .map(|(ph, v)| (*ph, v.len(), v[0].len()))
+                .collect::<Vec<_>>(),
+            [
+                (Phase::EpAllToAll, 8, 16),
+                (Phase::PpSendRecv, 64, 2),
+                (Phase::DpAllReduce, 32, 4)
+            ]
+        );
+        for (ph, v) in &g {
+            // Every rank in exactly one group.
+            let mut all: Vec<usize> = v.iter().flatten().copied().collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..128).collect::<Vec<_>>(), "{ph:?}");
+            for members in v {
+                let rails: Vec<usize> = members.iter().map(|&r| addrs[r].nic).collect();
+                let mut hosts: Vec<usize> = members.iter().map(|&r| addrs[r].host).collect();
+                hosts.sort_unstable();
+                hosts.dedup();
+                match ph {
+                    // Two servers, every rail.
+                    Phase::EpAllToAll => {
+                        assert_eq!(hosts.len(), 2, "{members:?}");
+                        assert_eq!(rails, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]);
+                    }
+                    // One rail, a server per member.
+                    _ => {
+                        assert!(rails.iter().all(|&x| x == rails[0]), "{ph:?} {members:?}");
+                        assert_eq!(hosts.len(), members.len(), "{ph:?} {members:?}");
+                    }
+                }
+            }
+        }
+        // Stage 0 is hosts 0-7, stage 1 hosts 8-15: h3.eth5 (rank 29)
+        // sends activations to h11.eth5 (rank 93); its replicas are hosts
+        // 1, 3, 5 and 7 on rail 5.
+        assert_eq!(
+            g[1].1.iter().find(|m| m.contains(&29)).unwrap(),
+            &vec![29, 93]
+        );
+        assert_eq!(
+            g[2].1.iter().find(|m| m.contains(&29)).unwrap(),
+            &vec![13, 29, 45, 61]
+        );
+        // Only network connections cross rails in the expert phase.
+        for c in p.connections() {
+            let (a, b) = (&addrs[c.src], &addrs[c.dst]);
+            if a.nic != b.nic {
+                assert!(a.host / 2 == b.host / 2, "{c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn training_phases_follow_each_other_and_share_plans_across_iterations() {
+        let one = plan(
+            "training:dp=2,ep=2,pp=2,iters=1,compute=5us,grad=64K,tokens=64K,act=64K",
+            4,
+            2,
+        )
+        .unwrap();
+        let three = JobPlan::with_workloads(
+            vec![(
+                100_000,
+                names("training:dp=2,ep=2,pp=2,iters=3,compute=5us,grad=64K,tokens=64K,act=64K")
+                    .unwrap(),
+            )],
+            ranks(4, 2),
+            JobOptions::default(),
+        )
+        .unwrap();
+        let parts = three.parts();
+        assert_eq!(parts.len(), 9);
+        assert_eq!(parts[0].start, Start::At(105_000));
+        for (k, x) in parts.iter().enumerate().skip(1) {
+            assert_eq!(
+                x.start,
+                Start::After {
+                    part: k - 1,
+                    gap_ns: 5_000
+                }
+            );
+            let tag = x.phase.unwrap();
+            assert_eq!(
+                (tag.iteration, tag.workload, tag.start_ns),
+                (k / 3, 0, 100_000)
+            );
+        }
+        // Each iteration has its own memory, the same queue pairs.
+        assert_eq!(one.connections(), three.connections());
+        for r in 0..8 {
+            assert_eq!(three.memory_bytes(r), 3 * one.memory_bytes(r));
+            assert_eq!(parts[3].base(r), one.memory_bytes(r));
+        }
+        assert!(matches!(three.workload(), Workload::Training(_)));
     }
 }

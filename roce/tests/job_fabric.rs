@@ -434,3 +434,100 @@ fn a_job_needs_a_workload_and_names_the_bad_one() {
     .unwrap_err();
     assert!(e.contains("workload 2"), "{e}");
 }
+
+fn training(spec: &str, hosts: usize, nics: usize, carry_data: bool) -> JobPlan {
+    let w = Workload::parse(spec, &no_names).unwrap();
+    plan(w, hosts, nics, carry_data)
+}
+
+#[test]
+fn a_training_job_runs_its_phases_in_order_on_every_rank() {
+    use railyard_roce::plan::{Phase, Start};
+    use railyard_roce::report::{summarise_training, summarise_workloads};
+    let spec = "training:dp=2,ep=2,pp=2,iters=2,compute=7us,grad=64K,tokens=32K,act=16K";
+    let p = training(spec, 4, 2, true);
+    let parts = p.parts();
+    // Two iterations of three phases.
+    assert_eq!(parts.len(), 6);
+    let phases: Vec<Phase> = parts.iter().map(|x| x.phase.unwrap().phase).collect();
+    assert_eq!(
+        phases,
+        [
+            Phase::EpAllToAll,
+            Phase::PpSendRecv,
+            Phase::DpAllReduce,
+            Phase::EpAllToAll,
+            Phase::PpSendRecv,
+            Phase::DpAllReduce
+        ]
+    );
+    assert_eq!(parts[0].start, Start::At(7_000));
+    for (k, x) in parts.iter().enumerate().skip(1) {
+        assert_eq!(
+            x.start,
+            Start::After {
+                part: k - 1,
+                gap_ns: 7_000
+            }
+        );
+    }
+    let ran = run(&p, 100_000_000);
+    for h in &ran.hosts {
+        assert_eq!(h.errors(), (0, 0));
+    }
+    // Per rank: each phase starts exactly the gap after its previous one
+    // ended there, and after it started.
+    let mut at: Vec<Vec<(Nanos, Nanos)>> = vec![vec![(0, 0); 8]; 6];
+    for r in ran.outcomes.iter().flat_map(|o| &o.ranks) {
+        assert_eq!(r.wrong, 0, "{r:?}");
+        assert!(r.checked);
+        at[r.workload][r.rank] = (r.start_ns.unwrap(), r.end_ns.unwrap());
+    }
+    for (rank, first) in at[0].iter().enumerate() {
+        assert_eq!(first.0, 7_000);
+        for k in 1..6 {
+            assert_eq!(
+                at[k][rank].0,
+                at[k - 1][rank].1 + 7_000,
+                "rank {rank} part {k}"
+            );
+            assert!(at[k][rank].1 > at[k][rank].0);
+        }
+    }
+    let results = summarise_workloads(&p, &ran.outcomes);
+    assert!(
+        results.iter().all(|r| r.completed && r.wrong == 0),
+        "{results:?}"
+    );
+    let t = summarise_training(&p, &ran.outcomes, &results);
+    assert_eq!(t.len(), 1);
+    let t = &t[0];
+    assert!(t.completed);
+    assert_eq!(t.iterations.len(), 2);
+    let last_end = at[5].iter().map(|x| x.1).max().unwrap();
+    assert_eq!(t.total_us, last_end as f64 / 1e3);
+    let sum: f64 = t.iterations.iter().map(|i| i.time_us).sum();
+    assert!((sum - t.total_us).abs() < 1e-6, "{sum} vs {}", t.total_us);
+    for ph in &t.phases {
+        assert_eq!(ph.min_gap_us, Some(7.0), "{ph:?}");
+    }
+    // Data-free: the same times.
+    let free = run(&training(spec, 4, 2, false), 100_000_000);
+    assert_eq!(times(&ran), times(&free));
+}
+
+#[test]
+fn a_pipeline_sends_to_both_neighbours_and_not_around() {
+    let p = plan(Workload::Pipeline(40_000), 3, 1, true);
+    let pairs: Vec<(usize, usize)> = p.connections().iter().map(|c| (c.src, c.dst)).collect();
+    assert!(pairs.contains(&(0, 1)) && pairs.contains(&(1, 0)));
+    assert!(pairs.contains(&(1, 2)) && pairs.contains(&(2, 1)));
+    assert!(!pairs.contains(&(2, 0)) && !pairs.contains(&(0, 2)));
+    let ran = run(&p, 100_000_000);
+    for r in ran.outcomes.iter().flat_map(|o| &o.ranks) {
+        assert!(r.end_ns.is_some() && r.wrong == 0, "{r:?}");
+    }
+    // The middle rank sends twice as much as the ends.
+    let tx: Vec<u64> = ran.outcomes.iter().map(|o| o.nics[0].tx_bytes).collect();
+    assert!(tx[1] > tx[0] * 3 / 2 && tx[1] > tx[2] * 3 / 2, "{tx:?}");
+}

@@ -24,6 +24,20 @@ WORKLOADS (SIZE: bytes, or with K, M, G for 2^10, 2^20, 2^30):
   reducescatter:SIZE    ring ReduceScatter (SIZE: the input buffer)
   alltoall:SIZE         every rank sends SIZE/ranks to every other rank
   sendrecv:SIZE         rank r sends SIZE to rank r+1
+  pipeline:SIZE         rank r sends SIZE to ranks r-1 and r+1 (no wrap)
+  training:dp=D,ep=E,pp=P[,iters=N][,compute=DURATION][,grad=SIZE][,tokens=SIZE][,act=SIZE]
+                        a training job: D x E x P must be the ranks, E a
+                        multiple of the NICs per host. Ranks are numbered
+                        stage*D*E + replica*E + expert: an expert group is
+                        E/NICs servers (AllToAll of `tokens` per rank,
+                        crossing rails), a pipeline and a data-parallel
+                        group stay on one rail (each stage sends `act` to
+                        its neighbours; AllReduce of `grad`). Each of
+                        `iters` iterations (default 2) runs the three
+                        phases in turn; on every rank a phase starts
+                        `compute` (default 50us) after its previous one
+                        ended there. Defaults: grad=16M, tokens=4M, act=1M;
+                        a size of 0 leaves its phase out
   incast:SIZE:SRC1,SRC2,...:DST
                         each source sends SIZE to DST (host names mean the
                         host's eth0; `h1.eth1` names another NIC)
@@ -37,7 +51,8 @@ use the GPU-to-GPU link).
 EXAMPLES:
   railyard sim rail-spine --workload allreduce:64M
   railyard sim single --workload incast:16M:h1,h2,h3:h4 --cc none
-  railyard sim rail-spine --workload alltoall:32M --lb ecmp,flowlet,per-packet")]
+  railyard sim rail-spine --workload alltoall:32M --lb ecmp,flowlet,per-packet
+  railyard sim rail-spine --workload training:dp=1,ep=4,pp=2,iters=2,compute=20us")]
 pub struct SimArgs {
     /// Topology file, or the name of one in scripts/topologies.
     pub topology: String,

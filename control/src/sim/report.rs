@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use railyard_dataplane::clock::Nanos;
 use railyard_roce::host::HostOutcome;
-use railyard_roce::report::{render_table, FlowResult, JobResult};
+use railyard_roce::report::{render_table, render_training, FlowResult, JobResult, TrainingResult};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -179,6 +179,10 @@ pub struct SimReport {
     /// The highest tier of a switch that sent or received a PFC pause (1:
     /// pauses stayed at the leaves; None: no pause).
     pub deepest_pause_tier: Option<u8>,
+    /// Per training workload, its phases and iterations (absent when the
+    /// job has none; each phase is also a row of `results`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub training: Vec<TrainingResult>,
 }
 
 /// Builds the report of a finished run.
@@ -249,6 +253,7 @@ pub(super) fn build(
         link_load,
         uplinks,
         deepest_pause_tier,
+        training: Vec::new(),
     }
 }
 
@@ -323,6 +328,10 @@ fn receiver_rates(f: &Fabric, d: &Delivery) -> Vec<FlowRate> {
 /// Errors of `out`.
 pub fn render(out: &mut dyn Write, r: &SimReport) -> io::Result<()> {
     render_table(out, &r.results)?;
+    if !r.training.is_empty() {
+        writeln!(out)?;
+        render_training(out, &r.training)?;
+    }
     writeln!(out)?;
     r.fabric.render(out, &r.links)?;
     writeln!(

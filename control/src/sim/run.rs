@@ -18,7 +18,7 @@ use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
 use railyard_dataplane::{Burst, Pool};
 use railyard_roce::host::Host;
-use railyard_roce::report::summarise_workloads;
+use railyard_roce::report::{summarise_training, summarise_workloads};
 use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::{Fabric, NicPort};
@@ -527,7 +527,8 @@ pub(super) fn run(
     }
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
     let results = summarise_workloads(&f.plan, &outcomes);
-    Ok(report::build(
+    let training = summarise_training(&f.plan, &outcomes, &results);
+    let mut report = report::build(
         &f,
         results,
         &outcomes,
@@ -542,5 +543,7 @@ pub(super) fn run(
         },
         series,
         opts.keep_switch_stats,
-    ))
+    );
+    report.training = training;
+    Ok(report)
 }
