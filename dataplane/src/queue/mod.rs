@@ -563,6 +563,17 @@ impl EgressQueues {
         self.sojourn[q.min(NUM_QUEUES - 1)].stats()
     }
 
+    /// Mean sojourn of queue `q`'s packets so far, nanoseconds (see
+    /// [`Sojourn::mean_ns`]).
+    pub fn mean_sojourn_ns(&self, q: usize) -> f64 {
+        self.sojourn[q.min(NUM_QUEUES - 1)].mean_ns()
+    }
+
+    /// Packets whose sojourn queue `q` has recorded (those it sent).
+    pub fn sojourn_count(&self, q: usize) -> u64 {
+        self.sojourn[q.min(NUM_QUEUES - 1)].count()
+    }
+
     /// The scheduler, for inspection (DWRR credit, quanta).
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
