@@ -20,6 +20,7 @@ use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::Fabric;
 use super::engine::NodeId;
+use super::occupancy::DepthTime;
 use super::report::{self, Delivery, QueueSeries, SimReport};
 use super::scenario::LinkFailure;
 use super::{Progress, SimOptions};
@@ -125,6 +126,9 @@ pub(super) fn run(
         }
     }
     let mut link_events = link_events.into_iter().peekable();
+    let mut depth_time = opts
+        .queue_stats
+        .then(|| DepthTime::new(f.port_names.iter().map(Vec::len)));
     for (h, host) in f.hosts.iter_mut().enumerate() {
         host.start(0);
         f.sched.wake((switches + h) as NodeId, 0);
@@ -155,6 +159,10 @@ pub(super) fn run(
             f.links[link].set_up(up);
             for (end, port) in f.link_ends[link] {
                 if let Some(s) = f.switches.get_mut(end as usize) {
+                    // A port going down flushes its queues.
+                    if let Some(d) = depth_time.as_mut() {
+                        d.advance(end as usize, s, at);
+                    }
                     s.links_changed();
                 }
                 if up {
@@ -166,6 +174,9 @@ pub(super) fn run(
         let n = node as usize;
         let next = if n < switches {
             let s = &mut f.switches[n];
+            if let Some(d) = depth_time.as_mut() {
+                d.advance(n, s, now);
+            }
             f.sched.due_ports(node, now, |p| s.hint_rx(p));
             moved += s.poll(now) as u64;
             s.next_departure()
@@ -255,6 +266,9 @@ pub(super) fn run(
         // In-memory backends have nothing to flush.
         let _ = s.finish();
     }
+    let occupancy = depth_time.map_or_else(Vec::new, |d| {
+        d.finish(&f.switches, &f.switch_names, &f.port_names, now)
+    });
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
     let results = summarise_workloads(&f.plan, &outcomes);
     Ok(report::build(
@@ -269,6 +283,7 @@ pub(super) fn run(
             wall_s: wall.elapsed().as_secs_f64(),
             ring_full: f.links.iter().map(|l| l.ring_full()).sum(),
             events: f.sched.events,
+            queue_stats: occupancy,
         },
         series,
         opts.keep_switch_stats,
