@@ -569,11 +569,6 @@ impl EgressQueues {
         self.sojourn[q.min(NUM_QUEUES - 1)].mean_ns()
     }
 
-    /// Packets whose sojourn queue `q` has recorded (those it sent).
-    pub fn sojourn_count(&self, q: usize) -> u64 {
-        self.sojourn[q.min(NUM_QUEUES - 1)].count()
-    }
-
     /// The scheduler, for inspection (DWRR credit, quanta).
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
