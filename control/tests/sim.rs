@@ -203,6 +203,7 @@ fn one_thread_or_several_run_the_same_fabric_event_for_event() {
             o.degrade = vec!["rail2:Ethernet1/32:25000".into()];
             o.fail = vec!["rail1:Ethernet1/31@40us-90us".into()];
             o.sample_queues = vec!["spine1:Ethernet1/1:3".into(), "rail2:Ethernet1/1:3".into()];
+            o.queue_stats = true;
             o.threads = Some(threads);
         })
     };
@@ -210,6 +211,7 @@ fn one_thread_or_several_run_the_same_fabric_event_for_event() {
     assert!(one.results[0].completed, "{:?}", one.results[0]);
     assert!(one.fabric.reordered > 0 && one.fabric.pfc_pause_frames > 0);
     assert!(one.queues.iter().all(|s| !s.bytes.is_empty()));
+    assert!(one.queue_stats.iter().any(|q| q.mean_depth_packets > 0.0));
     let facts = virtual_facts(&one);
     for threads in [2, 8] {
         assert_eq!(

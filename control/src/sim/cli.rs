@@ -123,6 +123,12 @@ pub struct SimArgs {
     /// Interval of the queue samples, e.g. 1us.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "1us")]
     pub sample_every: std::time::Duration,
+    /// Report every egress queue that carried traffic in the JSON
+    /// (`queue_stats`): departures per microsecond, mean depth over the
+    /// run and mean sojourn, which Little's law ties together (depth =
+    /// rate × sojourn). Slows a large run a little.
+    #[arg(long)]
+    pub queue_stats: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -158,6 +164,7 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         fail: args.fail.clone(),
         degrade: args.degrade.clone(),
         sample_ns: args.sample_every.as_nanos() as u64,
+        queue_stats: args.queue_stats,
         rto_ns: args
             .rto
             .map_or(railyard_roce::nic::DEFAULT_RTO_NS, |d| d.as_nanos() as u64),

@@ -15,6 +15,7 @@ mod engine;
 mod fct;
 mod load;
 mod map;
+mod occupancy;
 mod plot;
 mod report;
 mod run;
@@ -31,6 +32,7 @@ use railyard_roce::plan::JobOptions;
 pub use crate::lab::collective::Cc;
 pub use fct::{FctSummary, FlowFct, SlowdownStats};
 pub use load::{LinkLoad, UplinkBalance};
+pub use occupancy::QueueOccupancy;
 pub use report::{EngineStats, FlowRate, QueueSeries, SimReport};
 
 /// How the leaves balance traffic over their uplinks, overriding the
@@ -111,6 +113,10 @@ pub struct SimOptions {
     pub degrade: Vec<String>,
     /// Keep every switch's full counters in the report.
     pub keep_switch_stats: bool,
+    /// Report every egress queue's departures, time-averaged depth and
+    /// mean sojourn (`--queue-stats`); costs a look at every port of a
+    /// switch each time it runs.
+    pub queue_stats: bool,
     /// Width of the bins per-flow delivery is recorded in (fairness).
     pub bin_ns: Nanos,
     /// Worker threads (`--threads`); `None`: one per core, for a fabric
@@ -139,6 +145,7 @@ impl Default for SimOptions {
             fail: Vec::new(),
             degrade: Vec::new(),
             keep_switch_stats: false,
+            queue_stats: false,
             bin_ns: 10_000,
             threads: None,
         }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::build::Fabric;
 use super::fct::{self, FctSummary, FlowFct};
 use super::load::{self, LinkLoad, UplinkBalance};
+use super::occupancy::QueueOccupancy;
 use crate::lab::collective::{tally_switch, FabricSummary, LinkPfc};
 
 /// Bytes each sender delivered to each receiver, in time bins.
@@ -103,6 +104,8 @@ pub(super) struct RunInfo {
     pub ring_full: u64,
     /// Nodes the scheduler ran.
     pub events: u64,
+    /// Every busy queue's occupancy (`--queue-stats`; empty otherwise).
+    pub queue_stats: Vec<QueueOccupancy>,
 }
 
 /// How fast the simulator went: what a benchmark compares.
@@ -158,6 +161,10 @@ pub struct SimReport {
     pub engine: EngineStats,
     /// Depth over time of the queues asked for.
     pub queues: Vec<QueueSeries>,
+    /// Every egress queue that carried traffic: departures, time-averaged
+    /// depth and mean sojourn, when asked for (`--queue-stats`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_stats: Vec<QueueOccupancy>,
     /// Every switch's full counters at the end, by switch, when asked for
     /// (`SimOptions::keep_switch_stats`): what conservation checks read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -245,6 +252,7 @@ pub(super) fn build(
             events_per_wall_s: per_s(info.events),
         },
         queues,
+        queue_stats: info.queue_stats,
         switch_stats: keep_switch_stats.then_some(switch_stats),
         refused_frames: info.ring_full + delivery.pool_dry,
         fct: fct::summarise(&flow_fct),

@@ -23,6 +23,7 @@ use railyard_roce::wire::{is_write, Opcode};
 
 use super::build::{Fabric, NicPort};
 use super::engine::{Agenda, Arrivals, NodeId, Partition};
+use super::occupancy::DepthTime;
 use super::report::{self, Delivery, QueueSeries, SimReport};
 use super::scenario::LinkFailure;
 use super::{Progress, SimOptions};
@@ -129,6 +130,8 @@ struct Worker<'a> {
     /// port, queue).
     samples: Vec<(usize, usize, PortId, usize)>,
     series: Vec<(usize, Vec<f64>, Vec<u64>)>,
+    /// Its switches' queue depths over time (`--queue-stats`).
+    depth_time: Option<DepthTime>,
     buf: Vec<u8>,
     burst: Burst,
     meta: Meta,
@@ -157,6 +160,9 @@ impl Worker<'_> {
         let n = node as usize;
         if n < self.switch_count {
             let s = &mut self.switches[n - self.first_switch];
+            if let Some(d) = self.depth_time.as_mut() {
+                d.advance(n, s, now);
+            }
             self.agenda.due_ports(node, now, |p| s.hint_rx(p));
             self.status.moved += s.poll(now) as u64;
             return s.next_departure();
@@ -240,7 +246,12 @@ impl Worker<'_> {
             }
             let n = node as usize;
             if n < self.switch_count {
-                self.switches[n - self.first_switch].links_changed();
+                let s = &mut self.switches[n - self.first_switch];
+                // A port going down flushes its queues.
+                if let Some(dt) = self.depth_time.as_mut() {
+                    dt.advance(n, s, d.start);
+                }
+                s.links_changed();
             }
             if up {
                 // Frames the cable held while down are due now.
@@ -392,6 +403,9 @@ pub(super) fn run(
                 ip_rank: &ip_rank,
                 delivery: Delivery::new(opts.bin_ns),
                 series: mine.iter().map(|m| (m.0, Vec::new(), Vec::new())).collect(),
+                depth_time: opts
+                    .queue_stats
+                    .then(|| DepthTime::new(f.port_names.iter().map(Vec::len))),
                 samples: mine
                     .iter()
                     .enumerate()
@@ -504,8 +518,15 @@ pub(super) fn run(
         .collect();
     let mut events = 0;
     let mut last: Nanos = 0;
+    let mut depth_time: Option<DepthTime> = None;
     for w in workers {
         delivery.merge(w.delivery);
+        if let Some(d) = w.depth_time {
+            match depth_time.as_mut() {
+                Some(all) => all.merge(d),
+                None => depth_time = Some(d),
+            }
+        }
         for (k, t_us, bytes) in w.series {
             series[k].t_us = t_us;
             series[k].bytes = bytes;
@@ -525,6 +546,9 @@ pub(super) fn run(
         // In-memory backends have nothing to flush.
         let _ = s.finish();
     }
+    let occupancy = depth_time.map_or_else(Vec::new, |d| {
+        d.finish(&f.switches, &f.switch_names, &f.port_names, now)
+    });
     let outcomes: Vec<_> = f.hosts.iter().map(|h| h.outcome()).collect();
     let results = summarise_workloads(&f.plan, &outcomes);
     let training = summarise_training(&f.plan, &outcomes, &results);
@@ -540,6 +564,7 @@ pub(super) fn run(
             wall_s: wall.elapsed().as_secs_f64(),
             ring_full: f.links.iter().map(|l| l.ring_full()).sum(),
             events,
+            queue_stats: occupancy,
         },
         series,
         opts.keep_switch_stats,

@@ -65,6 +65,19 @@ impl Sojourn {
         self.zeros + self.hist.as_ref().map_or(0, |h| h.len())
     }
 
+    /// Mean sojourn over every packet recorded, zeros included, in
+    /// nanoseconds (0 when nothing was recorded): the W of Little's law
+    /// (mean depth = departure rate × W). Each value counts as the middle
+    /// of its histogram bucket, so the mean is within 0.4 % of the exact
+    /// one (buckets are at most 1/128 of their value wide).
+    pub fn mean_ns(&self) -> f64 {
+        let count = self.count();
+        match &self.hist {
+            Some(h) if count > 0 => h.mean() * h.len() as f64 / count as f64,
+            _ => 0.0,
+        }
+    }
+
     /// The sojourn at quantile `q` (0–1) over every packet recorded.
     fn quantile(&self, h: &Histogram<u64>, q: f64) -> u64 {
         let total = (self.zeros + h.len()) as f64;
@@ -110,6 +123,28 @@ mod tests {
         let mut z = Sojourn::new();
         z.record(0);
         assert_eq!(z.stats(), LatencyStats::default());
+    }
+
+    #[test]
+    fn the_mean_counts_the_zeros_and_is_within_the_bucket_resolution() {
+        let mut s = Sojourn::new();
+        assert_eq!(s.mean_ns(), 0.0);
+        for _ in 0..100 {
+            s.record(0);
+        }
+        // 100 zeros and 100 values from 1 to 100 000 ns: the exact mean is
+        // the sum over 200.
+        let mut sum = 0u64;
+        for v in 1..=100u64 {
+            s.record(v * v * 10);
+            sum += v * v * 10;
+        }
+        let exact = sum as f64 / 200.0;
+        let mean = s.mean_ns();
+        assert!(
+            (mean - exact).abs() / exact < 0.004,
+            "mean {mean} against {exact}"
+        );
     }
 
     #[test]

@@ -563,6 +563,12 @@ impl EgressQueues {
         self.sojourn[q.min(NUM_QUEUES - 1)].stats()
     }
 
+    /// Mean sojourn of queue `q`'s packets so far, nanoseconds (see
+    /// [`Sojourn::mean_ns`]).
+    pub fn mean_sojourn_ns(&self, q: usize) -> f64 {
+        self.sojourn[q.min(NUM_QUEUES - 1)].mean_ns()
+    }
+
     /// The scheduler, for inspection (DWRR credit, quanta).
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
