@@ -270,7 +270,6 @@ type Conductor<'a> = dyn FnMut(&[Status]) -> Decision + 'a;
 /// worker's status.
 fn rounds(
     w: &mut Worker<'_>,
-    k: usize,
     shared: &Mutex<Shared>,
     barrier: &Barrier,
     mut conductor: Option<&mut Conductor<'_>>,
@@ -279,7 +278,7 @@ fn rounds(
     let _abort = AbortOnPanic;
     loop {
         let status = w.report();
-        lock(shared).status[k] = status;
+        lock(shared).status[w.index] = status;
         barrier.wait();
         if let Some(c) = conductor.as_mut() {
             let mut g = lock(shared);
@@ -497,11 +496,11 @@ pub(super) fn run(
             let (shared, barrier) = (&shared, &barrier);
             std::thread::Builder::new()
                 .name(format!("sim-worker-{k}"))
-                .spawn_scoped(scope, move || rounds(w, k, shared, barrier, None))
+                .spawn_scoped(scope, move || rounds(w, shared, barrier, None))
                 .map_err(|e| format!("cannot start a simulation thread: {e}"))?;
         }
-        if let Some((k, w)) = first {
-            rounds(w, k, &shared, &barrier, Some(&mut conduct));
+        if let Some((_, w)) = first {
+            rounds(w, &shared, &barrier, Some(&mut conduct));
         }
         Ok::<(), String>(())
     })?;
