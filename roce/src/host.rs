@@ -766,6 +766,7 @@ mod tests {
             rto_ns: 1_000_000,
             memory_bytes: 0,
             answer_arp: true,
+            catch_up_ns: 0,
         }
     }
 

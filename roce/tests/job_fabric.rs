@@ -33,6 +33,7 @@ fn nic_config(a: &RankAddr) -> NicConfig {
         rto_ns: 1_000_000,
         memory_bytes: 0,
         answer_arp: true,
+        catch_up_ns: 0,
     }
 }
 

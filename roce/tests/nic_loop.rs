@@ -42,6 +42,7 @@ fn config(
         rto_ns: 100_000,
         memory_bytes: mem,
         answer_arp: true,
+        catch_up_ns: 0,
     }
 }
 
@@ -438,6 +439,50 @@ fn pfc_pause_of_priority_3_stops_data_and_cnps_still_go() {
     let st = lab.nics[0].stats();
     assert_eq!(st.pfc_pause_frames, 1);
     assert_eq!(st.paused_ns, pause_ns);
+}
+
+/// Frames NIC A of `lab` sends at `now` back to back (until its line is
+/// busy past `now`).
+fn burst_at(lab: &mut Lab, now: Nanos) -> usize {
+    let mut n = 0;
+    while lab.nics[0].transmit(now, &mut lab.buf).is_some() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn a_late_wake_up_is_made_up_only_within_the_catch_up_allowance() {
+    // 4 KB frames at 100 Gb/s leave every ~330 ns; the NIC is next woken
+    // 10 µs late, as a live rank's OS may wake it.
+    let late_by = 10_000;
+    let frames = |catch_up_ns| {
+        let mut lab = Lab::new(CongestionControl::None, 4 * MB);
+        lab.nics[0] = {
+            let mut cfg = lab.nics[0].config().clone();
+            cfg.catch_up_ns = catch_up_ns;
+            let mut nic = Nic::new(cfg);
+            nic.connect(QpConfig {
+                local_qpn: 0x100,
+                remote_ip: IP_B,
+                remote_qpn: 0x200,
+                udp_sport: 0xc000,
+            })
+            .unwrap();
+            nic
+        };
+        post(&mut lab, 1, 0x100, 0, 4 * MB);
+        assert_eq!(burst_at(&mut lab, 0), 1, "one frame at a time on time");
+        burst_at(&mut lab, late_by)
+    };
+    // Without an allowance (virtual time) the lost time is lost: one frame.
+    assert_eq!(frames(0), 1);
+    // With one, the frames owed since the wire freed go out back to back:
+    // 10 µs of 4 KB frames at 100 Gb/s is about 30.
+    let caught_up = frames(1_000_000);
+    assert!((28..=32).contains(&caught_up), "{caught_up} frames");
+    // A wake-up later than the allowance starts afresh.
+    assert_eq!(frames(late_by / 2), 1);
 }
 
 #[test]

@@ -504,6 +504,7 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 rto_ns: opts.rto_ns,
                 memory_bytes: 0,
                 answer_arp: true,
+                catch_up_ns: 0,
             });
             let (ring, switch, switch_port) = nic_ends
                 .remove(&(h, end.port.clone()))

@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 use crate::lab::routes::host_nics;
 use crate::lab::topology::Topology;
 
+/// How late a live rank's NIC may make up a transmission (see
+/// [`NicConfig::catch_up_ns`]): longer than the wake-up delays of a busy
+/// machine's scheduler, short enough that a rank descheduled for longer
+/// does not flood its switch with what it owes.
+const LIVE_CATCH_UP_NS: Nanos = 1_000_000;
+
 /// One rank of a live job: a host NIC and where it is cabled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankSpec {
@@ -195,6 +201,7 @@ impl NicSettings {
             rto_ns: self.rto_ns,
             memory_bytes: 0,
             answer_arp: false,
+            catch_up_ns: LIVE_CATCH_UP_NS,
         })
     }
 }
