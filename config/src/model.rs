@@ -161,6 +161,10 @@ pub struct Interface {
     pub speed_mbps: Option<u32>,
     /// Where the port's frames come from and go to (railyard's `bind` extension).
     pub bind: Option<Bind>,
+    /// Receive ring of an `af-packet` binding in MiB (`bind af-packet IF
+    /// ring MIB`); `None`: the backend's default. How long the port may go
+    /// unread (a descheduled worker) before the kernel drops.
+    pub rx_ring_mib: Option<u32>,
     /// Static ARP entries (`ip arp A.B.C.D MAC`), in order of configuration.
     pub arp: Vec<(Ipv4Addr, [u8; 6])>,
     /// Static IPv6 neighbours (`ipv6 neighbor ADDR MAC`), in order of configuration.
@@ -207,6 +211,7 @@ impl Interface {
             mac: None,
             speed_mbps: None,
             bind: None,
+            rx_ring_mib: None,
             arp: Vec::new(),
             nd: Vec::new(),
             service_policy_qos_input: None,
@@ -242,6 +247,7 @@ impl PartialEq for Interface {
             && self.mac == other.mac
             && self.speed_mbps == other.speed_mbps
             && self.bind == other.bind
+            && self.rx_ring_mib == other.rx_ring_mib
             && self.arp == other.arp
             && self.nd == other.nd
             && self.service_policy_qos_input == other.service_policy_qos_input

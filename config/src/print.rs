@@ -598,7 +598,10 @@ impl fmt::Display for Interface {
             writeln!(f, "  mac-address {}", Mac(mac))?;
         }
         if let Some(b) = &self.bind {
-            writeln!(f, "  bind {b}")?;
+            match self.rx_ring_mib {
+                Some(mib) => writeln!(f, "  bind {b} ring {mib}")?,
+                None => writeln!(f, "  bind {b}")?,
+            }
         }
         for (i, p) in self.ipv4.iter().enumerate() {
             let secondary = if i == 0 { "" } else { " secondary" };

@@ -569,7 +569,7 @@ fn bind_errors() {
     );
     assert!(hint
         .unwrap()
-        .starts_with("usage: bind af-packet IFNAME | tap IFNAME"));
+        .starts_with("usage: bind af-packet IFNAME [ring MIB] | tap IFNAME"));
     assert_eq!(at("  bind pcap").2, "missing pcap file");
     assert_eq!(at("  bind").2, "missing bind kind");
     assert_eq!(
@@ -582,6 +582,57 @@ fn bind_errors() {
         )
     );
     assert_eq!(at("  bind ring r0 r1").1, 16);
+    let (line, col, message, hint) = at("  bind tap t0 ring 64");
+    assert_eq!((line, col, message.as_str()), (2, 15, "unexpected `ring`"));
+    assert!(hint
+        .unwrap()
+        .contains("only `bind af-packet IFNAME ring MIB`"));
+    assert_eq!(
+        at("  bind af-packet veth0 ring 0"),
+        (
+            2,
+            29,
+            "receive ring size 0 MiB is out of range".into(),
+            Some("the receive ring is 1 to 1024 MiB".into())
+        )
+    );
+    assert_eq!(
+        at("  bind af-packet veth0 ring 2048").2,
+        "receive ring size 2048 MiB is out of range"
+    );
+    assert_eq!(
+        at("  bind af-packet veth0 ring 64M").2,
+        "invalid receive ring size `64M`"
+    );
+    assert_eq!(
+        at("  bind af-packet veth0 ring").2,
+        "missing receive ring size in MiB"
+    );
+    assert_eq!(at("  bind af-packet veth0 rings 64").1, 24);
+}
+
+#[test]
+fn an_af_packet_binding_takes_a_receive_ring_size_that_round_trips() {
+    let i = iface("  bind af-packet veth0 ring 128\n");
+    assert_eq!(i.bind, Some(Bind::AfPacket("veth0".into())));
+    assert_eq!(i.rx_ring_mib, Some(128));
+    assert_eq!(iface("  bind af-packet veth0\n").rx_ring_mib, None);
+    // A later bind line replaces the whole binding, ring included.
+    assert_eq!(
+        iface("  bind af-packet veth0 ring 128\n  bind af-packet veth1\n").rx_ring_mib,
+        None
+    );
+    assert_eq!(
+        iface("  bind af-packet veth0 ring 128\n  no bind\n").rx_ring_mib,
+        None
+    );
+    let text = "interface Ethernet1/1\n  no switchport\n  bind af-packet veth0 ring 128\n";
+    let printed = clean(text).config.to_string();
+    assert!(
+        printed.contains("  bind af-packet veth0 ring 128\n"),
+        "{printed}"
+    );
+    assert_eq!(clean(&printed).config, clean(text).config);
 }
 
 #[test]

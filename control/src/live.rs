@@ -24,7 +24,11 @@ use crate::{load_config, Loaded};
 ///
 /// # Errors
 /// Why the port could not be opened, naming the interface and the target.
-pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, String> {
+pub fn open_backend(
+    interface: &str,
+    bind: &Bind,
+    rx_ring_mib: Option<u32>,
+) -> Result<Box<dyn Port>, String> {
     let fail = |what: &str, e: std::io::Error| {
         let hint = match e.kind() {
             std::io::ErrorKind::PermissionDenied => " (needs root or CAP_NET_RAW/CAP_NET_ADMIN)",
@@ -34,9 +38,16 @@ pub fn open_backend(interface: &str, bind: &Bind) -> Result<Box<dyn Port>, Strin
         format!("{interface}: cannot open {what}: {e}{hint}")
     };
     match bind {
-        Bind::AfPacket(ifname) => AfPacketPort::open(ifname, AfPacketOptions::default())
-            .map(|p| Box::new(p) as Box<dyn Port>)
-            .map_err(|e| fail(&format!("af-packet {ifname}"), e)),
+        Bind::AfPacket(ifname) => {
+            let opts = AfPacketOptions::default();
+            let opts = match rx_ring_mib {
+                Some(mib) => opts.with_ring_mib(mib),
+                None => opts,
+            };
+            AfPacketPort::open(ifname, opts)
+                .map(|p| Box::new(p) as Box<dyn Port>)
+                .map_err(|e| fail(&format!("af-packet {ifname}"), e))
+        }
         Bind::Tap(ifname) => TapPort::open(ifname)
             .map(|p| Box::new(p) as Box<dyn Port>)
             .map_err(|e| fail(&format!("tap {ifname}"), e)),
@@ -200,7 +211,15 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
         match bind {
-            Some(b) => backends.push(Some(open_backend(&ifc.name, b)?)),
+            Some(b) => {
+                let ring = loaded
+                    .config
+                    .interfaces
+                    .iter()
+                    .find(|i| i.name.to_string() == ifc.name)
+                    .and_then(|i| i.rx_ring_mib);
+                backends.push(Some(open_backend(&ifc.name, b, ring)?));
+            }
             None => {
                 tracing::warn!("{} has no `bind`: it stays down", ifc.name);
                 backends.push(None);
@@ -351,7 +370,7 @@ mod tests {
 
     #[test]
     fn af_xdp_on_a_missing_interface_says_so() {
-        let Err(e) = open_backend("Ethernet1/1", &Bind::AfXdp("ry-no-such0".into())) else {
+        let Err(e) = open_backend("Ethernet1/1", &Bind::AfXdp("ry-no-such0".into()), None) else {
             panic!("opened a missing interface");
         };
         assert!(e.contains("af-xdp ry-no-such0"), "{e}");

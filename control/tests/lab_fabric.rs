@@ -599,14 +599,22 @@ link sw1:Ethernet1/31 sw2:Ethernet1/31 speed 1000 subnet 10.255.1.0/31
 /// point ten times slower than the links holds the upstream pauses for
 /// seconds, which a watchdog rightly takes for a storm. With `pfc` false,
 /// `priority-flow-control mode off` everywhere. Ports bind through
-/// `backend` (`af-packet`, the template's own, or `af-xdp`).
+/// `backend` (`af-packet`, the template's own, or `af-xdp`); af-packet
+/// ports with a 128 MiB receive ring, about a second of a 1 Gb/s peer,
+/// since on a busy 2-core machine a switch's worker was seen descheduled
+/// for longer than the default 32 MiB holds (a kernel ring overflow is
+/// loss PFC cannot prevent).
 fn sustained_template(role: &str, pfc: bool, backend: &str) -> String {
+    let bind = match backend {
+        "af-packet" => "bind af-packet {{ifname}} ring 128".to_string(),
+        other => format!("bind {other} {{{{ifname}}}}"),
+    };
     lossless_template(
         role,
         pfc,
         "pause buffer-size 9000000 pause-threshold 1000000 resume-threshold 500000",
     )
-    .replace("bind af-packet", &format!("bind {backend}"))
+    .replace("bind af-packet {{ifname}}", &bind)
 }
 
 /// Hosts h1..=`n` each send DSCP 24 (the lossless class) to h4's rail-2
@@ -635,7 +643,8 @@ fn sustained_incast(lab: &Fabric, n: usize) -> BTreeMap<String, Value> {
     lab.settled(Duration::from_secs(120))
 }
 
-/// Asserts that every port of every switch runs on `backend`.
+/// Asserts that every port of every switch runs on `backend` (af-packet
+/// with the ring [`sustained_template`] asks for).
 fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
     for (sw, s) in stats {
         for (ifname, i) in ifaces(s) {
@@ -644,6 +653,12 @@ fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
                 described.starts_with(backend),
                 "{sw} {ifname} runs on {described}, not {backend}"
             );
+            if backend == "af-packet" {
+                assert!(
+                    described.ends_with("(ring 128 MiB)"),
+                    "{sw} {ifname}: {described}"
+                );
+            }
         }
     }
 }

@@ -238,7 +238,7 @@ fn veth_carries_ten_thousand_frames_intact() {
         );
         let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
         assert_ne!(ma, mb);
-        assert_eq!(pa.describe(), format!("af-packet {a}"));
+        assert_eq!(pa.describe(), format!("af-packet {a} (ring 32 MiB)"));
 
         let (elapsed, tx_calls) = transfer(&mut pa, &mut pb, N, false);
         let ca = pa.io_counters();

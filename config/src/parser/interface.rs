@@ -84,7 +84,7 @@ pub(super) static TABLE: &[Spec] = &[
     ),
     Spec::run(
         &["bind"],
-        "bind af-packet IFNAME | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
+        "bind af-packet IFNAME [ring MIB] | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
         bind,
     ),
     Spec::run(&["no", "bind"], "no bind", no_bind),
@@ -726,6 +726,33 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         Bind::Dpdk(_) => "DPDK port id or vdev",
         _ => "Linux interface name",
     })?;
+    let ring = match a.next_token() {
+        None => None,
+        Some(t) if matches!(probe, Bind::AfPacket(_)) => {
+            keyword(t, &["ring"], "af-packet option")?;
+            let n = a.expect("receive ring size in MiB")?;
+            let hint = format!("the receive ring is {MIN_RING_MIB} to {MAX_RING_MIB} MiB");
+            let mib = value::number(n, "receive ring size", &hint)?;
+            if !(u64::from(MIN_RING_MIB)..=u64::from(MAX_RING_MIB)).contains(&mib) {
+                return Err(Fail::new(
+                    n.col,
+                    format!("receive ring size {mib} MiB is out of range"),
+                    Some(hint),
+                ));
+            }
+            Some(mib as u32)
+        }
+        Some(t) => {
+            return Err(Fail::new(
+                t.col,
+                format!("unexpected `{}`", t.text),
+                Some(format!(
+                "only `bind af-packet IFNAME ring MIB` takes an option; `bind {} {}` takes none",
+                kind.text, target.text
+            )),
+            ))
+        }
+    };
     a.finish()?;
     let bind = Bind::from_parts(kind.text, target.text)
         .ok_or_else(|| Fail::new(kind.col, format!("unknown bind kind `{}`", kind.text), None))?;
@@ -735,15 +762,24 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let pos = b.pos(kind.col);
     for index in b.members() {
         b.config.interfaces[index].bind = Some(bind.clone());
+        b.config.interfaces[index].rx_ring_mib = ring;
         b.map.bind.insert(index, pos);
     }
     Ok(())
 }
 
+/// Smallest receive ring `bind af-packet IF ring MIB` takes.
+pub const MIN_RING_MIB: u32 = 1;
+/// Largest: the kernel pins the ring's memory for the port's lifetime.
+pub const MAX_RING_MIB: u32 = 1024;
+
 /// `no bind [KIND TARGET]`.
 fn no_bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    set(b, |i| i.bind = None);
+    set(b, |i| {
+        i.bind = None;
+        i.rx_ring_mib = None;
+    });
     Ok(())
 }
 

@@ -97,6 +97,18 @@ impl Default for AfPacketOptions {
 }
 
 impl AfPacketOptions {
+    /// These options with a receive ring of `mib` MiB (the default's
+    /// blocks, as many as fit): a port whose worker may be descheduled
+    /// for long (a lab on a busy machine) gets longer before the kernel
+    /// drops. At least one block.
+    pub fn with_ring_mib(mut self, mib: u32) -> AfPacketOptions {
+        let bytes = u64::from(mib) << 20;
+        self.block_count = u32::try_from(bytes / u64::from(self.block_size.max(1)))
+            .unwrap_or(u32::MAX)
+            .max(1);
+        self
+    }
+
     /// Checks the ring geometry before the kernel sees it, with errors that
     /// say which field is wrong.
     ///
@@ -289,6 +301,8 @@ pub struct AfPacketPort {
     refresh: RefreshTimer,
     warned_oversize: bool,
     qdisc_bypass: bool,
+    /// The receive ring's size, for `describe`.
+    ring_mib: u64,
 }
 
 impl AfPacketPort {
@@ -362,6 +376,7 @@ impl AfPacketPort {
 
         let link = link_state(s, ifname);
         Ok(AfPacketPort {
+            ring_mib: (u64::from(opts.block_size) * u64::from(opts.block_count)) >> 20,
             ring,
             control,
             fd,
@@ -737,7 +752,7 @@ impl Port for AfPacketPort {
     }
 
     fn describe(&self) -> String {
-        format!("af-packet {}", self.ifname)
+        format!("af-packet {} (ring {} MiB)", self.ifname, self.ring_mib)
     }
 }
 
@@ -837,6 +852,22 @@ mod tests {
     #[test]
     fn default_options_are_valid() {
         AfPacketOptions::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_ring_size_in_mib_keeps_the_blocks_and_sets_their_number() {
+        let d = AfPacketOptions::default();
+        assert_eq!(d.block_count as u64 * d.block_size as u64, 32 << 20);
+        let big = d.clone().with_ring_mib(128);
+        assert_eq!((big.block_size, big.block_count), (d.block_size, 4096));
+        big.validate().unwrap();
+        assert_eq!(d.clone().with_ring_mib(1).block_count, 32);
+        // Never no block, whatever the block size.
+        let huge_blocks = AfPacketOptions {
+            block_size: 4 << 20,
+            ..d
+        };
+        assert_eq!(huge_blocks.with_ring_mib(1).block_count, 1);
     }
 
     #[test]
