@@ -7,7 +7,7 @@ use std::path::Path;
 use railyard_control::sim::{simulate, Cc, Lb, SimOptions, SimReport};
 
 mod common;
-use common::{sim, topology};
+use common::{assert_conserved, sim, sim_json, topology};
 
 /// Every rank finished with the right data.
 fn assert_complete(r: &SimReport) {
@@ -224,18 +224,7 @@ fn one_thread_or_several_run_the_same_fabric_event_for_event() {
 
 #[test]
 fn the_command_prints_the_issue_json_shape() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
-        .args(["sim"])
-        .arg(topology("single"))
-        .args(["--workload", "allreduce:4M", "--json"])
-        .output()
-        .expect("run railyard sim");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = sim_json("single", &["--workload", "allreduce:4M"]);
     let res = &v["results"][0];
     for k in [
         "op",
@@ -329,36 +318,8 @@ fn every_queue_and_every_cable_conserves_packets() {
     });
     assert_complete(&r);
     let stats = r.switch_stats.as_ref().expect("kept");
-    let mut queues = 0;
-    for s in stats {
-        for (name, i) in &s.interfaces {
-            for q in &i.queues {
-                let out =
-                    q.tx_packets + q.wred_drops + q.tail_drops + q.watchdog_drops + q.depth_packets;
-                assert_eq!(
-                    q.offered_packets, out,
-                    "{} {name} queue {}",
-                    s.hostname, q.queue
-                );
-                queues += usize::from(q.offered_packets > 0);
-            }
-        }
-    }
+    let (queues, cables) = assert_conserved(stats, &topology("rail-spine"));
     assert!(queues >= 8, "traffic went through {queues} queues");
-    let topo = railyard_control::lab::topology::parse_file(&topology("rail-spine")).unwrap();
-    let port = |node: &str, port: &str| {
-        let s = stats.iter().find(|s| s.hostname == node)?;
-        s.interfaces.get(port)
-    };
-    let mut cables = 0;
-    for l in &topo.links {
-        let (Some(a), Some(b)) = (port(&l.a.node, &l.a.port), port(&l.b.node, &l.b.port)) else {
-            continue;
-        };
-        assert_eq!(a.tx_packets, b.rx_packets, "{} -> {}", l.a, l.b);
-        assert_eq!(b.tx_packets, a.rx_packets, "{} -> {}", l.b, l.a);
-        cables += 1;
-    }
     assert_eq!(cables, 4, "rail-spine has four switch-to-switch cables");
 }
 
@@ -470,24 +431,15 @@ fn a_training_step_runs_its_phases_in_order_with_compute_between() {
 #[test]
 fn a_training_job_runs_data_free_and_prints_json() {
     // Expert groups of two servers: the AllToAll crosses rails.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
-        .args(["sim"])
-        .arg(topology("rail-spine"))
-        .args([
+    let v = sim_json(
+        "rail-spine",
+        &[
             "--workload",
             "training:dp=1,ep=4,pp=2,iters=1,compute=5us,grad=1M,tokens=256K,act=128K@10us",
             "--data",
             "off",
-            "--json",
-        ])
-        .output()
-        .expect("run railyard sim");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let t = &v["training"][0];
     assert_eq!(t["completed"], true, "{t}");
     assert_eq!(t["start_us"], 10.0);

@@ -134,33 +134,7 @@ fn littles_law_and_conservation_hold_on_every_queue_of_a_congested_run() {
     // Conservation on the same run: every queue sent, dropped or holds
     // what it was offered, and every cable between switches delivered at
     // one end what the other sent.
-    for s in stats {
-        for (name, i) in &s.interfaces {
-            for q in &i.queues {
-                let out =
-                    q.tx_packets + q.wred_drops + q.tail_drops + q.watchdog_drops + q.depth_packets;
-                assert_eq!(
-                    q.offered_packets, out,
-                    "{} {name} queue {}",
-                    s.hostname, q.queue
-                );
-            }
-        }
-    }
-    let t = railyard_control::lab::topology::parse_file(&topo).expect("topology");
-    let port = |node: &str, port: &str| {
-        let s = stats.iter().find(|s| s.hostname == node)?;
-        s.interfaces.get(port)
-    };
-    let mut cables = 0;
-    for l in &t.links {
-        let (Some(a), Some(b)) = (port(&l.a.node, &l.a.port), port(&l.b.node, &l.b.port)) else {
-            continue;
-        };
-        assert_eq!(a.tx_packets, b.rx_packets, "{} -> {}", l.a, l.b);
-        assert_eq!(b.tx_packets, a.rx_packets, "{} -> {}", l.b, l.a);
-        cables += 1;
-    }
+    let (_, cables) = common::assert_conserved(stats, &topo);
     assert_eq!(cables, 32, "8 leaves × 4 spines");
 
     let bad = littles_law_violations(&r, 100, 0.005, |q| q.mean_sojourn_ns);
@@ -291,20 +265,10 @@ fn dcqcn_keeps_pfc_pauses_at_the_first_hop_where_ecmp_collides() {
 /// leaves them out when not asked for.
 #[test]
 fn the_command_reports_queue_stats_when_asked() {
-    let json = |extra: &[&str]| -> serde_json::Value {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
-            .arg("sim")
-            .arg(common::topology("incast"))
-            .args(["--workload", "incast:1M:h1,h2:h9", "--json"])
-            .args(extra)
-            .output()
-            .expect("run railyard sim");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("JSON")
+    let json = |extra: &[&str]| {
+        let mut args = vec!["--workload", "incast:1M:h1,h2:h9"];
+        args.extend_from_slice(extra);
+        common::sim_json("incast", &args)
     };
     assert!(json(&[])["queue_stats"].is_null());
     let v = json(&["--queue-stats"]);

@@ -344,6 +344,65 @@ pub fn sim(
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// `railyard sim` (the binary) on a shipped topology with `args` and
+/// `--json`, which must succeed; the JSON it printed.
+pub fn sim_json(topo: &str, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .arg("sim")
+        .arg(topology(topo))
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("run railyard sim");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// Conservation as the switches count it after a run: every egress queue
+/// sent, dropped or still holds what it was offered, and every cable
+/// between two switches of `topo` delivered at one end what the other end
+/// sent. Returns how many queues were offered traffic and how many cables
+/// were checked.
+pub fn assert_conserved(
+    stats: &[railyard_dataplane::stats::SwitchStats],
+    topo: &Path,
+) -> (usize, usize) {
+    let mut queues = 0;
+    for s in stats {
+        for (name, i) in &s.interfaces {
+            for q in &i.queues {
+                let out =
+                    q.tx_packets + q.wred_drops + q.tail_drops + q.watchdog_drops + q.depth_packets;
+                assert_eq!(
+                    q.offered_packets, out,
+                    "{} {name} queue {}",
+                    s.hostname, q.queue
+                );
+                queues += usize::from(q.offered_packets > 0);
+            }
+        }
+    }
+    let t = railyard_control::lab::topology::parse_file(topo).expect("topology");
+    let port = |node: &str, port: &str| {
+        let s = stats.iter().find(|s| s.hostname == node)?;
+        s.interfaces.get(port)
+    };
+    let mut cables = 0;
+    for l in &t.links {
+        let (Some(a), Some(b)) = (port(&l.a.node, &l.a.port), port(&l.b.node, &l.b.port)) else {
+            continue;
+        };
+        assert_eq!(a.tx_packets, b.rx_packets, "{} -> {}", l.a, l.b);
+        assert_eq!(b.tx_packets, a.rx_packets, "{} -> {}", l.b, l.a);
+        cables += 1;
+    }
+    (queues, cables)
+}
+
 pub fn shipped(rel: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../scripts/topologies")
