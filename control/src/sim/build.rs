@@ -62,9 +62,9 @@ fn cable_frames(delay_ns: u64, mbps: u64) -> usize {
 }
 
 /// `f` applied to every item (with its index) on up to `threads` threads
-/// (default: one per core), results in item
-/// order: building a thousand-NIC fabric is a few thousand independent
-/// jobs (switch configurations to render and read, hosts to connect).
+/// (default: one per core), results in item order: building a
+/// thousand-NIC fabric is a few thousand independent jobs (switch
+/// configurations to render and read, hosts to connect).
 fn par_map<T: Send, R: Send>(
     items: Vec<T>,
     threads: Option<usize>,

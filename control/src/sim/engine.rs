@@ -105,8 +105,8 @@ impl Port for NotifyingPort {
 }
 
 /// How the nodes are shared among worker threads: worker `k` owns a
-/// contiguous run of the switches and one of the hosts, so a rail and its
-/// hosts tend to stay together.
+/// contiguous run of the switches and another of the hosts, so a rail and
+/// its hosts tend to stay together.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Partition {
     switches: usize,
