@@ -1,8 +1,10 @@
-//! Running a fabric in virtual time: the scheduler hands out the next node
-//! with work due (a frame's arrival, a departure, a NIC's pacing slot or
-//! timer); a switch is polled, a host's NICs take their frames off their
-//! cables and put what they may send on them. The run stops when the job
-//! is done and the fabric has drained, or at the time limit.
+//! Running a fabric in virtual time, window by window (see the engine):
+//! each worker thread runs its nodes' work due in the window (a frame's
+//! arrival, a departure, a NIC's pacing slot or timer) — a switch is
+//! polled, a host's NICs take their frames off their cables and put what
+//! they may send on them — and worker 0's conductor decides the next
+//! window from what every worker reports. The run stops when the job is
+//! done and the fabric has drained, or at the time limit.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier, Mutex};
