@@ -429,6 +429,39 @@ fn a_training_step_runs_its_phases_in_order_with_compute_between() {
 }
 
 #[test]
+fn the_side_by_side_table_gives_a_training_job_its_step_time() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .arg("sim")
+        .arg(topology("rail-spine"))
+        .args([
+            "--workload",
+            "training:dp=2,ep=2,pp=2,iters=1,compute=5us,grad=256K,tokens=64K,act=64K",
+            "--lb",
+            "ecmp,per-packet",
+        ])
+        .output()
+        .expect("run railyard sim");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let totals: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# training step total: "))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("ecmp ") || l.starts_with("per-packet "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!((totals.len(), rows.len()), (2, 2), "{text}");
+    for (row, total) in rows.iter().zip(&totals) {
+        // The step, not its first phase; a step has no one busbw.
+        assert_eq!(row[1], format!("{total:.1}"), "{text}");
+        assert_eq!(row[2], "-", "{text}");
+    }
+}
+
+#[test]
 fn a_training_job_runs_data_free_and_prints_json() {
     // Expert groups of two servers: the AllToAll crosses rails.
     let v = sim_json(

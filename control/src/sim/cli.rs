@@ -268,8 +268,9 @@ fn write_files(args: &SimArgs, reports: &[(Option<Lb>, SimReport)]) -> Result<()
     Ok(())
 }
 
-/// The runs side by side: the collective, FCT slowdowns, how evenly the
-/// uplinks were used, PFC and how deep it went, reordering and drops.
+/// The runs side by side: the collective (a training job's whole step,
+/// whose phases have no one busbw), FCT slowdowns, how evenly the uplinks
+/// were used, PFC and how deep it went, reordering and drops.
 fn side_by_side(out: &mut dyn Write, reports: &[(Option<Lb>, SimReport)]) -> std::io::Result<()> {
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
     writeln!(
@@ -288,14 +289,18 @@ fn side_by_side(out: &mut dyn Write, reports: &[(Option<Lb>, SimReport)]) -> std
         "Drops"
     )?;
     for (lb, r) in reports {
-        let res = &r.results[0];
+        let (cct, busbw) = match (r.training.first(), r.results.first()) {
+            (Some(t), _) => (t.total_us, None),
+            (None, Some(res)) => (res.time_us, Some(res.busbw_gbps)),
+            (None, None) => (0.0, None),
+        };
         let fct = r.fct.overall.as_ref().filter(|a| a.flows > 0);
         writeln!(
             out,
-            "{:<12} {:>11.1} {:>11.2} {:>8} {:>8} {:>9} {:>9} {:>10} {:>6} {:>10} {:>8}",
+            "{:<12} {:>11.1} {:>11} {:>8} {:>8} {:>9} {:>9} {:>10} {:>6} {:>10} {:>8}",
             label(*lb),
-            res.time_us,
-            res.busbw_gbps,
+            cct,
+            opt(busbw),
             opt(fct.map(|a| a.p50)),
             opt(fct.map(|a| a.p99)),
             opt(r.uplink_imbalance),
