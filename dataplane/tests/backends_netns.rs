@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort, Receive};
 use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
@@ -226,10 +226,19 @@ fn transfer(
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_carries_ten_thousand_frames_intact() {
+    for receive in [Receive::Frames, Receive::Blocks] {
+        carries_ten_thousand_frames(receive);
+    }
+}
+
+fn carries_ten_thousand_frames(receive: Receive) {
     const N: u32 = 10_000;
     let (ns, a, b) = veth_pair();
     ns.run(move || {
-        let opts = AfPacketOptions::default();
+        let opts = AfPacketOptions {
+            receive,
+            ..AfPacketOptions::default()
+        };
         let mut pa = AfPacketPort::open(&a, opts.clone()).unwrap();
         let mut pb = AfPacketPort::open(&b, opts).unwrap();
         assert!(
@@ -238,7 +247,10 @@ fn veth_carries_ten_thousand_frames_intact() {
         );
         let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
         assert_ne!(ma, mb);
-        assert_eq!(pa.describe(), format!("af-packet {a} (ring 32 MiB)"));
+        assert_eq!(
+            pa.describe(),
+            format!("af-packet {a} (ring 32 MiB, {})", receive.name())
+        );
 
         let (elapsed, tx_calls) = transfer(&mut pa, &mut pb, N, false);
         let ca = pa.io_counters();
@@ -248,7 +260,8 @@ fn veth_carries_ten_thousand_frames_intact() {
         assert!(cb.rx_frames >= u64::from(N));
         assert_eq!(cb.rx_dropped, 0);
         println!(
-            "veth af-packet: {N} frames in {:.1} ms = {:.0} frames/s ({tx_calls} tx_burst calls)",
+            "veth af-packet ({}): {N} frames in {:.1} ms = {:.0} frames/s ({tx_calls} tx_burst calls)",
+            receive.name(),
             elapsed.as_secs_f64() * 1e3,
             f64::from(N) / elapsed.as_secs_f64()
         );
@@ -265,6 +278,7 @@ fn pfc_frames_bypass_the_data_ring_once_and_without_the_switch_pool() {
     let (ns, a, b) = veth_pair();
     ns.run(move || {
         let slow = AfPacketOptions {
+            receive: Receive::Blocks,
             retire_timeout_ms: 3_000,
             ..AfPacketOptions::default()
         };
@@ -355,9 +369,18 @@ fn a_transmit_lane_sends_on_the_link_and_receives_nothing() {
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_keeps_vlan_tags() {
+    for receive in [Receive::Frames, Receive::Blocks] {
+        keeps_vlan_tags(receive);
+    }
+}
+
+fn keeps_vlan_tags(receive: Receive) {
     let (ns, a, b) = veth_pair();
     ns.run(move || {
-        let opts = AfPacketOptions::default();
+        let opts = AfPacketOptions {
+            receive,
+            ..AfPacketOptions::default()
+        };
         let mut pa = AfPacketPort::open(&a, opts.clone()).unwrap();
         let mut pb = AfPacketPort::open(&b, opts).unwrap();
         assert!(wait_link(&pa, true) && wait_link(&pb, true));
@@ -475,12 +498,20 @@ fn gets_through(
 #[test]
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn veth_ring_overflow_is_counted_and_recovers() {
+    for receive in [Receive::Frames, Receive::Blocks] {
+        ring_overflow_is_counted_and_recovers(receive);
+    }
+}
+
+fn ring_overflow_is_counted_and_recovers(receive: Receive) {
     const SENT: u32 = 300;
     let (ns, a, b) = veth_pair();
     ns.run(move || {
         let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
-        // Two 16 KiB blocks: room for a few dozen of these frames at most.
+        // Two 16 KiB blocks: room for a few dozen of these frames at most
+        // (16 slots of 2 KiB per frame).
         let small = AfPacketOptions {
+            receive,
             block_size: 16 * 1024,
             block_count: 2,
             ..AfPacketOptions::default()
@@ -504,6 +535,95 @@ fn veth_ring_overflow_is_counted_and_recovers() {
         // Drained, the ring takes frames again.
         let again = gets_through(&mut pa, &mut pb, &pool, test_frame(mb, ma, SENT), SENT);
         assert!(again, "ring did not recover after overflow");
+    });
+}
+
+/// A per-frame ring hands a lone frame over at once, where a block ring
+/// (retire timeout 3 s here) holds it in its unretired block, and the
+/// frame wakes a `poll(2)` on the port's wake descriptors.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
+    let (ns, a, b) = veth_pair();
+    ns.run(move || {
+        let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
+        let ring = |receive| AfPacketOptions {
+            receive,
+            retire_timeout_ms: 3_000,
+            ..AfPacketOptions::default()
+        };
+        let mut frames = AfPacketPort::open(&b, ring(Receive::Frames)).unwrap();
+        assert!(wait_link(&pa, true) && wait_link(&frames, true));
+        let (ma, mb) = (pa.mac().unwrap(), frames.mac().unwrap());
+        let pool = Pool::new(64);
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(mb, ma, 7)));
+        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        let mut fds: Vec<libc::pollfd> = frames
+            .wake_fds()
+            .into_iter()
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        assert_eq!(fds.len(), 2, "the data ring and the MAC-control lane");
+        // SAFETY: fds is a live array of pollfds of the length given.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2_000) };
+        assert_eq!(ready, 1, "the frame did not wake the poller");
+        let mut rx = Burst::new();
+        frames.rx_burst(&pool, &mut rx, 0);
+        assert_eq!(
+            rx.iter()
+                .filter_map(|p| test_seq(p.data()))
+                .collect::<Vec<_>>(),
+            [7]
+        );
+        drop(rx);
+        drop(frames);
+
+        let mut blocks = AfPacketPort::open(&b, ring(Receive::Blocks)).unwrap();
+        assert!(wait_link(&blocks, true));
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(mb, ma, 8)));
+        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        thread::sleep(Duration::from_millis(200));
+        let mut rx = Burst::new();
+        blocks.rx_burst(&pool, &mut rx, 0);
+        assert!(rx.is_empty(), "a block ring handed over an unretired block");
+    });
+}
+
+/// A frame longer than a per-frame ring's slot (the interface's MTU grew
+/// after the port opened) is dropped and counted as oversize; the ring
+/// goes on with the next frame.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn a_frame_longer_than_its_slot_is_counted_and_the_ring_goes_on() {
+    let (ns, a, b) = veth_pair();
+    let name = ns.name.clone();
+    ns.run(move || {
+        let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
+        // Opened at MTU 1500: 2 KiB slots.
+        let mut pb = AfPacketPort::open(&b, AfPacketOptions::default()).unwrap();
+        for dev in [&a, &b] {
+            run_ip(&["-n", &name, "link", "set", dev, "mtu", "4000"]);
+        }
+        assert!(wait_link(&pa, true) && wait_link(&pb, true));
+        let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
+        let pool = Pool::new(64);
+        let mut big = test_frame(mb, ma, 1);
+        big.resize(3000, 0xab);
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &big));
+        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        assert!(
+            gets_through(&mut pa, &mut pb, &pool, test_frame(mb, ma, 2), 2),
+            "the ring stopped at the long frame"
+        );
+        let c = pb.io_counters();
+        assert_eq!((c.rx_oversize, c.rx_dropped), (1, 1), "{c:?}");
     });
 }
 

@@ -90,6 +90,19 @@ pub(super) fn link_state(fd: RawFd, ifname: &str) -> bool {
     interface_flags(fd, ifname).map(flags_up).unwrap_or(false)
 }
 
+/// The MTU of `ifname`, via any socket `fd`: how large a frame the
+/// interface can hand us, which sizes a per-frame receive ring's slots.
+pub(super) fn interface_mtu(fd: RawFd, ifname: &str) -> io::Result<u32> {
+    let mut ifr = ifreq_for(ifname)?;
+    // SAFETY: SIOCGIFMTU reads the name from and writes the MTU into the
+    // ifreq we pass, which lives for the call.
+    cvt(unsafe { libc::ioctl(fd, libc::SIOCGIFMTU as _, &mut ifr) })
+        .map_err(|e| ctx(ifname, "SIOCGIFMTU", e))?;
+    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
+    let mtu = unsafe { ifr.ifr_ifru.ifru_mtu };
+    u32::try_from(mtu).map_err(|_| ctx(ifname, "SIOCGIFMTU", io::ErrorKind::InvalidData.into()))
+}
+
 /// Sets socket option `name` at `level` to `value`.
 pub(super) fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a live, initialised T of exactly the length

@@ -1,13 +1,15 @@
 //! AF_PACKET port: a Linux interface (veth, physical NIC) driven from
 //! userspace without DPDK.
 //!
-//! Receive uses a `TPACKET_V3` ring mapped into our memory: the kernel fills
-//! blocks of variable-size frames and hands a block over when it is full or
-//! its retire timeout (1 ms by default) expires; `rx_burst` walks the frames
-//! of the current block, copies each into a pool buffer, and returns the
-//! block to the kernel once every frame in it has been consumed. A burst may
-//! stop in the middle of a block; the next call resumes there. No syscall is
-//! made per burst on receive.
+//! Receive uses a ring mapped into our memory, in one of two forms
+//! ([`Receive`]). By default a `TPACKET_V2` ring of fixed slots sized for
+//! the interface's MTU, each frame ours as soon as the kernel has written
+//! it (see `frames`). Or a `TPACKET_V3` ring: the kernel fills blocks of
+//! variable-size frames and hands a block over when it is full or its
+//! retire timeout (1 ms by default) expires; `rx_burst` walks the frames of
+//! the current block and returns the block once every frame in it has been
+//! consumed, resuming mid-block on the next call. Either way each frame is
+//! copied into a pool buffer, and no syscall is made per burst on receive.
 //!
 //! Transmit uses `sendmmsg`: one syscall per burst, each frame copied once
 //! into a kernel buffer. (A `PACKET_TX_RING` would also cost one `send` per
@@ -39,6 +41,7 @@
 #![allow(unsafe_code)]
 
 mod control;
+mod frames;
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -51,14 +54,43 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
-use crate::port::sys::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
+use crate::port::sys::{
+    ctx, cvt, hardware_address, interface_index, interface_mtu, link_state, setsockopt,
+};
 use crate::port::{IoCounters, Port};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
 
+/// How the receive ring hands frames over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Receive {
+    /// `TPACKET_V2`: a frame is ours as soon as the kernel has written it,
+    /// and wakes a worker asleep in `poll(2)`; slots are sized for the
+    /// interface's MTU, so the ring's bytes hold fewer small frames. What a
+    /// lab wants: tens of microseconds per hop, not a millisecond.
+    #[default]
+    Frames,
+    /// `TPACKET_V3`: frames packed into blocks that are handed over when
+    /// full or after `retire_timeout_ms`; fewer handshakes at high rates,
+    /// up to that timeout of latency at low ones.
+    Blocks,
+}
+
+impl Receive {
+    /// The name `bind af-packet IF receive NAME` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Receive::Frames => "frames",
+            Receive::Blocks => "blocks",
+        }
+    }
+}
+
 /// Ring geometry and socket behaviour for an [`AfPacketPort`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AfPacketOptions {
+    /// Per-frame or per-block hand-over.
+    pub receive: Receive,
     /// Bytes per ring block; a multiple of the page size, larger than a
     /// jumbo frame.
     pub block_size: u32,
@@ -86,6 +118,7 @@ impl Default for AfPacketOptions {
             // stall without loss: 1 s here at a low rate, about 260 ms of
             // back-to-back 1 KB frames at 1 Gb/s (512 blocks overflowed on a
             // busy 2-core machine running four switches of a lab).
+            receive: Receive::default(),
             block_size: 32 * 1024,
             block_count: 1024,
             frame_size: 2048,
@@ -151,19 +184,20 @@ fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
-/// The receive ring's memory, unmapped on drop.
-struct RxRing {
+/// A `TPACKET_V3` receive ring's memory, unmapped on drop.
+struct BlockRing {
     base: NonNull<u8>,
     len: usize,
     block_size: usize,
     block_count: usize,
+    cursor: Cursor,
 }
 
-// SAFETY: the mapping is owned by exactly one RxRing (it is never cloned or
+// SAFETY: the mapping is owned by exactly one BlockRing (it is never cloned or
 // shared), so moving it to another thread moves sole access with it.
-unsafe impl Send for RxRing {}
+unsafe impl Send for BlockRing {}
 
-impl RxRing {
+impl BlockRing {
     /// The descriptor at the start of block `i` (< block_count).
     fn block(&self, i: usize) -> *mut libc::tpacket_block_desc {
         debug_assert!(i < self.block_count);
@@ -181,7 +215,7 @@ impl RxRing {
     }
 }
 
-impl Drop for RxRing {
+impl Drop for BlockRing {
     fn drop(&mut self) {
         // SAFETY: base/len describe a mapping made by mmap in `open` and not
         // unmapped elsewhere; nothing borrows it past this point.
@@ -292,7 +326,6 @@ pub struct AfPacketPort {
     ifname: String,
     ifindex: c_int,
     mac: MacAddr,
-    cursor: Cursor,
     counters: IoCounters,
     /// Drops the kernel reported (ring full), accumulated; reading resets
     /// the kernel's counter.
@@ -303,6 +336,12 @@ pub struct AfPacketPort {
     qdisc_bypass: bool,
     /// The receive ring's size, for `describe`.
     ring_mib: u64,
+}
+
+/// The data ring, in the form [`Receive`] chose.
+enum RxRing {
+    Frames(frames::FrameRing),
+    Blocks(BlockRing),
 }
 
 impl AfPacketPort {
@@ -323,27 +362,9 @@ impl AfPacketPort {
 
         let mac = hardware_address(s, ifname)?;
 
-        let version = libc::tpacket_versions::TPACKET_V3 as c_int;
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
-            .map_err(|e| ctx(ifname, "PACKET_VERSION TPACKET_V3", e))?;
-        let req = libc::tpacket_req3 {
-            tp_block_size: opts.block_size,
-            tp_block_nr: opts.block_count,
-            tp_frame_size: opts.frame_size,
-            tp_frame_nr: opts.block_size / opts.frame_size * opts.block_count,
-            tp_retire_blk_tov: opts.retire_timeout_ms,
-            tp_sizeof_priv: 0,
-            tp_feature_req_word: 0,
-        };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
-            .map_err(|e| ctx(ifname, "PACKET_RX_RING", e))?;
-        let len = opts.block_size as usize * opts.block_count as usize;
-        let base = map_ring(s, len, ifname, "mmap rx ring")?;
-        let ring = RxRing {
-            base,
-            len,
-            block_size: opts.block_size as usize,
-            block_count: opts.block_count as usize,
+        let ring = match opts.receive {
+            Receive::Frames => RxRing::Frames(open_frame_ring(s, &opts, ifname)?),
+            Receive::Blocks => RxRing::Blocks(open_block_ring(s, &opts, ifname)?),
         };
 
         if opts.qdisc_bypass {
@@ -383,7 +404,6 @@ impl AfPacketPort {
             ifname: ifname.to_string(),
             ifindex,
             mac,
-            cursor: Cursor::default(),
             counters: IoCounters::default(),
             kernel_drops: Cell::new(0),
             link: Cell::new(link),
@@ -441,15 +461,52 @@ impl AfPacketPort {
         self.link.set(up);
         self.read_kernel_drops();
     }
+}
 
-    /// Hands the current block back to the kernel and moves to the next.
-    fn release_block(&mut self) {
-        self.ring
-            .status(self.cursor.block)
-            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
-        self.cursor.open = false;
-        self.cursor.block = (self.cursor.block + 1) % self.ring.block_count;
-    }
+/// Sets socket `s` up with a `TPACKET_V2` ring of `opts`' size in slots
+/// that hold the interface's largest frame.
+fn open_frame_ring(
+    s: RawFd,
+    opts: &AfPacketOptions,
+    ifname: &str,
+) -> io::Result<frames::FrameRing> {
+    let slot_size = frames::slot_for_mtu(interface_mtu(s, ifname)?);
+    let block_size = opts.block_size.max(slot_size);
+    let total = u64::from(opts.block_size) * u64::from(opts.block_count);
+    let geometry = frames::Geometry {
+        block_size,
+        blocks: u32::try_from(total / u64::from(block_size))
+            .unwrap_or(u32::MAX)
+            .max(1),
+        slot_size,
+    };
+    frames::FrameRing::open(s, geometry, ifname, "rx ring")
+}
+
+/// Sets socket `s` up with a `TPACKET_V3` ring of `opts`' geometry.
+fn open_block_ring(s: RawFd, opts: &AfPacketOptions, ifname: &str) -> io::Result<BlockRing> {
+    let version = libc::tpacket_versions::TPACKET_V3 as c_int;
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
+        .map_err(|e| ctx(ifname, "PACKET_VERSION TPACKET_V3", e))?;
+    let req = libc::tpacket_req3 {
+        tp_block_size: opts.block_size,
+        tp_block_nr: opts.block_count,
+        tp_frame_size: opts.frame_size,
+        tp_frame_nr: opts.block_size / opts.frame_size * opts.block_count,
+        tp_retire_blk_tov: opts.retire_timeout_ms,
+        tp_sizeof_priv: 0,
+        tp_feature_req_word: 0,
+    };
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
+        .map_err(|e| ctx(ifname, "PACKET_RX_RING", e))?;
+    let len = opts.block_size as usize * opts.block_count as usize;
+    Ok(BlockRing {
+        base: map_ring(s, len, ifname, "mmap rx ring")?,
+        len,
+        block_size: opts.block_size as usize,
+        block_count: opts.block_count as usize,
+        cursor: Cursor::default(),
+    })
 }
 
 /// Offset of the `sockaddr_ll` that follows each frame header in the ring.
@@ -604,17 +661,104 @@ impl AsFd for AfPacketPort {
     }
 }
 
-impl Port for AfPacketPort {
-    fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
-        self.refresh_if_due();
-        let mut n = self.control.rx(burst, now, &mut self.counters.rx_dropped);
-        while burst.len() < BURST_SIZE {
+/// Where received frames go, and what counts those that cannot.
+struct Sink<'a> {
+    pool: &'a Pool,
+    burst: &'a mut Burst,
+    now: Nanos,
+    counters: &'a mut IoCounters,
+    warned_oversize: &'a mut bool,
+    ifname: &'a str,
+}
+
+/// What became of one frame in the ring.
+enum Took {
+    /// Copied into the burst.
+    Pushed,
+    /// Ours (looped back) or dropped and counted: the slot can go back.
+    Passed,
+    /// The pool is empty: the frame stays in the ring for the next call
+    /// (the pool counts the miss, the kernel what overflows).
+    NoBuffer,
+}
+
+impl Sink<'_> {
+    /// Copies `frame` into a pool buffer at the end of the burst, putting
+    /// back its VLAN tag and completing a checksum a local stack left open.
+    fn take(&mut self, frame: &frames::RxFrame<'_>) -> Took {
+        if frame.outgoing {
+            return Took::Passed;
+        }
+        let Some(mut pkt) = self.pool.alloc() else {
+            return Took::NoBuffer;
+        };
+        let room = pkt.tailroom_mut();
+        let room_len = room.len().min(MAX_FRAME);
+        let copied = if frame.data.len() < frame.wire_len as usize {
+            None
+        } else {
+            copy_frame(&mut room[..room_len], frame.data, frame.tag)
+        };
+        let Some(len) = copied else {
+            self.counters.rx_dropped += 1;
+            self.counters.rx_oversize += 1;
+            if !*self.warned_oversize {
+                *self.warned_oversize = true;
+                tracing::warn!(
+                    ifname = %self.ifname,
+                    len = frame.wire_len,
+                    "dropping a frame longer than the largest frame this port takes (its \
+                     MTU, or railyard's largest); if it is a TSO/GRO super-frame, turn those \
+                     offloads off on the peer"
+                );
+            }
+            return Took::Passed;
+        };
+        pkt.set_len(len);
+        if frame.status & TP_STATUS_CSUMNOTREADY != 0 {
+            complete_transport_checksum(pkt.data_mut());
+        }
+        pkt.timestamp = self.now;
+        self.burst.push(pkt);
+        Took::Pushed
+    }
+}
+
+/// Moves the frames the kernel has handed over from `ring` into the sink's
+/// burst, up to a full burst; returns how many.
+fn rx_frames(ring: &mut frames::FrameRing, sink: &mut Sink<'_>) -> usize {
+    let mut n = 0;
+    while sink.burst.len() < BURST_SIZE {
+        let took = match ring.peek() {
+            None => break,
+            Some(Ok(frame)) => sink.take(&frame),
+            Some(Err(())) => {
+                sink.counters.rx_dropped += 1;
+                Took::Passed
+            }
+        };
+        match took {
+            Took::NoBuffer => break,
+            Took::Pushed => n += 1,
+            Took::Passed => {}
+        }
+        ring.release();
+    }
+    n
+}
+
+impl BlockRing {
+    /// Moves the frames of handed-over blocks into the sink's burst, up to
+    /// a full burst, resuming where the last call stopped; returns how many.
+    fn rx(&mut self, sink: &mut Sink<'_>) -> usize {
+        let mut n = 0;
+        while sink.burst.len() < BURST_SIZE {
             if !self.cursor.open {
-                let status = self.ring.status(self.cursor.block).load(Ordering::Acquire);
+                let status = self.status(self.cursor.block).load(Ordering::Acquire);
                 if status & libc::TP_STATUS_USER == 0 {
                     break;
                 }
-                let bd = self.ring.block(self.cursor.block);
+                let bd = self.block(self.cursor.block);
                 // SAFETY: the block is ours (TP_STATUS_USER, observed with
                 // Acquire), so its descriptor is initialised and stable.
                 let (num, first) = unsafe {
@@ -634,15 +778,14 @@ impl Port for AfPacketPort {
                 self.release_block();
                 continue;
             }
-            let block_size = self.ring.block_size;
             let off = self.cursor.offset;
-            if off + SLL_OFFSET + size_of::<libc::sockaddr_ll>() > block_size {
+            if off + SLL_OFFSET + size_of::<libc::sockaddr_ll>() > self.block_size {
                 // A frame header past the block: never produced by a sane
                 // kernel; give the block back rather than read outside it.
                 self.release_block();
                 continue;
             }
-            let block = self.ring.block(self.cursor.block).cast::<u8>();
+            let block = self.block(self.cursor.block).cast::<u8>();
             // SAFETY: off + header sizes lie within this block (checked
             // above), the block is ours, and the kernel aligns frame headers
             // to TPACKET_ALIGNMENT, which satisfies tpacket3_hdr's alignment.
@@ -653,59 +796,32 @@ impl Port for AfPacketPort {
             };
             let mac = off + usize::from(hdr.tp_mac);
             let snap = hdr.tp_snaplen as usize;
-            if mac + snap > block_size {
+            if mac + snap > self.block_size {
                 self.release_block();
                 continue;
             }
-            if pkttype != libc::PACKET_OUTGOING {
-                let tag = (hdr.tp_status & libc::TP_STATUS_VLAN_VALID != 0).then(|| {
+            // SAFETY: [mac, mac + snap) lies within this block (checked
+            // above) and the kernel does not write a block it has handed to
+            // us until we return it.
+            let data = unsafe { std::slice::from_raw_parts(block.add(mac), snap) };
+            let frame = frames::RxFrame {
+                data,
+                wire_len: hdr.tp_len,
+                status: hdr.tp_status,
+                outgoing: pkttype == libc::PACKET_OUTGOING,
+                tag: (hdr.tp_status & libc::TP_STATUS_VLAN_VALID != 0).then(|| {
                     let tpid = if hdr.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
                         hdr.hv1.tp_vlan_tpid
                     } else {
                         0x8100
                     };
                     (tpid, hdr.hv1.tp_vlan_tci as u16)
-                });
-                let Some(mut pkt) = pool.alloc() else {
-                    // Leave the frame in the ring for the next call; the
-                    // pool counts the miss, the kernel what overflows.
-                    break;
-                };
-                // SAFETY: [mac, mac + snap) lies within this block (checked
-                // above) and the kernel does not write a block it has handed
-                // to us until we return it.
-                let frame = unsafe { std::slice::from_raw_parts(block.add(mac), snap) };
-                let room = pkt.tailroom_mut();
-                let room_len = room.len().min(MAX_FRAME);
-                let copied = if snap < hdr.tp_len as usize {
-                    None
-                } else {
-                    copy_frame(&mut room[..room_len], frame, tag)
-                };
-                match copied {
-                    Some(len) => {
-                        pkt.set_len(len);
-                        if hdr.tp_status & TP_STATUS_CSUMNOTREADY != 0 {
-                            complete_transport_checksum(pkt.data_mut());
-                        }
-                        pkt.timestamp = now;
-                        burst.push(pkt);
-                        n += 1;
-                    }
-                    None => {
-                        self.counters.rx_dropped += 1;
-                        if !self.warned_oversize {
-                            self.warned_oversize = true;
-                            tracing::warn!(
-                                ifname = %self.ifname,
-                                len = hdr.tp_len,
-                                "dropping a frame longer than the largest frame railyard \
-                                 forwards; if it is a TSO/GRO super-frame, turn those offloads \
-                                 off on the peer"
-                            );
-                        }
-                    }
-                }
+                }),
+            };
+            match sink.take(&frame) {
+                Took::NoBuffer => break,
+                Took::Pushed => n += 1,
+                Took::Passed => {}
             }
             self.cursor.left -= 1;
             self.cursor.offset = off + hdr.tp_next_offset as usize;
@@ -713,6 +829,34 @@ impl Port for AfPacketPort {
                 self.release_block();
             }
         }
+        n
+    }
+
+    /// Hands the current block back to the kernel and moves to the next.
+    fn release_block(&mut self) {
+        self.status(self.cursor.block)
+            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+        self.cursor.open = false;
+        self.cursor.block = (self.cursor.block + 1) % self.block_count;
+    }
+}
+
+impl Port for AfPacketPort {
+    fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
+        self.refresh_if_due();
+        let mut n = self.control.rx(burst, now, &mut self.counters.rx_dropped);
+        let mut sink = Sink {
+            pool,
+            burst,
+            now,
+            counters: &mut self.counters,
+            warned_oversize: &mut self.warned_oversize,
+            ifname: &self.ifname,
+        };
+        n += match &mut self.ring {
+            RxRing::Frames(ring) => rx_frames(ring, &mut sink),
+            RxRing::Blocks(ring) => ring.rx(&mut sink),
+        };
         self.counters.rx_frames += n as u64;
         n
     }
@@ -723,6 +867,12 @@ impl Port for AfPacketPort {
         let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);
         self.counters = counters;
         n
+    }
+
+    /// The data ring's socket and the MAC-control lane's. A per-block ring
+    /// wakes a sleeper only when a block retires.
+    fn wake_fds(&self) -> Vec<RawFd> {
+        vec![self.fd.as_raw_fd(), self.control.fd()]
     }
 
     fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
@@ -752,7 +902,16 @@ impl Port for AfPacketPort {
     }
 
     fn describe(&self) -> String {
-        format!("af-packet {} (ring {} MiB)", self.ifname, self.ring_mib)
+        let receive = match self.ring {
+            RxRing::Frames(_) => Receive::Frames,
+            RxRing::Blocks(_) => Receive::Blocks,
+        };
+        format!(
+            "af-packet {} (ring {} MiB, {})",
+            self.ifname,
+            self.ring_mib,
+            receive.name()
+        )
     }
 }
 
