@@ -37,7 +37,9 @@ pub enum PollMode {
     /// Spin forever: lowest latency, one full core per worker.
     Busy,
     /// Spin briefly, then sleep in growing steps up to 1 ms, so an idle lab
-    /// does not burn every core.
+    /// does not burn every core. Where every port can wake a sleeper
+    /// (AF_PACKET), the sleep is a `poll(2)` on the ports that ends when a
+    /// frame arrives.
     #[default]
     Adaptive,
 }
@@ -320,14 +322,68 @@ struct WorkerControl<'a> {
     applied: &'a AtomicU64,
 }
 
+/// Idle polls an adaptive worker spins through before it sleeps.
+const SPIN_ROUNDS: u32 = 1000;
+/// The same for a worker whose ports wake it when a frame arrives.
+const WAKEABLE_SPIN_ROUNDS: u32 = 50;
+
+/// The descriptors an idle worker sleeps on (see [`Switch::wake_fds`]).
+struct WakeSet(Option<Vec<libc::pollfd>>);
+
+impl WakeSet {
+    /// Whether a frame ends this worker's sleep.
+    fn can_wake(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn of(sw: &Switch) -> WakeSet {
+        WakeSet(sw.wake_fds().map(|fds| {
+            fds.into_iter()
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect()
+        }))
+    }
+
+    /// Sleeps until a port has a frame or `step` has passed; false when the
+    /// ports cannot wake a sleeper (or the wait failed), so the caller
+    /// sleeps instead.
+    fn sleep(&mut self, step: Duration) -> bool {
+        let Some(fds) = self.0.as_mut() else {
+            return false;
+        };
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: step.subsec_nanos().into(),
+        };
+        // SAFETY: `fds` is a live array of initialised pollfds whose length
+        // we pass; `ts` lives for the call; no signal mask is changed.
+        #[allow(unsafe_code)]
+        let r = unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+        r >= 0
+    }
+}
+
 fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll: PollMode) {
     let slot = ctl.slot;
     let mut last_publish = 0;
     let mut idle_rounds: u32 = 0;
+    let mut wake = WakeSet::of(sw);
     publish(sw, slot);
     while !ctl.stop.load(Ordering::Relaxed) {
         if let Some((gen, model)) = ctl.commands.pop() {
             sw.apply(&model);
+            wake = WakeSet::of(sw);
             publish(sw, slot);
             ctl.applied.store(gen, Ordering::Release);
         }
@@ -344,13 +400,25 @@ fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll
             continue;
         }
         idle_rounds = idle_rounds.saturating_add(1);
+        // A worker a frame can wake spins only briefly: on a machine with
+        // fewer cores than workers its spinning would hold off the very
+        // worker the frame it just sent is waiting for.
+        let spin = if wake.can_wake() {
+            WAKEABLE_SPIN_ROUNDS
+        } else {
+            SPIN_ROUNDS
+        };
         match poll {
             PollMode::Busy => std::hint::spin_loop(),
-            PollMode::Adaptive if idle_rounds < 1000 => std::hint::spin_loop(),
+            PollMode::Adaptive if idle_rounds < spin => std::hint::spin_loop(),
             PollMode::Adaptive => {
-                // 1 µs doubling to 1 ms while idle.
-                let shift = ((idle_rounds - 1000) / 64).min(10);
-                std::thread::sleep(Duration::from_micros(1 << shift));
+                // 1 µs doubling to 1 ms while idle, cut short by a frame
+                // where the ports can say one came.
+                let shift = ((idle_rounds - spin) / 64).min(10);
+                let step = Duration::from_micros(1 << shift);
+                if !wake.sleep(step) {
+                    std::thread::sleep(step);
+                }
             }
         }
     }

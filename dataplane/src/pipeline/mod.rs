@@ -437,6 +437,22 @@ impl Switch {
             && self.outbox.iter().all(|b| b.is_empty())
     }
 
+    /// The descriptors that turn readable when any port this worker
+    /// receives on has frames, so an idle worker can sleep in `poll(2)`
+    /// until the next frame; `None` when some port cannot wake a sleeper.
+    pub fn wake_fds(&self) -> Option<Vec<std::os::fd::RawFd>> {
+        let mut fds = Vec::new();
+        for p in self.ports.iter().filter(|p| p.owned) {
+            let Some(backend) = &p.backend else { continue };
+            let port_fds = backend.wake_fds();
+            if port_fds.is_empty() {
+                return None;
+            }
+            fds.extend(port_fds);
+        }
+        Some(fds)
+    }
+
     /// True when every owned port is a replay source that has delivered all
     /// its frames (ports without a backend count as finished).
     pub fn sources_exhausted(&self) -> bool {

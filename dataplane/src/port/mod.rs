@@ -94,6 +94,13 @@ pub trait Port: Send {
         Ok(())
     }
 
+    /// Descriptors that turn readable when frames arrive, so an idle
+    /// worker can sleep in `poll(2)` and wake for the next frame instead of
+    /// after a fixed step; empty when the backend cannot wake a sleeper.
+    fn wake_fds(&self) -> Vec<std::os::fd::RawFd> {
+        Vec::new()
+    }
+
     /// A second handle that transmits on the same link and receives
     /// nothing, for another worker to send through (see [`crate::lanes`]);
     /// `None` when the backend cannot share its link that way.
