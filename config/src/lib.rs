@@ -89,7 +89,7 @@ pub use lldp::{
 };
 pub use model::{
     Bind, Config, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
-    StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
+    RxHandover, StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
 pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, DcbxVersion, Direction, Dlb,

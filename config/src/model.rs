@@ -165,6 +165,9 @@ pub struct Interface {
     /// ring MIB`); `None`: the backend's default. How long the port may go
     /// unread (a descheduled worker) before the kernel drops.
     pub rx_ring_mib: Option<u32>,
+    /// How an `af-packet` binding's ring hands frames over (`bind af-packet
+    /// IF receive frames|blocks`); `None`: the backend's default (frames).
+    pub rx_handover: Option<RxHandover>,
     /// Static ARP entries (`ip arp A.B.C.D MAC`), in order of configuration.
     pub arp: Vec<(Ipv4Addr, [u8; 6])>,
     /// Static IPv6 neighbours (`ipv6 neighbor ADDR MAC`), in order of configuration.
@@ -212,6 +215,7 @@ impl Interface {
             speed_mbps: None,
             bind: None,
             rx_ring_mib: None,
+            rx_handover: None,
             arp: Vec::new(),
             nd: Vec::new(),
             service_policy_qos_input: None,
@@ -248,6 +252,7 @@ impl PartialEq for Interface {
             && self.speed_mbps == other.speed_mbps
             && self.bind == other.bind
             && self.rx_ring_mib == other.rx_ring_mib
+            && self.rx_handover == other.rx_handover
             && self.arp == other.arp
             && self.nd == other.nd
             && self.service_policy_qos_input == other.service_policy_qos_input
@@ -264,6 +269,28 @@ impl PartialEq for Interface {
 }
 
 impl Eq for Interface {}
+
+/// How an AF_PACKET receive ring hands frames to the switch: one at a
+/// time, at once (low latency, what a lab wants), or a block at a time
+/// (fewer handshakes at high rates, up to a millisecond of delay at low ones).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxHandover {
+    /// Each frame as soon as the kernel has written it.
+    Frames,
+    /// Blocks of frames, when full or after 1 ms.
+    Blocks,
+}
+
+impl RxHandover {
+    /// The keyword after `receive`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            RxHandover::Frames => "frames",
+            RxHandover::Blocks => "blocks",
+        }
+    }
+}
 
 /// Which backend carries an interface's frames (`bind KIND TARGET`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

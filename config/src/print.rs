@@ -598,10 +598,14 @@ impl fmt::Display for Interface {
             writeln!(f, "  mac-address {}", Mac(mac))?;
         }
         if let Some(b) = &self.bind {
-            match self.rx_ring_mib {
-                Some(mib) => writeln!(f, "  bind {b} ring {mib}")?,
-                None => writeln!(f, "  bind {b}")?,
+            write!(f, "  bind {b}")?;
+            if let Some(mib) = self.rx_ring_mib {
+                write!(f, " ring {mib}")?;
             }
+            if let Some(h) = self.rx_handover {
+                write!(f, " receive {}", h.keyword())?;
+            }
+            writeln!(f)?;
         }
         for (i, p) in self.ipv4.iter().enumerate() {
             let secondary = if i == 0 { "" } else { " secondary" };

@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use common::{clean, errors, ok, one_error, summary, warnings};
-use railyard_config::{Bind, Interface, InterfaceName, Ipv4Prefix, DEFAULT_MTU};
+use railyard_config::{Bind, Interface, InterfaceName, Ipv4Prefix, RxHandover, DEFAULT_MTU};
 
 fn names(p: &railyard_config::Parsed) -> Vec<String> {
     p.config
@@ -567,9 +567,9 @@ fn bind_errors() {
         (line, col, message.as_str()),
         (2, 18, "missing Linux interface name")
     );
-    assert!(hint
-        .unwrap()
-        .starts_with("usage: bind af-packet IFNAME [ring MIB] | tap IFNAME"));
+    assert!(hint.unwrap().starts_with(
+        "usage: bind af-packet IFNAME [ring MIB] [receive frames|blocks] | tap IFNAME"
+    ));
     assert_eq!(at("  bind pcap").2, "missing pcap file");
     assert_eq!(at("  bind").2, "missing bind kind");
     assert_eq!(
@@ -586,7 +586,7 @@ fn bind_errors() {
     assert_eq!((line, col, message.as_str()), (2, 15, "unexpected `ring`"));
     assert!(hint
         .unwrap()
-        .contains("only `bind af-packet IFNAME ring MIB`"));
+        .contains("only `bind af-packet IFNAME [ring MIB] [receive frames|blocks]`"));
     assert_eq!(
         at("  bind af-packet veth0 ring 0"),
         (
@@ -609,6 +609,37 @@ fn bind_errors() {
         "missing receive ring size in MiB"
     );
     assert_eq!(at("  bind af-packet veth0 rings 64").1, 24);
+    let (_, col, message, hint) = at("  bind af-packet veth0 receive packets");
+    assert_eq!(
+        (col, message.as_str()),
+        (32, "unknown receive hand-over `packets`")
+    );
+    assert!(hint.unwrap().contains("frames"));
+    let (_, col, message, _) = at("  bind af-packet veth0 ring 8 ring 16");
+    assert_eq!((col, message.as_str()), (31, "`ring` given twice"));
+}
+
+#[test]
+fn an_af_packet_binding_takes_a_receive_hand_over_that_round_trips() {
+    let i = iface("  bind af-packet veth0 receive blocks ring 64\n");
+    assert_eq!(i.rx_handover, Some(RxHandover::Blocks));
+    assert_eq!(i.rx_ring_mib, Some(64));
+    assert_eq!(
+        iface("  bind af-packet veth0 receive frames\n").rx_handover,
+        Some(RxHandover::Frames)
+    );
+    assert_eq!(iface("  bind af-packet veth0\n").rx_handover, None);
+    assert_eq!(
+        iface("  bind af-packet veth0 receive blocks\n  no bind\n").rx_handover,
+        None
+    );
+    let text = "interface Ethernet1/1\n  no switchport\n  bind af-packet veth0 receive blocks\n";
+    let printed = clean(text).config.to_string();
+    assert!(
+        printed.contains("  bind af-packet veth0 receive blocks\n"),
+        "{printed}"
+    );
+    assert_eq!(clean(&printed).config, clean(text).config);
 }
 
 #[test]

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use railyard_config::Bind;
+use railyard_config::{Bind, Interface, RxHandover};
 use railyard_dataplane::clock::MonotonicClock;
-use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort, Receive};
 use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
 use railyard_dataplane::port::Port;
@@ -24,10 +24,11 @@ use crate::{load_config, Loaded};
 ///
 /// # Errors
 /// Why the port could not be opened, naming the interface and the target.
+/// `configured` is the interface's configuration, for the binding's options.
 pub fn open_backend(
     interface: &str,
     bind: &Bind,
-    rx_ring_mib: Option<u32>,
+    configured: Option<&Interface>,
 ) -> Result<Box<dyn Port>, String> {
     let fail = |what: &str, e: std::io::Error| {
         let hint = match e.kind() {
@@ -39,10 +40,13 @@ pub fn open_backend(
     };
     match bind {
         Bind::AfPacket(ifname) => {
-            let opts = AfPacketOptions::default();
-            let opts = match rx_ring_mib {
-                Some(mib) => opts.with_ring_mib(mib),
-                None => opts,
+            let mut opts = AfPacketOptions::default();
+            if let Some(mib) = configured.and_then(|i| i.rx_ring_mib) {
+                opts = opts.with_ring_mib(mib);
+            }
+            opts.receive = match configured.and_then(|i| i.rx_handover) {
+                Some(RxHandover::Blocks) => Receive::Blocks,
+                Some(RxHandover::Frames) | None => Receive::Frames,
             };
             AfPacketPort::open(ifname, opts)
                 .map(|p| Box::new(p) as Box<dyn Port>)
@@ -212,13 +216,12 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
         match bind {
             Some(b) => {
-                let ring = loaded
+                let configured = loaded
                     .config
                     .interfaces
                     .iter()
-                    .find(|i| i.name.to_string() == ifc.name)
-                    .and_then(|i| i.rx_ring_mib);
-                backends.push(Some(open_backend(&ifc.name, b, ring)?));
+                    .find(|i| i.name.to_string() == ifc.name);
+                backends.push(Some(open_backend(&ifc.name, b, configured)?));
             }
             None => {
                 tracing::warn!("{} has no `bind`: it stays down", ifc.name);

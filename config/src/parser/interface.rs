@@ -11,7 +11,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use super::table::Spec;
 use super::value::keyword;
 use super::{qos, value, Args, Builder, Fail};
-use crate::model::{Bind, Interface, Ipv4Prefix, Ipv6Prefix, DEFAULT_MTU, MAX_MTU, MIN_MTU};
+use crate::model::{
+    Bind, Interface, Ipv4Prefix, Ipv6Prefix, RxHandover, DEFAULT_MTU, MAX_MTU, MIN_MTU,
+};
 use crate::qos::{
     DcbxVersion, PeerResponse, PfcMode, MAX_CABLE_METRES, MAX_RESPONSE_BITS, MAX_RESPONSE_NS,
 };
@@ -84,7 +86,7 @@ pub(super) static TABLE: &[Spec] = &[
     ),
     Spec::run(
         &["bind"],
-        "bind af-packet IFNAME [ring MIB] | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
+        "bind af-packet IFNAME [ring MIB] [receive frames|blocks] | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
         bind,
     ),
     Spec::run(&["no", "bind"], "no bind", no_bind),
@@ -726,33 +728,39 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         Bind::Dpdk(_) => "DPDK port id or vdev",
         _ => "Linux interface name",
     })?;
-    let ring = match a.next_token() {
-        None => None,
-        Some(t) if matches!(probe, Bind::AfPacket(_)) => {
-            keyword(t, &["ring"], "af-packet option")?;
-            let n = a.expect("receive ring size in MiB")?;
-            let hint = format!("the receive ring is {MIN_RING_MIB} to {MAX_RING_MIB} MiB");
-            let mib = value::number(n, "receive ring size", &hint)?;
-            if !(u64::from(MIN_RING_MIB)..=u64::from(MAX_RING_MIB)).contains(&mib) {
-                return Err(Fail::new(
-                    n.col,
-                    format!("receive ring size {mib} MiB is out of range"),
-                    Some(hint),
-                ));
-            }
-            Some(mib as u32)
-        }
-        Some(t) => {
+    let (mut ring, mut handover) = (None, None);
+    while let Some(t) = a.next_token() {
+        if !matches!(probe, Bind::AfPacket(_)) {
             return Err(Fail::new(
                 t.col,
                 format!("unexpected `{}`", t.text),
                 Some(format!(
-                "only `bind af-packet IFNAME ring MIB` takes an option; `bind {} {}` takes none",
-                kind.text, target.text
-            )),
-            ))
+                    "only `bind af-packet IFNAME [ring MIB] [receive frames|blocks]` takes \
+                     options; `bind {} {}` takes none",
+                    kind.text, target.text
+                )),
+            ));
         }
-    };
+        match keyword(t, &["ring", "receive"], "af-packet option")? {
+            "ring" if ring.is_none() => ring = Some(ring_mib(a)?),
+            "receive" if handover.is_none() => {
+                let h = a.expect("`frames` or `blocks`")?;
+                handover = Some(
+                    match keyword(h, &["frames", "blocks"], "receive hand-over")? {
+                        "frames" => RxHandover::Frames,
+                        _ => RxHandover::Blocks,
+                    },
+                );
+            }
+            option => {
+                return Err(Fail::new(
+                    t.col,
+                    format!("`{option}` given twice"),
+                    Some("give each af-packet option once".to_string()),
+                ))
+            }
+        }
+    }
     a.finish()?;
     let bind = Bind::from_parts(kind.text, target.text)
         .ok_or_else(|| Fail::new(kind.col, format!("unknown bind kind `{}`", kind.text), None))?;
@@ -763,9 +771,25 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     for index in b.members() {
         b.config.interfaces[index].bind = Some(bind.clone());
         b.config.interfaces[index].rx_ring_mib = ring;
+        b.config.interfaces[index].rx_handover = handover;
         b.map.bind.insert(index, pos);
     }
     Ok(())
+}
+
+/// The size after `ring`, in MiB, within the range the kernel is asked for.
+fn ring_mib(a: &mut Args<'_>) -> Result<u32, Fail> {
+    let n = a.expect("receive ring size in MiB")?;
+    let hint = format!("the receive ring is {MIN_RING_MIB} to {MAX_RING_MIB} MiB");
+    let mib = value::number(n, "receive ring size", &hint)?;
+    if !(u64::from(MIN_RING_MIB)..=u64::from(MAX_RING_MIB)).contains(&mib) {
+        return Err(Fail::new(
+            n.col,
+            format!("receive ring size {mib} MiB is out of range"),
+            Some(hint),
+        ));
+    }
+    Ok(mib as u32)
 }
 
 /// Smallest receive ring `bind af-packet IF ring MIB` takes.
@@ -779,6 +803,7 @@ fn no_bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     set(b, |i| {
         i.bind = None;
         i.rx_ring_mib = None;
+        i.rx_handover = None;
     });
     Ok(())
 }
