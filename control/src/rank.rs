@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use railyard_dataplane::packet::{free_burst, Burst, Pool, BURST_SIZE};
-use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort};
+use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort, Receive};
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::arp::{self, ArpRepr, Operation};
 use railyard_roce::host::{Host, HostOutcome};
@@ -98,14 +98,12 @@ fn open_port(ifname: &str) -> Result<AfPacketPort, String> {
     AfPacketPort::open(
         ifname,
         AfPacketOptions {
-            // Small blocks: at the rates a rank sees, a block fills (and is
-            // handed over) sooner than the 1 ms retire timeout.
-            block_size: 12 * 1024,
-            block_count: 1024,
-            frame_size: 2048,
-            retire_timeout_ms: 1,
-            qdisc_bypass: true,
+            // Each frame as soon as it lands, waking the rank's poll(2):
+            // a block ring would add up to its 1 ms retire timeout per
+            // frame at the rates a rank sees.
+            receive: Receive::Frames,
             promiscuous: false,
+            ..AfPacketOptions::default()
         },
     )
     .map_err(|e| format!("opening AF_PACKET on {ifname}: {e}"))
