@@ -11,8 +11,9 @@
 # frames (UDP 4791, DSCP 24, ECT(0), 1024 flows) as fast as it can; the
 # forwarder runs in the `sw` namespace pinned to core 1; delivered = frames
 # sink0 received. Forwarders, one after another:
-#   railyard af-packet, railyard af-xdp (the demo's QoS: classify, WRED/ECN,
-#   PFC accounting, strict + DWRR), testpmd io over net_af_packet
+#   railyard af-packet (per-frame receive ring, the default), railyard
+#   af-packet blocks (`receive blocks`), railyard af-xdp (the demo's QoS:
+#   classify, WRED/ECN, PFC accounting, strict + DWRR), testpmd io over net_af_packet
 #   (qdisc_bypass) and over net_af_xdp (when dpdk-testpmd exists), and a
 #   Linux bridge (which forwards in the sender's softirq, on core 0).
 # All of them run once per round, so a shared host's slow and fast minutes
@@ -85,12 +86,14 @@ record() {
 }
 # failed NAME: a round NAME could not run counts as nothing delivered.
 failed() { offered[$1]+="0 " delivered[$1]+="0 "; }
+# run_railyard BACKEND [BIND-OPTIONS LABEL]: railyard forwarding over
+# BACKEND, its bind lines ending in BIND-OPTIONS, named "railyard BACKEND LABEL".
 run_railyard() {
-    local backend=$1 name="railyard $1"
+    local backend=$1 opts=${2:+ $2} name="railyard $1${3:+ $3}"
     {
         demo_qos
-        routed_port 1 10.0.1.1/24 "$backend sw0"
-        routed_port 2 10.0.2.1/24 "$backend sw1" 10.0.2.2 "$sink_mac"
+        routed_port 1 10.0.1.1/24 "$backend sw0$opts"
+        routed_port 2 10.0.2.1/24 "$backend sw1$opts" 10.0.2.2 "$sink_mac"
     } > "$work/sw.conf"
     ip netns exec "$sw" "$railyard" run --config "$work/sw.conf" --socket "$work/sw.sock" \
         --cores "$fwd_core" --poll busy > "$work/railyard.log" 2>&1 &
@@ -142,12 +145,13 @@ run_bridge() {
 }
 
 testpmd=$(command -v dpdk-testpmd || true)
-order=("railyard af-packet" "railyard af-xdp")
+order=("railyard af-packet" "railyard af-packet blocks" "railyard af-xdp")
 [[ -n $testpmd ]] && order+=("testpmd net_af_packet" "testpmd net_af_xdp")
 order+=("linux bridge")
 for ((r = 1; r <= rounds; r++)); do
     echo "round $r of $rounds" >&2
     echo "railyard af-packet..." >&2; run_railyard af-packet
+    echo "railyard af-packet blocks..." >&2; run_railyard af-packet "receive blocks" blocks
     echo "railyard af-xdp..." >&2; run_railyard af-xdp
     if [[ -n $testpmd ]]; then
         echo "testpmd net_af_packet..." >&2; run_testpmd net_af_packet ",qdisc_bypass=1"
@@ -201,13 +205,14 @@ for k in "${order[@]}"; do
         "$(mpps "${med[$k]}")" "$(spread 1e6 3 ${delivered[$k]})" "$ratio"
 done
 if [[ $tp != 0 ]]; then
-    for pair in "af-packet net_af_packet" "af-xdp net_af_xdp"; do
-        read -r ours theirs <<< "$pair"
+    for pair in "af-packet|net_af_packet" "af-packet blocks|net_af_packet" "af-xdp|net_af_xdp"; do
+        IFS='|' read -r ours theirs <<< "$pair"
         ratios=$(round_ratios "railyard $ours" / "testpmd $theirs")
         # shellcheck disable=SC2086
         [[ -n $ratios ]] && echo "  railyard $ours over testpmd $theirs, each round: $ratios (median $(median $ratios))"
     done
-    ratios=$(round_ratios "railyard af-packet" "railyard af-xdp" / "testpmd net_af_packet" "testpmd net_af_xdp")
+    ratios=$(round_ratios "railyard af-packet" "railyard af-packet blocks" "railyard af-xdp" \
+        / "testpmd net_af_packet" "testpmd net_af_xdp")
     # shellcheck disable=SC2086
     echo "veth_ratio_vs_testpmd=$(median $ratios)"
 else

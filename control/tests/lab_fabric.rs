@@ -655,7 +655,7 @@ fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
             );
             if backend == "af-packet" {
                 assert!(
-                    described.ends_with("(ring 128 MiB)"),
+                    described.ends_with("(ring 128 MiB, frames)"),
                     "{sw} {ifname}: {described}"
                 );
             }
