@@ -38,8 +38,8 @@ pub enum PollMode {
     Busy,
     /// Spin briefly, then sleep in growing steps up to 1 ms, so an idle lab
     /// does not burn every core. Where every port can wake a sleeper
-    /// (AF_PACKET), the sleep is a `poll(2)` on the ports that ends when a
-    /// frame arrives.
+    /// (AF_PACKET, AF_XDP, TAP), the sleep is a `poll(2)` on the ports that
+    /// ends when a frame arrives.
     #[default]
     Adaptive,
 }

@@ -559,19 +559,12 @@ fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
         let mut tx = Burst::new();
         tx.push(packet(&pool, &test_frame(mb, ma, 7)));
         assert_eq!(pa.tx_burst(&mut tx, 0), 1);
-        let mut fds: Vec<libc::pollfd> = frames
-            .wake_fds()
-            .into_iter()
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        assert_eq!(fds.len(), 2, "the data ring and the MAC-control lane");
-        // SAFETY: fds is a live array of pollfds of the length given.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2_000) };
-        assert_eq!(ready, 1, "the frame did not wake the poller");
+        assert_eq!(
+            frames.wake_fds().len(),
+            2,
+            "the data ring and the MAC-control lane"
+        );
+        assert!(wakes_a_poller(&frames), "the frame did not wake the poller");
         let mut rx = Burst::new();
         frames.rx_burst(&pool, &mut rx, 0);
         assert_eq!(
@@ -593,6 +586,28 @@ fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
         blocks.rx_burst(&pool, &mut rx, 0);
         assert!(rx.is_empty(), "a block ring handed over an unretired block");
     });
+}
+
+/// Whether `poll(2)` on the port's wake descriptors reports a frame within
+/// 2 s.
+fn wakes_a_poller(port: &dyn Port) -> bool {
+    let mut fds: Vec<libc::pollfd> = port
+        .wake_fds()
+        .into_iter()
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    assert!(
+        !fds.is_empty(),
+        "{} offers nothing to poll",
+        port.describe()
+    );
+    // SAFETY: fds is a live array of pollfds of the length given.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2_000) };
+    ready > 0
 }
 
 /// A frame longer than a per-frame ring's slot (the interface's MTU grew
@@ -667,6 +682,27 @@ fn af_xdp_veth_carries_ten_thousand_frames_each_way_in_order() {
                 f64::from(N) / elapsed.as_secs_f64()
             );
         }
+    });
+}
+
+/// A frame arriving on an AF_XDP port wakes a worker asleep in `poll(2)`.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn af_xdp_a_frame_wakes_a_poller() {
+    let (ns, a, b) = single_queue_veth_pair();
+    ns.run(move || {
+        let mut xa = AfXdpPort::open(&a, AfXdpOptions::default()).unwrap();
+        let mut pb = AfPacketPort::open(&b, AfPacketOptions::default()).unwrap();
+        assert!(wait_link(&xa, true) && wait_link(&pb, true));
+        let (ma, mb) = (xa.mac().unwrap(), pb.mac().unwrap());
+        let pool = Pool::new(64);
+        let mut tx = Burst::new();
+        tx.push(packet(&pool, &test_frame(ma, mb, 5)));
+        assert_eq!(pb.tx_burst(&mut tx, 0), 1);
+        assert!(wakes_a_poller(&xa), "the frame did not wake the poller");
+        let mut rx = Burst::new();
+        xa.rx_burst(&pool, &mut rx, 0);
+        assert!(rx.iter().any(|p| test_seq(p.data()) == Some(5)));
     });
 }
 
@@ -885,8 +921,15 @@ fn tap_exchanges_frames_with_the_kernel() {
         assert!(wait_link(&tap, true), "tap never came up");
         let pool = Pool::new(256);
 
-        // The kernel resolving a neighbour sends an ARP request out of the tap.
+        // A frame the kernel sends out of the tap wakes a poller.
         let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let _ = udp.send_to(b"wake", "10.77.0.4:9");
+        assert!(
+            wakes_a_poller(&tap),
+            "the kernel's ARP request did not wake the poller"
+        );
+
+        // The kernel resolving a neighbour sends an ARP request out of the tap.
         let kernel_mac = poll_for(
             &mut tap,
             &pool,

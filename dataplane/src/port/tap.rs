@@ -120,6 +120,11 @@ impl TapPort {
 }
 
 impl Port for TapPort {
+    /// The device: readable while the kernel has frames queued for us.
+    fn wake_fds(&self) -> Vec<std::os::fd::RawFd> {
+        vec![self.dev.as_raw_fd()]
+    }
+
     /// Reads one frame per syscall until the device is drained or the burst
     /// is full. A pool miss stops the burst and leaves frames queued in the
     /// kernel.

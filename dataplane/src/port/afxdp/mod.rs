@@ -686,6 +686,11 @@ impl Port for AfXdpPort {
     fn describe(&self) -> String {
         format!("af-xdp {}", self.ifname)
     }
+
+    /// The XDP socket: readable while its receive ring holds frames.
+    fn wake_fds(&self) -> Vec<std::os::fd::RawFd> {
+        vec![self.sock.as_raw_fd()]
+    }
 }
 
 impl std::fmt::Debug for AfXdpPort {
