@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bgp;
 mod bits;
 mod diag;
 mod effective;
@@ -78,6 +79,10 @@ pub mod extensions {}
 
 use std::path::Path;
 
+pub use bgp::{
+    Action, Afi, Aggregate, Asn, BfdInterval, Bgp, BgpAf, Neighbor, Network, PeerAf, PeerConfig,
+    PeerTemplate, PrefixList, PrefixRule, RouteMap, RouteMapSet, MAX_BGP_PATHS,
+};
 pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
