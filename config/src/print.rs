@@ -3,9 +3,11 @@
 //! Layout, blocks separated by blank lines: `hostname`; `feature` lines;
 //! railyard's `buffer-size`; access lists; class-maps; `policy-map type
 //! qos`, `queuing` and `network-qos`; `system qos`; the global PFC watchdog;
-//! `hardware profile dlb`; `ip load-sharing`; LLDP globals; one block per
+//! `hardware profile dlb`; `ip load-sharing`; LLDP globals; the global
+//! `bfd interval`; prefix-lists; route-map entries; one block per
 //! interface (sub-commands indented two spaces, in a fixed order, `no
-//! shutdown` spelled out); static routes in their original order. Settings
+//! shutdown` spelled out); static routes in their original order; `router
+//! bgp` last, as NX-OS prints it. Settings
 //! at their default are left out. MACs print in NX-OS dotted form (DLB's in
 //! colon form, as NX-OS writes it); DSCP and CoS sets as sorted lists of
 //! values and ranges; byte counts in the largest unit that divides them.

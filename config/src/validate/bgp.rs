@@ -197,7 +197,8 @@ impl Checker<'_> {
         }
         for n in &bgp.neighbors {
             let eff: PeerConfig = bgp.effective(n);
-            if eff.remote_as.is_none() {
+            // A broken chain is reported where it breaks, not again here.
+            if eff.remote_as.is_none() && chain_complete(bgp, n.peer.inherit.as_deref()) {
                 let hint = match &n.peer.inherit {
                     Some(t) => format!("add `remote-as ASN` under the neighbor or its template `{t}`"),
                     None => "add `remote-as ASN` under the neighbor (or `inherit peer` a template that has one)".into(),
@@ -341,6 +342,24 @@ impl Checker<'_> {
             self.report(Severity::Warning, pos, message, Some(hint));
         }
     }
+}
+
+/// Whether every template the chain from `first` names exists (and it
+/// does not loop).
+fn chain_complete(bgp: &crate::bgp::Bgp, first: Option<&str>) -> bool {
+    let mut next = first;
+    let mut steps = 0;
+    while let Some(name) = next {
+        let Some(t) = bgp.template(name) else {
+            return false;
+        };
+        steps += 1;
+        if steps > bgp.templates.len() {
+            return false;
+        }
+        next = t.peer.inherit.as_deref();
+    }
+    true
 }
 
 /// Whether following `inherit peer` from template `start` comes back to it.
