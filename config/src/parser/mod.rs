@@ -9,7 +9,7 @@
 //! starts something new.
 //!
 //! Indentation is used only as a hint, in four places:
-//! * the body of a skipped section (unknown or unmodelled, e.g. `router bgp`)
+//! * the body of a skipped section (unknown or unmodelled, e.g. `router ospf`)
 //!   is every following line indented deeper than its header;
 //! * under a modelled section, a line no table knows is an error (a typo in
 //!   the section) when it is indented deeper than the header, or when the
@@ -334,7 +334,7 @@ impl FrameKind {
     }
 }
 
-/// The lines indented under a skipped top-level section (`router bgp …`),
+/// The lines indented under a skipped top-level section (`router ospf …`),
 /// so its warning can say exactly what went with it.
 struct SkippedBody {
     /// The warning the section's header drew, if it drew one.
