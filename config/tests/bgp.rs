@@ -517,6 +517,20 @@ fn undefined_route_maps_and_prefix_lists_are_warnings_where_named() {
         .as_deref()
         .unwrap()
         .contains("every route from the peer is refused"));
+    // Several lists of which one denies: FRR cannot say it exactly.
+    let p = ok(
+        "ip prefix-list A seq 5 deny 10.0.0.0/8\nip prefix-list B seq 5 permit 10.0.0.0/8\n\
+                route-map RM permit 10\n  match ip address prefix-list B A\n",
+    );
+    assert_eq!(
+        warnings(&p),
+        [(
+            4,
+            34,
+            "prefix-list `A` denies, and this entry matches several lists".into()
+        )]
+    );
+    clean("ip prefix-list A seq 5 deny 10.0.0.0/8\nroute-map RM permit 10\n  match ip address prefix-list A\n");
     // The families are separate namespaces.
     let p = ok("ipv6 prefix-list A seq 5 permit 2001:db8::/32\nroute-map RM permit 10\n  match ip address prefix-list A\n");
     assert_eq!(warnings(&p).len(), 1);

@@ -12,7 +12,10 @@
 //! a route-map or prefix-list named but not defined (NX-OS and FRR then
 //! match nothing, so a neighbor's policy denies every route and a
 //! `redistribute` advertises none), an `update-source` railyard cannot
-//! translate (not an Ethernet interface, or one not configured).
+//! translate (not an Ethernet interface, or one not configured), a
+//! route-map entry matching several prefix-lists one of which denies (FRR
+//! takes one list per entry; railyard joins them, which changes the
+//! meaning of a `deny`).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -284,6 +287,27 @@ impl Checker<'_> {
         }
         for e in &self.config.route_maps {
             for (afi, lists) in [(Afi::Ipv4, &e.match_ipv4), (Afi::Ipv6, &e.match_ipv6)] {
+                // FRR matches one prefix-list per entry: several become one
+                // list holding all their rules, which is the same match only
+                // while none of them denies.
+                let deny = lists.iter().find(|l| {
+                    lists.len() > 1
+                        && self.config.prefix_list(afi, l).is_some_and(|p| {
+                            p.rules.iter().any(|r| r.action == crate::bgp::Action::Deny)
+                        })
+                });
+                if let Some(list) = deny {
+                    found.push((
+                        self.at(BgpAt::MatchPrefixList {
+                            map: e.name.clone(),
+                            seq: e.seq,
+                            afi,
+                            list: list.clone(),
+                        }),
+                        format!("prefix-list `{list}` denies, and this entry matches several lists"),
+                        "FRR matches one list per entry, so railyard joins them in order; a route a `deny` here stops is not looked up in the lists after it. Use one list, or one entry per list".into(),
+                    ));
+                }
                 for list in lists {
                     if self.config.prefix_list(afi, list).is_none() {
                         let family = if afi == Afi::Ipv4 { "ip" } else { "ipv6" };
