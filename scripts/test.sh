@@ -13,7 +13,7 @@ mapfile -t missing < <(missing_packages \
   ip=iproute2 ping=iputils-ping ethtool=ethtool tshark=tshark \
   lldpd=lldpd lldpcli=lldpd lldpad=lldpad lldptool=lldpad \
   nsenter=util-linux unshare=util-linux nstat=iproute2 ss=iproute2 \
-  iperf3=iperf3 tcpreplay=tcpreplay pkg-config=pkg-config)
+  iperf3=iperf3 tcpreplay=tcpreplay pkg-config=pkg-config vtysh=frr)
 
 # Libraries (not commands) the `dpdk` feature builds against.
 pkg-config --exists libdpdk 2>/dev/null || missing+=(libdpdk-dev)

@@ -30,7 +30,14 @@
 //! `class-map type qos`, `policy-map type qos|queuing|network-qos` with
 //! their classes, `system qos`, the global PFC watchdog, `hardware profile
 //! dlb`, `ip load-sharing` and the LLDP globals (with railyard's `lldp tlv
-//! custom`). Every command has its `no`
+//! custom`); and the routing language the control plane hands to FRR:
+//! `router bgp` (router ID, `bestpath as-path multipath-relax`, IPv4 and
+//! IPv6 unicast families with `maximum-paths`, `network`, `redistribute
+//! direct`, `aggregate-address`; neighbors and `template peer` with
+//! `remote-as`, `description`, `bfd`, `update-source`, `inherit peer`,
+//! `shutdown` and per-family `send-community` and `route-map`),
+//! `route-map`, `ip|ipv6 prefix-list` and `bfd interval`; other `router
+//! bgp` statements are skipped with a warning. Every command has its `no`
 //! form. Other NX-OS commands and sections are skipped with one warning per
 //! kind and a closing summary (errors with [`ParseOptions::strict`]); an
 //! unknown command inside a modelled section is an error with a "did you
@@ -59,6 +66,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bgp;
 mod bits;
 mod diag;
 mod effective;
@@ -78,6 +86,10 @@ pub mod extensions {}
 
 use std::path::Path;
 
+pub use bgp::{
+    Action, Afi, Aggregate, Asn, BfdInterval, Bgp, BgpAf, Neighbor, Network, PeerAf, PeerConfig,
+    PeerTemplate, PrefixList, PrefixRule, RouteMap, RouteMapSet, MAX_BGP_PATHS,
+};
 pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,

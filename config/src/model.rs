@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::bgp::{Afi, BfdInterval, Bgp, PrefixList, RouteMap};
 use crate::diag::Source;
 use crate::lldp::Lldp;
 pub use crate::name::InterfaceName;
@@ -82,6 +83,14 @@ pub struct Config {
     /// is initialised with when an interface is bound to `dpdk` (empty:
     /// railyard's defaults). Only a build with the `dpdk` feature uses them.
     pub dpdk_eal_args: Vec<String>,
+    /// `router bgp ASN`, when present.
+    pub bgp: Option<Bgp>,
+    /// `route-map NAME permit|deny SEQ` entries, in order of first appearance.
+    pub route_maps: Vec<RouteMap>,
+    /// `ip prefix-list` and `ipv6 prefix-list`, in order of first appearance.
+    pub prefix_lists: Vec<PrefixList>,
+    /// The global `bfd interval … min_rx … multiplier …`; `None`: NX-OS's default.
+    pub bfd_interval: Option<BfdInterval>,
     /// The file this was parsed from, for diagnostics of later stages
     /// (provenance: ignored by equality, not serialized).
     #[serde(skip)]
@@ -123,6 +132,19 @@ impl Config {
     /// The `policy-map type network-qos` named `name`.
     pub fn network_qos_policy(&self, name: &str) -> Option<&NetworkQosPolicy> {
         self.network_qos_policies.iter().find(|p| p.name == name)
+    }
+
+    /// The prefix-list of family `afi` named `name` (the two families are
+    /// separate namespaces, as on NX-OS).
+    pub fn prefix_list(&self, afi: Afi, name: &str) -> Option<&PrefixList> {
+        self.prefix_lists
+            .iter()
+            .find(|p| p.afi == afi && p.name == name)
+    }
+
+    /// Whether any `route-map NAME …` entry exists.
+    pub fn has_route_map(&self, name: &str) -> bool {
+        self.route_maps.iter().any(|r| r.name == name)
     }
 
     /// Routes for one prefix, in file order: the members of its ECMP group.
@@ -195,6 +217,9 @@ pub struct Interface {
     /// `lldp dcbx version ieee|cee|auto` (railyard extension, default auto):
     /// the DCBX flavour the port speaks, so a CEE-only peer can be served.
     pub dcbx_version: DcbxVersion,
+    /// `bfd interval … min_rx … multiplier …` on the interface; `None`
+    /// follows the global setting.
+    pub bfd_interval: Option<BfdInterval>,
     /// Line of the first `interface` command naming this interface (0 if built in code).
     pub line: usize,
 }
@@ -228,6 +253,7 @@ impl Interface {
             lldp_transmit: true,
             lldp_receive: true,
             dcbx_version: DcbxVersion::Auto,
+            bfd_interval: None,
             line,
         }
     }
@@ -265,6 +291,7 @@ impl PartialEq for Interface {
             && self.lldp_transmit == other.lldp_transmit
             && self.lldp_receive == other.lldp_receive
             && self.dcbx_version == other.dcbx_version
+            && self.bfd_interval == other.bfd_interval
     }
 }
 

@@ -3,15 +3,18 @@
 //! Layout, blocks separated by blank lines: `hostname`; `feature` lines;
 //! railyard's `buffer-size`; access lists; class-maps; `policy-map type
 //! qos`, `queuing` and `network-qos`; `system qos`; the global PFC watchdog;
-//! `hardware profile dlb`; `ip load-sharing`; LLDP globals; one block per
+//! `hardware profile dlb`; `ip load-sharing`; LLDP globals; the global
+//! `bfd interval`; prefix-lists; route-map entries; one block per
 //! interface (sub-commands indented two spaces, in a fixed order, `no
-//! shutdown` spelled out); static routes in their original order. Settings
+//! shutdown` spelled out); static routes in their original order; `router
+//! bgp` last, as NX-OS prints it. Settings
 //! at their default are left out. MACs print in NX-OS dotted form (DLB's in
 //! colon form, as NX-OS writes it); DSCP and CoS sets as sorted lists of
 //! values and ranges; byte counts in the largest unit that divides them.
 
 use std::fmt::{self, Write as _};
 
+use crate::bgp::{Afi, Bgp, BgpAf, PeerConfig, PrefixList, RouteMap};
 use crate::lldp::{Lldp, LldpTlvSelect};
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
@@ -79,12 +82,20 @@ impl fmt::Display for Config {
         }
         blocks.push(load_sharing(&self.load_sharing));
         blocks.push(lldp(&self.lldp));
+        if let Some(b) = &self.bfd_interval {
+            blocks.push(format!("{b}\n"));
+        }
+        blocks.extend(self.prefix_lists.iter().map(ToString::to_string));
+        blocks.extend(route_maps(&self.route_maps));
         blocks.extend(self.interfaces.iter().map(ToString::to_string));
         let mut routes = String::new();
         for route in &self.routes {
             writeln!(routes, "{route}")?;
         }
         blocks.push(routes);
+        if let Some(bgp) = &self.bgp {
+            blocks.push(bgp.to_string());
+        }
         let mut first = true;
         for block in blocks.iter().filter(|b| !b.is_empty()) {
             if !first {
@@ -666,6 +677,9 @@ impl fmt::Display for Interface {
         if self.dcbx_version != DcbxVersion::Auto {
             writeln!(f, "  lldp dcbx version {}", self.dcbx_version.keyword())?;
         }
+        if let Some(b) = &self.bfd_interval {
+            writeln!(f, "  {b}")?;
+        }
         let state = if self.shutdown {
             "shutdown"
         } else {
@@ -683,5 +697,168 @@ impl fmt::Display for StaticRoute {
             IpPrefix::V6(_) => "ipv6",
         };
         write!(f, "{family} route {} {}", self.prefix, self.target)
+    }
+}
+
+/// `ip prefix-list` / `ipv6 prefix-list` lines, the description first.
+impl fmt::Display for PrefixList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let family = match self.afi {
+            Afi::Ipv4 => "ip",
+            Afi::Ipv6 => "ipv6",
+        };
+        if let Some(d) = &self.description {
+            writeln!(f, "{family} prefix-list {} description {d}", self.name)?;
+        }
+        for r in &self.rules {
+            write!(
+                f,
+                "{family} prefix-list {} seq {} {} {}",
+                self.name,
+                r.seq,
+                r.action.keyword(),
+                r.prefix
+            )?;
+            if let Some(ge) = r.ge {
+                write!(f, " ge {ge}")?;
+            }
+            if let Some(le) = r.le {
+                write!(f, " le {le}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// One block per route-map entry.
+fn route_maps(entries: &[RouteMap]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            let mut s = format!("route-map {} {} {}\n", e.name, e.action.keyword(), e.seq);
+            if let Some(d) = &e.description {
+                s.push_str(&format!("  description {d}\n"));
+            }
+            if !e.match_ipv4.is_empty() {
+                s.push_str(&format!(
+                    "  match ip address prefix-list {}\n",
+                    e.match_ipv4.join(" ")
+                ));
+            }
+            if !e.match_ipv6.is_empty() {
+                s.push_str(&format!(
+                    "  match ipv6 address prefix-list {}\n",
+                    e.match_ipv6.join(" ")
+                ));
+            }
+            for set in &e.sets {
+                s.push_str(&format!("  {set}\n"));
+            }
+            s
+        })
+        .collect()
+}
+
+/// A router-level address-family block at two spaces.
+fn router_af(f: &mut fmt::Formatter<'_>, afi: Afi, af: &BgpAf) -> fmt::Result {
+    writeln!(f, "  address-family {} unicast", afi.keyword())?;
+    for n in &af.networks {
+        write!(f, "    network {}", n.prefix)?;
+        if let Some(rm) = &n.route_map {
+            write!(f, " route-map {rm}")?;
+        }
+        writeln!(f)?;
+    }
+    if let Some(rm) = &af.redistribute_direct {
+        writeln!(f, "    redistribute direct route-map {rm}")?;
+    }
+    for a in &af.aggregates {
+        write!(f, "    aggregate-address {}", a.prefix)?;
+        if a.as_set {
+            f.write_str(" as-set")?;
+        }
+        if a.summary_only {
+            f.write_str(" summary-only")?;
+        }
+        writeln!(f)?;
+    }
+    if let Some(n) = af.maximum_paths {
+        writeln!(f, "    maximum-paths {n}")?;
+    }
+    if let Some(n) = af.maximum_paths_ibgp {
+        writeln!(f, "    maximum-paths ibgp {n}")?;
+    }
+    Ok(())
+}
+
+/// A neighbor's or template's statements at four spaces.
+fn peer(f: &mut fmt::Formatter<'_>, p: &PeerConfig) -> fmt::Result {
+    if let Some(t) = &p.inherit {
+        writeln!(f, "    inherit peer {t}")?;
+    }
+    if let Some(asn) = p.remote_as {
+        writeln!(f, "    remote-as {asn}")?;
+    }
+    if let Some(d) = &p.description {
+        writeln!(f, "    description {d}")?;
+    }
+    if let Some(s) = &p.update_source {
+        writeln!(f, "    update-source {s}")?;
+    }
+    if p.bfd {
+        writeln!(f, "    bfd")?;
+    }
+    if p.shutdown {
+        writeln!(f, "    shutdown")?;
+    }
+    for afi in [Afi::Ipv4, Afi::Ipv6] {
+        let Some(af) = p.af(afi) else { continue };
+        writeln!(f, "    address-family {} unicast", afi.keyword())?;
+        if af.send_community {
+            writeln!(f, "      send-community")?;
+        }
+        if af.send_community_extended {
+            writeln!(f, "      send-community extended")?;
+        }
+        if let Some(rm) = &af.route_map_in {
+            writeln!(f, "      route-map {rm} in")?;
+        }
+        if let Some(rm) = &af.route_map_out {
+            writeln!(f, "      route-map {rm} out")?;
+        }
+    }
+    Ok(())
+}
+
+/// The `router bgp` section as NX-OS lays it out: globals, address
+/// families, templates, neighbors.
+impl fmt::Display for Bgp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "router bgp {}", self.asn)?;
+        if let Some(id) = self.router_id {
+            writeln!(f, "  router-id {id}")?;
+        }
+        if self.multipath_relax {
+            writeln!(f, "  bestpath as-path multipath-relax")?;
+        }
+        if self.log_neighbor_changes {
+            writeln!(f, "  log-neighbor-changes")?;
+        }
+        if let Some(af) = &self.ipv4 {
+            router_af(f, Afi::Ipv4, af)?;
+        }
+        if let Some(af) = &self.ipv6 {
+            router_af(f, Afi::Ipv6, af)?;
+        }
+        for t in &self.templates {
+            writeln!(f, "  template peer {}", t.name)?;
+            peer(f, &t.peer)?;
+        }
+        for n in &self.neighbors {
+            writeln!(f, "  neighbor {}", n.addr)?;
+            peer(f, &n.peer)?;
+        }
+        Ok(())
     }
 }

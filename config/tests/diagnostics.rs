@@ -13,7 +13,7 @@ fn check(text: &str) -> railyard_config::Report {
 #[test]
 fn warnings_are_reported_alongside_errors() {
     let r = check(
-        "router bgp 1\n  neighbor 10.0.0.2\ninterface e1/1\n  mtu 99999\nfeature nv overlay\n",
+        "router ospf 1\n  router-id 10.0.0.2\ninterface e1/1\n  mtu 99999\nfeature nv overlay\n",
     );
     assert!(r.has_errors());
     assert!(r.config.is_none());
@@ -27,7 +27,7 @@ fn warnings_are_reported_alongside_errors() {
         (
             Severity::Warning,
             1,
-            "`router bgp` is not modelled; skipped with the line indented under it (line 2)"
+            "`router ospf` is not modelled; skipped with the line indented under it (line 2)"
         )
     );
     assert_eq!(got[1].0, Severity::Error);
@@ -126,20 +126,20 @@ fn invalid_pfc_forms_are_errors_with_a_hint() {
 #[test]
 fn a_skipped_section_names_the_lines_that_went_with_it() {
     let r = check(
-        "router bgp 65000\n  neighbor 10.0.0.1 remote-as 65001\n    address-family ipv4 unicast\n  \
-         router-id 1.1.1.1\nsnmp-server community x\nrouter bgp 65001\n  neighbor 10.0.0.9\n\
+        "router ospf 1\n  neighbor 10.0.0.1 remote-as 65001\n    address-family ipv4 unicast\n  \
+         router-id 1.1.1.1\nsnmp-server community x\nrouter ospf 2\n  neighbor 10.0.0.9\n\
          interface e1/1\n  no switchport\n",
     );
     let got: Vec<&str> = r.diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         got[..2],
         [
-            "`router bgp` is not modelled; skipped with the 3 lines indented under it (lines 2-4)",
+            "`router ospf` is not modelled; skipped with the 3 lines indented under it (lines 2-4)",
             "`snmp-server` is not modelled; skipped",
         ],
         "{got:?}"
     );
-    // The second `router bgp` draws no warning of its own, and the body
+    // The second `router ospf` draws no warning of its own, and the body
     // of the first one stops where the file returns to the top level.
     assert!(
         !got.iter()

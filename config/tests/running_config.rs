@@ -244,11 +244,6 @@ fn the_warnings() {
             "`vdc` is not modelled; skipped with the 2 lines indented under it (lines 8-9)",
         ),
         (
-            line_of("feature bgp"),
-            9,
-            "`feature bgp` is not modelled; kept in the configuration, it enables nothing",
-        ),
-        (
             line_of("feature interface-vlan"),
             9,
             "`feature interface-vlan` is not modelled; kept in the configuration, it enables nothing",
@@ -301,19 +296,14 @@ fn the_warnings() {
             "`line` is not modelled; skipped with the line indented under it (line 111)",
         ),
         (line_of("boot nxos"), 1, "`boot` is not modelled; skipped"),
-        (
-            line_of("router bgp"),
-            1,
-            "`router bgp` is not modelled; skipped with the 9 lines indented under it (lines 115-123)",
-        ),
     ];
     assert_eq!(got, want, "\n{}", render(&p.warnings));
     assert_eq!(
         skip_summary(&p),
         Some(
-            "skipped 14 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
+            "skipped 13 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
              snmp-server (1), ntp (1), vlan (1), vrf context (1), interface mgmt (1), interface loopback (1), \
-             line (2), boot (1), router bgp (1)"
+             line (2), boot (1)"
         )
     );
     assert!(p.warnings.iter().all(|d| d.severity == Severity::Warning));
@@ -324,8 +314,9 @@ fn strict_mode_rejects_it_with_one_error_per_skipped_command() {
     let es =
         railyard_config::parse_str(RUNNING_CONFIG, "leaf1.conf", &ParseOptions { strict: true })
             .unwrap_err();
-    // 14 skipped commands and the 2 features railyard does not model.
-    assert_eq!(es.len(), 16);
+    // 13 skipped commands and the feature railyard does not model
+    // (`router bgp` and `feature bgp` are modelled).
+    assert_eq!(es.len(), 14);
     assert!(es.iter().all(|d| d.file == "leaf1.conf" && d.is_error()));
 }
 

@@ -84,12 +84,12 @@ fn unmodelled_sections_are_skipped_with_one_warning_per_kind() {
 vrf context management
   ip route 0.0.0.0/0 192.168.1.1
   exit
-router bgp 65001
+router ospf 1
   router-id 10.0.0.1
-  neighbor 10.0.0.2
-    remote-as 65002
-    address-family ipv4 unicast
-router bgp 65002
+  area 0.0.0.0 range 10.0.0.0/8
+    not-advertise
+  log-adjacency-changes
+router ospf 2
 username admin password 5 $5$abc role network-admin
 username oper password 5 $5$def role network-operator
 class-map type control-plane match-any copp-bgp
@@ -106,7 +106,7 @@ hostname leaf1
         warnings(&p),
         [
             (1, 1, "`vrf context` is not modelled; skipped with the 2 lines indented under it (lines 2-3)".to_string()),
-            (4, 1, "`router bgp` is not modelled; skipped with the 4 lines indented under it (lines 5-8)".to_string()),
+            (4, 1, "`router ospf` is not modelled; skipped with the 4 lines indented under it (lines 5-8)".to_string()),
             (10, 1, "`username` is not modelled; skipped".to_string()),
             (
                 12,
@@ -121,7 +121,7 @@ hostname leaf1
     );
     assert_eq!(
         skip_summary(&p),
-        Some("skipped 6 unmodelled commands: vrf context (1), router bgp (2), username (2), class-map type control-plane (1)")
+        Some("skipped 6 unmodelled commands: vrf context (1), router ospf (2), username (2), class-map type control-plane (1)")
     );
     assert_eq!(p.warnings.last().map(|d| d.line), Some(0));
 }
@@ -249,7 +249,7 @@ interface e1/1-2
 
 #[test]
 fn strict_mode_turns_every_skip_into_an_error() {
-    let text = "router bgp 1\n  neighbor 10.0.0.2\nrouter bgp 2\nfrobnicate\ninterface loopback0\ninterface e1/1\n  lldp tlv-set x\nfeature lldp\nversion 10.3\n";
+    let text = "router ospf 1\n  router-id 10.0.0.2\nrouter ospf 2\nfrobnicate\ninterface loopback0\ninterface e1/1\n  lldp tlv-set x\nfeature lldp\nversion 10.3\n";
     let es = parse_strict(text).unwrap_err();
     let got: Vec<(usize, usize, &str)> = es
         .iter()
@@ -258,8 +258,8 @@ fn strict_mode_turns_every_skip_into_an_error() {
     assert_eq!(
         got,
         [
-            (1, 1, "`router bgp` is not supported"),
-            (3, 1, "`router bgp` is not supported"),
+            (1, 1, "`router ospf` is not supported"),
+            (3, 1, "`router ospf` is not supported"),
             (4, 1, "unknown command `frobnicate`"),
             (5, 11, "`interface loopback` is not supported"),
             (7, 3, "interface command `lldp` is not supported"),

@@ -16,6 +16,7 @@ pub mod mgmt;
 pub mod natural;
 pub mod rank;
 pub mod replay;
+pub mod routing;
 pub mod send;
 pub mod show;
 pub mod sim;

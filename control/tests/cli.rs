@@ -98,7 +98,7 @@ fn check_shows_warnings_with_errors_and_json_carries_the_same() {
     let conf = dir.path().join("mixed.conf");
     std::fs::write(
         &conf,
-        "router bgp 65000\n  neighbor 10.0.0.2\nfeature nv overlay\ninterface e1/1\n  mtu 99999\ninterface e1/2\n  priority-flow-control receive on\n",
+        "router ospf 1\n  router-id 10.0.0.2\nfeature nv overlay\ninterface e1/1\n  mtu 99999\ninterface e1/2\n  priority-flow-control receive on\n",
     )
     .unwrap();
     let out = railyard(&["check", conf.to_str().unwrap()]);
@@ -110,7 +110,7 @@ fn check_shows_warnings_with_errors_and_json_carries_the_same() {
         .collect();
     assert_eq!(shown.len(), 5, "{err}");
     assert!(
-        err.contains("mixed.conf:1:1: warning: `router bgp` is not modelled"),
+        err.contains("mixed.conf:1:1: warning: `router ospf` is not modelled"),
         "{err}"
     );
     assert!(err.contains("mixed.conf:5:"), "{err}");
@@ -136,6 +136,38 @@ fn check_shows_warnings_with_errors_and_json_carries_the_same() {
         })
         .collect();
     assert_eq!(texts, shown);
+}
+
+#[test]
+fn check_reads_router_bgp_and_shows_its_diagnostics() {
+    // The sample rail of the RFC 7938 fabric is clean.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/tests/data/bgp-rail1.conf");
+    let out = railyard(&["check", sample.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("warning"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A broken one shows where.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("bgp.conf");
+    std::fs::write(
+        &conf,
+        "feature bgp\nrouter bgp 65001\n  timers bgp 3 9\n  neighbor 10.0.0.1\n    inherit peer SPINE\n",
+    )
+    .unwrap();
+    let out = railyard(&["check", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bgp.conf:3:3: warning: router bgp command `timers` is not modelled; skipped"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bgp.conf:5:18: error: template peer `SPINE` is not defined"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! starts something new.
 //!
 //! Indentation is used only as a hint, in four places:
-//! * the body of a skipped section (unknown or unmodelled, e.g. `router bgp`)
+//! * the body of a skipped section (unknown or unmodelled, e.g. `router ospf`)
 //!   is every following line indented deeper than its header;
 //! * under a modelled section, a line no table knows is an error (a typo in
 //!   the section) when it is indented deeper than the header, or when the
@@ -24,6 +24,7 @@
 //!
 //! `exit` closes the innermost section, `end` closes all of them.
 
+mod bgp;
 mod global;
 mod interface;
 mod qos;
@@ -193,6 +194,19 @@ pub(crate) enum Section {
     Dlb,
     /// `static-pinning` under `hardware profile dlb`.
     DlbPinning,
+    /// `router bgp ASN`.
+    RouterBgp,
+    /// `address-family ipv4|ipv6 unicast` under `router bgp` (index 0: IPv4, 1: IPv6).
+    RouterAf,
+    /// `neighbor ADDR` (index into the neighbors).
+    Neighbor,
+    /// `template peer NAME` (index into the templates).
+    Template,
+    /// `address-family` under a neighbor or template (peer index, and the
+    /// family and whether the peer is a template, encoded).
+    PeerAf,
+    /// `route-map NAME permit|deny SEQ` (index into the entries).
+    RouteMap,
 }
 
 impl Section {
@@ -211,6 +225,11 @@ impl Section {
             Section::SystemQos => qos::SYSTEM_QOS,
             Section::Dlb => global::DLB,
             Section::DlbPinning => global::DLB_PINNING,
+            Section::RouterBgp => bgp::ROUTER,
+            Section::RouterAf => bgp::ROUTER_AF,
+            Section::Neighbor | Section::Template => bgp::PEER,
+            Section::PeerAf => bgp::PEER_AF,
+            Section::RouteMap => bgp::ROUTE_MAP_ENTRY,
         }
     }
 
@@ -224,7 +243,29 @@ impl Section {
             Section::SystemQos => "system qos",
             Section::Dlb => "hardware profile dlb",
             Section::DlbPinning => "static-pinning",
+            Section::RouterBgp => "router bgp",
+            Section::RouterAf => "router bgp address-family",
+            Section::Neighbor => "neighbor",
+            Section::Template => "template peer",
+            Section::PeerAf => "neighbor address-family",
+            Section::RouteMap => "route-map",
         }
+    }
+
+    /// Whether a command the section does not model is skipped with a
+    /// warning rather than rejected: NX-OS's routing language is far larger
+    /// than the subset railyard translates, and a pasted running-config
+    /// must still load.
+    fn is_lenient(self) -> bool {
+        matches!(
+            self,
+            Section::RouterBgp
+                | Section::RouterAf
+                | Section::Neighbor
+                | Section::Template
+                | Section::PeerAf
+                | Section::RouteMap
+        )
     }
 }
 
@@ -273,6 +314,11 @@ impl FrameKind {
         )
     }
 
+    /// Whether the section skips commands it does not model (see [`Section::is_lenient`]).
+    fn is_lenient(&self) -> bool {
+        matches!(self, FrameKind::Section(s, ..) | FrameKind::Broken(s) if s.is_lenient())
+    }
+
     /// Whether unknown lines inside the section are errors (a typo in it).
     fn is_modelled(&self) -> bool {
         matches!(self, FrameKind::Interface(_) | FrameKind::Section(..)) || self.checks_body()
@@ -288,7 +334,7 @@ impl FrameKind {
     }
 }
 
-/// The lines indented under a skipped top-level section (`router bgp …`),
+/// The lines indented under a skipped top-level section (`router ospf …`),
 /// so its warning can say exactly what went with it.
 struct SkippedBody {
     /// The warning the section's header drew, if it drew one.
@@ -424,9 +470,13 @@ impl<'a> Builder<'a> {
         // indentation has left come last. A command spelled out in full in
         // any section beats an abbreviation; among spelled-out commands the
         // longest wins.
+        // A line that leaves an outer section's indented body leaves the
+        // sections inside it too, even one whose own body was empty.
         let closed = |depth: usize| {
-            let f = &self.frames[depth];
-            depth > 0 && f.body_indented && line.indent <= f.indent
+            (1..=depth).any(|d| {
+                let f = &self.frames[d];
+                f.body_indented && line.indent <= f.indent
+            })
         };
         let order: Vec<usize> = (0..self.frames.len())
             .rev()
@@ -514,6 +564,9 @@ impl<'a> Builder<'a> {
                 self.skip(context, spec.kind(), line.tokens[0].col, true);
                 if at_top {
                     self.enter_skipped_section(before);
+                } else if self.frames[frame].kind.is_lenient() {
+                    // Its indented body (a `vrf` block) goes with it.
+                    self.enter(FrameKind::Skip);
                 }
             }
             Action::Accept => {}
@@ -552,9 +605,23 @@ impl<'a> Builder<'a> {
             }
             let kind = &self.frames[depth].kind;
             let (table, context) = (kind.table(), kind.context());
+            let suggestion = table::suggest(table, &line.tokens);
+            if kind.is_lenient() && suggestion.is_none() {
+                self.frames.truncate(depth + 1);
+                let first = line.tokens[0].text.to_ascii_lowercase();
+                let kind = match line.tokens.get(1) {
+                    Some(second) if first == "no" => {
+                        format!("no {}", second.text.to_ascii_lowercase())
+                    }
+                    _ => first,
+                };
+                self.skip(context, kind, line.tokens[0].col, true);
+                self.enter(FrameKind::Skip);
+                return;
+            }
             let upto = at.min(line.tokens.len() - 1);
             let written: Vec<&str> = line.tokens[..=upto].iter().map(|t| t.text).collect();
-            let hint = match table::suggest(table, &line.tokens) {
+            let hint = match suggestion {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!(
                     "{context} commands are: {}",

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::table::Spec;
-use super::{global, qos, value, Args, Builder, Fail, FrameKind};
+use super::{bgp, global, qos, value, Args, Builder, Fail, FrameKind};
 use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
@@ -182,6 +182,28 @@ pub(super) static TABLE: &[Spec] = &[
         "no dpdk eal-args",
         global::no_dpdk_eal_args,
     ),
+    Spec::run(&["router", "bgp"], bgp::ROUTER_BGP, bgp::router_bgp),
+    Spec::run(&["no", "router", "bgp"], "no router bgp [ASN]", bgp::no_router_bgp),
+    Spec::run(&["route-map"], bgp::ROUTE_MAP, bgp::route_map),
+    Spec::run(&["no", "route-map"], "no route-map NAME [permit | deny SEQ]", bgp::no_route_map),
+    Spec::run(&["ip", "prefix-list"], bgp::IP_PREFIX_LIST, bgp::ip_prefix_list),
+    Spec::run(
+        &["no", "ip", "prefix-list"],
+        "no ip prefix-list NAME [seq N]",
+        bgp::no_ip_prefix_list,
+    ),
+    Spec::run(&["ipv6", "prefix-list"], bgp::IPV6_PREFIX_LIST, bgp::ipv6_prefix_list),
+    Spec::run(
+        &["no", "ipv6", "prefix-list"],
+        "no ipv6 prefix-list NAME [seq N]",
+        bgp::no_ipv6_prefix_list,
+    ),
+    Spec::run(&["bfd", "interval"], bgp::BFD_INTERVAL, bgp::global_bfd_interval),
+    Spec::run(
+        &["no", "bfd", "interval"],
+        "no bfd interval",
+        bgp::no_global_bfd_interval,
+    ),
     // Known NX-OS commands and sections that are not modelled (yet).
     Spec::skip(&["aaa"]),
     Spec::skip(&["banner"]),
@@ -210,10 +232,8 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["ip", "igmp"]),
     Spec::skip(&["ip", "name-server"]),
     Spec::skip(&["ip", "pim"]),
-    Spec::skip(&["ip", "prefix-list"]),
     Spec::skip(&["ip", "sla"]),
     Spec::skip(&["ipv6", "access-list"]),
-    Spec::skip(&["ipv6", "prefix-list"]),
     Spec::skip(&["key"]),
     Spec::skip(&["license"]),
     Spec::skip(&["line"]),
@@ -233,8 +253,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["radius-server"]),
     Spec::skip(&["rmon"]),
     Spec::skip(&["role"]),
-    Spec::skip(&["route-map"]),
-    Spec::skip(&["router", "bgp"]),
     Spec::skip(&["router", "eigrp"]),
     Spec::skip(&["router", "isis"]),
     Spec::skip(&["router", "ospf"]),
@@ -275,7 +293,7 @@ fn no_hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 }
 
 /// Features railyard models: the rest are kept (and printed back) but enable nothing.
-const MODELLED_FEATURES: &[&str] = &["lldp"];
+const MODELLED_FEATURES: &[&str] = &["bfd", "bgp", "lldp"];
 
 /// Read a feature name: the rest of the line, one word or several
 /// (`fabric forwarding`, `nv overlay`, `tacacs+`), recorded in lower case

@@ -9,8 +9,11 @@
 //! routes through interfaces that are not configured, `dpdk eal-args` with
 //! no interface bound to dpdk.
 
+mod bgp;
 mod index;
 mod qos;
+
+pub(crate) use bgp::{BgpAt, PeerKey};
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -99,6 +102,8 @@ pub(crate) enum At {
     Global(GlobalItem),
     /// A `static-pinning` line under `hardware profile dlb` (its source port).
     DlbPin(crate::model::InterfaceName),
+    /// An item of the routing sections.
+    Bgp(BgpAt),
 }
 
 /// The `type` of a `policy-map`.
@@ -546,5 +551,6 @@ pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) 
     c.breakouts();
     c.dpdk();
     qos::check(config, map, sources, &mut c.out);
+    bgp::check(config, map, sources, &mut c.out);
     c.out
 }

@@ -1,0 +1,10 @@
+//! Routing through a real routing suite: railyard forwards, FRR decides.
+//!
+//! The NX-OS `router bgp` section (with its route-maps, prefix-lists and
+//! BFD intervals) is modelled by the configuration crate; [`frr`] turns
+//! that model into the configuration FRR's zebra, bgpd and bfdd read.
+//! Routes come back to railyard through the kernel's routing table.
+
+pub mod frr;
+
+pub use frr::{frr_config, linux_name};
