@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::table::Spec;
 use super::value::keyword;
-use super::{bgp, qos, value, Args, Builder, Fail};
+use super::{policy, qos, value, Args, Builder, Fail};
 use crate::model::{
     Bind, Interface, Ipv4Prefix, Ipv6Prefix, RxHandover, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
@@ -200,11 +200,11 @@ pub(super) static TABLE: &[Spec] = &[
         "no vrf member [NAME]",
         no_vrf_member,
     ),
-    Spec::run(&["bfd", "interval"], bgp::BFD_INTERVAL, bgp::interface_bfd_interval),
+    Spec::run(&["bfd", "interval"], policy::BFD_INTERVAL, policy::interface_bfd_interval),
     Spec::run(
         &["no", "bfd", "interval"],
         "no bfd interval",
-        bgp::no_interface_bfd_interval,
+        policy::no_interface_bfd_interval,
     ),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),

@@ -27,6 +27,7 @@
 mod bgp;
 mod global;
 mod interface;
+mod policy;
 mod qos;
 mod table;
 mod top;
@@ -229,7 +230,7 @@ impl Section {
             Section::RouterAf => bgp::ROUTER_AF,
             Section::Neighbor | Section::Template => bgp::PEER,
             Section::PeerAf => bgp::PEER_AF,
-            Section::RouteMap => bgp::ROUTE_MAP_ENTRY,
+            Section::RouteMap => policy::ROUTE_MAP_ENTRY,
         }
     }
 

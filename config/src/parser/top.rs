@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::table::Spec;
-use super::{bgp, global, qos, value, Args, Builder, Fail, FrameKind};
+use super::{bgp, global, policy, qos, value, Args, Builder, Fail, FrameKind};
 use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
@@ -184,25 +184,25 @@ pub(super) static TABLE: &[Spec] = &[
     ),
     Spec::run(&["router", "bgp"], bgp::ROUTER_BGP, bgp::router_bgp),
     Spec::run(&["no", "router", "bgp"], "no router bgp [ASN]", bgp::no_router_bgp),
-    Spec::run(&["route-map"], bgp::ROUTE_MAP, bgp::route_map),
-    Spec::run(&["no", "route-map"], "no route-map NAME [permit | deny SEQ]", bgp::no_route_map),
-    Spec::run(&["ip", "prefix-list"], bgp::IP_PREFIX_LIST, bgp::ip_prefix_list),
+    Spec::run(&["route-map"], policy::ROUTE_MAP, policy::route_map),
+    Spec::run(&["no", "route-map"], "no route-map NAME [permit | deny SEQ]", policy::no_route_map),
+    Spec::run(&["ip", "prefix-list"], policy::IP_PREFIX_LIST, policy::ip_prefix_list),
     Spec::run(
         &["no", "ip", "prefix-list"],
         "no ip prefix-list NAME [seq N]",
-        bgp::no_ip_prefix_list,
+        policy::no_ip_prefix_list,
     ),
-    Spec::run(&["ipv6", "prefix-list"], bgp::IPV6_PREFIX_LIST, bgp::ipv6_prefix_list),
+    Spec::run(&["ipv6", "prefix-list"], policy::IPV6_PREFIX_LIST, policy::ipv6_prefix_list),
     Spec::run(
         &["no", "ipv6", "prefix-list"],
         "no ipv6 prefix-list NAME [seq N]",
-        bgp::no_ipv6_prefix_list,
+        policy::no_ipv6_prefix_list,
     ),
-    Spec::run(&["bfd", "interval"], bgp::BFD_INTERVAL, bgp::global_bfd_interval),
+    Spec::run(&["bfd", "interval"], policy::BFD_INTERVAL, policy::global_bfd_interval),
     Spec::run(
         &["no", "bfd", "interval"],
         "no bfd interval",
-        bgp::no_global_bfd_interval,
+        policy::no_global_bfd_interval,
     ),
     // Known NX-OS commands and sections that are not modelled (yet).
     Spec::skip(&["aaa"]),
