@@ -113,8 +113,13 @@ enum Command {
         #[arg(long)]
         strict: bool,
         /// Print the diagnostics and the compiled model as JSON.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "frr")]
         json: bool,
+        /// Print the FRR configuration (zebra, bgpd, bfdd) that the routing
+        /// sections (`router bgp`, `route-map`, prefix-lists, `bfd
+        /// interval`) translate to, ports named as in Linux (`Eth1-1`).
+        #[arg(long)]
+        frr: bool,
     },
     /// Make a running switch re-read its configuration (as SIGHUP does), or
     /// load FILE instead. A configuration with errors is rejected and the
@@ -639,6 +644,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             config,
             strict,
             json: true,
+            ..
         } => {
             let (ok, text) = railyard_control::check_json(&config, strict);
             writeln!(out, "{text}").map_err(io)?;
@@ -647,6 +653,19 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             } else {
                 Err(format!("{}: configuration has errors", config.display()))
             }
+        }
+        Command::Check {
+            config,
+            strict,
+            frr: true,
+            ..
+        } => {
+            let loaded = load(&config, strict)?;
+            let text = railyard_control::routing::frr::frr_config(
+                &loaded.config,
+                railyard_control::routing::frr::linux_name,
+            );
+            write!(out, "{text}").map_err(io)
         }
         Command::Check { config, strict, .. } => {
             let compiled = load(&config, strict)?.compiled;

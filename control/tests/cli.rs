@@ -149,6 +149,11 @@ fn check_reads_router_bgp_and_shows_its_diagnostics() {
         "{}",
         text(&out.stderr)
     );
+    // `--frr` prints what FRR is given: the golden translation.
+    let out = railyard(&["check", "--frr", sample.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/bgp-rail1.frr.conf");
+    assert_eq!(text(&out.stdout), std::fs::read_to_string(golden).unwrap());
     // A broken one shows where.
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("bgp.conf");
