@@ -192,13 +192,24 @@ impl Worker<'_> {
                 }
             }
             let mut sent = false;
-            while let Some(len) = host.transmit(i, now, &mut self.buf) {
-                let Some(pkt) = self.pool.alloc_from(&self.buf[..len]) else {
-                    // The pool is dry: the frame is lost like a NIC
-                    // ring overflow; go-back-N will resend it.
-                    self.delivery.pool_dry += 1;
+            loop {
+                // The NIC writes its frame straight into a pool buffer: a
+                // data-free frame's payload is whatever the buffer held
+                // (nobody reads it), so a frame costs its headers, not a
+                // 9 KB copy that would push the fabric's state out of
+                // the cache.
+                let Some(mut pkt) = self.pool.alloc() else {
+                    if host.transmit(i, now, &mut self.buf).is_some() {
+                        // The pool is dry: the frame is lost like a NIC
+                        // ring overflow; go-back-N will resend it.
+                        self.delivery.pool_dry += 1;
+                    }
                     break;
                 };
+                let Some(len) = host.transmit(i, now, pkt.tailroom_mut()) else {
+                    break;
+                };
+                pkt.set_len(len);
                 self.burst.push(pkt);
                 p.end.tx_burst(&mut self.burst, now);
                 // A full cable keeps the frame for a retry.
