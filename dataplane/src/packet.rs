@@ -145,7 +145,16 @@ impl DerefMut for BufBox {
 pub const MAX_BUFFERS: usize = 1 << 22;
 
 struct PoolShared {
+    /// Buffers given back (first-in, first-out across threads).
     free: ArrayQueue<BufBox>,
+    /// The first buffer of the slab never lent: buffers are carved from
+    /// the slab in order only when `free` is empty, so a pool lends the
+    /// same buffers again rather than cycling through (and faulting in)
+    /// all of them, and the memory it touches is what it ever held at
+    /// once.
+    fresh: AtomicUsize,
+    /// The first buffer of the slab.
+    base: NonNull<Buffer>,
     /// Every buffer, in one zeroed allocation: the system hands it out as
     /// untouched pages, so only buffers actually used take memory, and
     /// building a pool costs no time filling it.
@@ -317,17 +326,60 @@ impl PoolShared {
         (self.cache_max / 2).max(1)
     }
 
-    /// Refills half an empty cache in one go from the shared queue; false
-    /// when the shared queue is empty too.
+    /// Refills half an empty cache in one go from the shared queue, then
+    /// from the buffers never lent; false when there are none left.
     #[inline]
     fn refill(&self, bufs: &mut Vec<BufBox>) -> bool {
-        for _ in 0..self.cache_max / 2 {
+        let want = self.cache_max / 2;
+        while bufs.len() < want {
             match self.free.pop() {
                 Some(b) => bufs.push(b),
                 None => break,
             }
         }
+        if bufs.len() < want {
+            self.carve(want - bufs.len(), bufs);
+        }
         !bufs.is_empty()
+    }
+
+    /// Moves up to `n` buffers never lent into `bufs`, in slab order.
+    #[cold]
+    fn carve(&self, n: usize, bufs: &mut Vec<BufBox>) {
+        let fresh = self.claim(n);
+        // Last first, so the cache (last in, first out) lends them in
+        // slab order.
+        bufs.extend(fresh.rev().map(|i| self.buffer(i)));
+    }
+
+    /// Claims up to `n` buffers never lent, for this caller alone.
+    #[inline]
+    fn claim(&self, n: usize) -> std::ops::Range<usize> {
+        let got = self
+            .fresh
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                (f < self.capacity).then(|| (f + n).min(self.capacity))
+            });
+        match got {
+            Ok(from) => from..(from + n).min(self.capacity),
+            Err(_) => 0..0,
+        }
+    }
+
+    /// The handle of buffer `i`, which [`claim`](Self::claim) gave out.
+    #[inline]
+    fn buffer(&self, i: usize) -> BufBox {
+        // SAFETY: a claimed index is below the capacity, so within the
+        // slab, and claimed once: this is its only handle.
+        BufBox(unsafe { NonNull::new_unchecked(self.base.as_ptr().add(i)) })
+    }
+
+    /// One buffer from the shared queue, or else one never lent.
+    #[inline]
+    fn pop_shared(&self) -> Option<BufBox> {
+        self.free
+            .pop()
+            .or_else(|| self.claim(1).next().map(|i| self.buffer(i)))
     }
 
     /// Spills half a full cache back so other threads can have them.
@@ -353,7 +405,7 @@ impl PoolShared {
             Some(b) => b,
             // During thread teardown there is no cache.
             None => {
-                let b = self.free.pop()?;
+                let b = self.pop_shared()?;
                 self.lent(1);
                 Some(b)
             }
@@ -493,6 +545,8 @@ impl Pool {
         let base = unsafe { slab.add(first) }.cast::<Buffer>();
         let shared = Arc::new(PoolShared {
             free: ArrayQueue::new(buffers),
+            fresh: AtomicUsize::new(0),
+            base,
             slab,
             slab_layout,
             capacity: buffers,
@@ -503,13 +557,6 @@ impl Pool {
             // Small pools (tests) keep most buffers shared.
             cache_max: (buffers / 8).clamp(2, CACHE_MAX),
         });
-        for i in 0..buffers {
-            // SAFETY: `i` is within the slab. Nothing is written yet: the
-            // header is written when the buffer is first lent.
-            let b = BufBox(unsafe { base.add(i) });
-            // Cannot fail: the queue was sized for exactly this many.
-            let _ = shared.free.push(b);
-        }
         Pool { shared }
     }
 
