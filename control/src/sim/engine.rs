@@ -169,6 +169,11 @@ pub(super) struct Agenda {
     pending_rx: Vec<BinaryHeap<Reverse<(Nanos, u16)>>>,
     /// Per node: the time it asked to run at (`Nanos::MAX`: none).
     wake_at: Vec<Nanos>,
+    /// Per node: its earliest entry on `heap` not yet taken (`Nanos::MAX`:
+    /// none), so a later arrival or wake, which that entry's run covers,
+    /// adds none: a node busy with a stream of frames costs the heap one
+    /// entry per window, not one per frame.
+    queued_at: Vec<Nanos>,
     /// Per node: the last window it was taken into.
     taken_in: Vec<u64>,
     windows: u64,
@@ -185,6 +190,7 @@ impl Agenda {
             heap: BinaryHeap::with_capacity(nodes * 4),
             pending_rx: (0..nodes).map(|_| BinaryHeap::new()).collect(),
             wake_at: vec![Nanos::MAX; nodes],
+            queued_at: vec![Nanos::MAX; nodes],
             taken_in: vec![0; nodes],
             windows: 0,
             inbox,
@@ -196,6 +202,16 @@ impl Agenda {
     pub(super) fn wake(&mut self, node: NodeId, t: Nanos) {
         if let Some(w) = self.wake_at.get_mut(node as usize) {
             *w = (*w).min(t);
+            self.enqueue(node, t);
+        }
+    }
+
+    /// Puts `node` on the heap at `t` unless an entry no later is there.
+    #[inline]
+    fn enqueue(&mut self, node: NodeId, t: Nanos) {
+        let q = &mut self.queued_at[node as usize];
+        if t < *q {
+            *q = t;
             self.heap.push(Reverse((t, node)));
         }
     }
@@ -204,7 +220,7 @@ impl Agenda {
     pub(super) fn arrive(&mut self, node: NodeId, port: u16, t: Nanos) {
         if let Some(p) = self.pending_rx.get_mut(node as usize) {
             p.push(Reverse((t, port)));
-            self.heap.push(Reverse((t, node)));
+            self.enqueue(node, t);
         }
     }
 
@@ -230,6 +246,9 @@ impl Agenda {
                 break;
             }
             self.heap.pop();
+            // Taken: whatever it has due from here on is seen by
+            // `next_run`, which queues what falls after the window.
+            self.queued_at[node as usize] = Nanos::MAX;
             let taken = &mut self.taken_in[node as usize];
             if *taken != self.windows {
                 *taken = self.windows;
@@ -246,7 +265,7 @@ impl Agenda {
         let t = self.wake_at[n].min(rx);
         if t >= end {
             if t != Nanos::MAX {
-                self.heap.push(Reverse((t, node)));
+                self.enqueue(node, t);
             }
             return None;
         }

@@ -6,7 +6,7 @@
 //! window from what every worker reports. The run stops when the job is
 //! done and the fabric has drained, or at the time limit.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
@@ -125,8 +125,11 @@ struct Worker<'a> {
     agenda: Agenda,
     inboxes: &'a [Arrivals],
     partition: Partition,
+    /// Per node, the worker that owns it (the partition's answer, looked
+    /// up once rather than on every send).
+    owner: &'a [usize],
     pool: &'a Pool,
-    ip_rank: &'a HashMap<[u8; 4], usize>,
+    ip_rank: &'a FxHashMap<[u8; 4], usize>,
     delivery: Delivery,
     /// The sampled queues this worker's switches hold: (series, switch,
     /// port, queue).
@@ -218,7 +221,7 @@ impl Worker<'_> {
                 self.status.moved += 1;
             }
             if sent {
-                self.inboxes[self.partition.worker_of(p.switch)].push((
+                self.inboxes[self.owner[p.switch as usize]].push((
                     p.switch,
                     p.switch_port,
                     now.saturating_add(p.end.delay_ns()),
@@ -344,7 +347,8 @@ pub(super) fn run(
     let wall = Instant::now();
     let samples = resolve_samples(&f, &opts.sample_queues)?;
     let sample_ns = opts.sample_ns.max(1);
-    let ip_rank: HashMap<[u8; 4], usize> = f
+    let ranks = f.plan.ranks().len();
+    let ip_rank: FxHashMap<[u8; 4], usize> = f
         .plan
         .ranks()
         .iter()
@@ -355,6 +359,9 @@ pub(super) fn run(
     let host_count = f.hosts.len();
     let nodes = switch_count + host_count;
     let partition = f.partition;
+    let owner: Vec<usize> = (0..nodes)
+        .map(|n| partition.worker_of(n as NodeId))
+        .collect();
     // Link changes in time order: (time, link, up).
     let mut link_events: Vec<(Nanos, usize, bool)> = failures
         .iter()
@@ -411,9 +418,10 @@ pub(super) fn run(
                 agenda,
                 inboxes: &f.inboxes,
                 partition,
+                owner: &owner,
                 pool: &f.pool,
                 ip_rank: &ip_rank,
-                delivery: Delivery::new(opts.bin_ns),
+                delivery: Delivery::new(opts.bin_ns, ranks),
                 series: mine.iter().map(|m| (m.0, Vec::new(), Vec::new())).collect(),
                 depth_time: opts
                     .queue_stats
@@ -518,7 +526,7 @@ pub(super) fn run(
         Ok::<(), String>(())
     })?;
 
-    let mut delivery = Delivery::new(opts.bin_ns);
+    let mut delivery = Delivery::new(opts.bin_ns, ranks);
     let mut series: Vec<QueueSeries> = opts
         .sample_queues
         .iter()
