@@ -18,7 +18,7 @@ use railyard_dataplane::parse::parse;
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
-use railyard_dataplane::{Burst, Pool};
+use railyard_dataplane::{Burst, PacketHint, Pool};
 use railyard_roce::host::Host;
 use railyard_roce::report::{summarise_training, summarise_workloads};
 use railyard_roce::wire::{is_write, Opcode};
@@ -150,7 +150,14 @@ impl Worker<'_> {
     fn run_window(&mut self, end: Nanos) {
         let mut nodes = std::mem::take(&mut self.nodes);
         self.agenda.take_window(end, &mut nodes);
-        for &node in &nodes {
+        if let Some(&first) = nodes.first() {
+            self.agenda.prefetch_due(first, end);
+        }
+        for (k, &node) in nodes.iter().enumerate() {
+            // The next node's frames load while this one runs.
+            if let Some(&next) = nodes.get(k + 1) {
+                self.agenda.prefetch_due(next, end);
+            }
             while let Some(t) = self.agenda.next_run(node, end) {
                 let next = self.run_node(node, t);
                 self.agenda.ran(node, t, next);
@@ -194,7 +201,7 @@ impl Worker<'_> {
                     self.status.moved += 1;
                 }
             }
-            let mut sent = false;
+            let mut first = None;
             loop {
                 // The NIC writes its frame straight into a pool buffer: a
                 // data-free frame's payload is whatever the buffer held
@@ -213,18 +220,19 @@ impl Worker<'_> {
                     break;
                 };
                 pkt.set_len(len);
+                first = first.or(Some(pkt.hint()));
                 self.burst.push(pkt);
                 p.end.tx_burst(&mut self.burst, now);
                 // A full cable keeps the frame for a retry.
                 free_burst(&mut self.burst);
-                sent = true;
                 self.status.moved += 1;
             }
-            if sent {
+            if let Some(first) = first {
                 self.inboxes[self.owner[p.switch as usize]].push((
                     p.switch,
                     p.switch_port,
                     now.saturating_add(p.end.delay_ns()),
+                    first,
                 ));
             }
         }
@@ -271,7 +279,8 @@ impl Worker<'_> {
             }
             if up {
                 // Frames the cable held while down are due now.
-                self.agenda.arrive(node, port, d.start);
+                self.agenda
+                    .arrive(node, port, d.start, PacketHint::default());
             }
             self.agenda.wake(node, d.start);
         }
