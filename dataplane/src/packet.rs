@@ -995,6 +995,37 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_lends_buffers_given_back_before_touching_new_ones() {
+        let pool = Pool::new(4096);
+        // Several threads' worth of churn, a few packets held at a time.
+        for round in 0..10_000 {
+            let held: Vec<PacketBuf> = (0..1 + round % 7).map(|_| pool.alloc().unwrap()).collect();
+            drop(held);
+        }
+        let std::thread::Result::Ok(()) = std::thread::spawn({
+            let pool = pool.clone();
+            move || {
+                for _ in 0..1_000 {
+                    drop(pool.alloc().unwrap());
+                }
+            }
+        })
+        .join() else {
+            panic!("the other thread failed");
+        };
+        // Each thread's cache took one refill from the slab; nothing more
+        // was carved.
+        let carved = pool.shared.fresh.load(Ordering::Relaxed);
+        assert_eq!(carved, 2 * (pool.shared.cache_max / 2), "carved {carved}");
+        // Every buffer can still be lent, carved or not.
+        let all: Vec<PacketBuf> = (0..4096).map_while(|_| pool.alloc()).collect();
+        assert_eq!(all.len(), 4096);
+        assert!(pool.alloc().is_none());
+        let distinct: std::collections::HashSet<usize> = all.iter().map(|p| p.hint().0).collect();
+        assert_eq!(distinct.len(), 4096);
+    }
+
+    #[test]
     fn buffers_freed_on_another_thread_come_back() {
         let pool = Pool::new(64);
         let pkts: Vec<PacketBuf> = (0..64).map(|_| pool.alloc().unwrap()).collect();

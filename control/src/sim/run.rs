@@ -6,7 +6,6 @@
 //! window from what every worker reports. The run stops when the job is
 //! done and the fabric has drained, or at the time limit.
 
-use rustc_hash::FxHashMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
@@ -22,6 +21,7 @@ use railyard_dataplane::{Burst, PacketHint, Pool};
 use railyard_roce::host::Host;
 use railyard_roce::report::{summarise_training, summarise_workloads};
 use railyard_roce::wire::{is_write, Opcode};
+use rustc_hash::FxHashMap;
 
 use super::build::{Fabric, NicPort};
 use super::engine::{Agenda, Arrivals, NodeId, Partition};
