@@ -40,4 +40,4 @@ pub mod wire;
 
 pub use clock::{Clock, MonotonicClock, Nanos, VirtualClock};
 pub use packet::fifo;
-pub use packet::{Burst, PacketBuf, Pool, BURST_SIZE};
+pub use packet::{Burst, PacketBuf, PacketHint, Pool, BURST_SIZE};

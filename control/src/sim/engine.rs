@@ -27,17 +27,18 @@ use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::port::ring::RingPort;
 use railyard_dataplane::port::{IoCounters, Port};
 use railyard_dataplane::wire::MacAddr;
-use railyard_dataplane::{Burst, Pool};
+use railyard_dataplane::{Burst, PacketBuf, PacketHint, Pool};
 
 /// A node of the fabric, as the scheduler numbers them: switches first,
 /// then hosts.
 pub(super) type NodeId = u32;
 
 /// Arrivals announced by cable ends since the scheduler last looked:
-/// (receiving node, its port, time the frames are due). Lock-free,
+/// (receiving node, its port, time the frames are due, where the first
+/// frame lies, to prefetch it before the node runs). Lock-free,
 /// because the ports that push sit inside switches (which must be
 /// `Send`).
-pub(super) type Arrivals = Arc<SegQueue<(NodeId, u16, Nanos)>>;
+pub(super) type Arrivals = Arc<SegQueue<(NodeId, u16, Nanos, PacketHint)>>;
 
 /// A switch's end of a cable that announces what it sends to the node at
 /// the other end. Everything else is the ring's own behaviour.
@@ -71,6 +72,7 @@ impl Port for NotifyingPort {
     }
 
     fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+        let first = burst.first().map_or(PacketHint::default(), PacketBuf::hint);
         let n = self.inner.tx_burst(burst, now);
         if n > 0 {
             // One announcement per burst: its frames share the due time.
@@ -78,6 +80,7 @@ impl Port for NotifyingPort {
                 self.peer,
                 self.peer_port,
                 now.saturating_add(self.inner.delay_ns()),
+                first,
             ));
         }
         n
@@ -164,11 +167,16 @@ pub(super) struct Agenda {
     /// (time, node) of every node that may have work due then; stale and
     /// repeated entries are harmless (a node's own state says what is due).
     heap: BinaryHeap<Reverse<(Nanos, NodeId)>>,
-    /// Per node: (due time, port or NIC) of frames announced toward it, so
-    /// a run receives from those only.
-    pending_rx: Vec<BinaryHeap<Reverse<(Nanos, u16)>>>,
+    /// Per node: (due time, port or NIC, first frame) of frames announced
+    /// toward it, so a run receives from those only.
+    pending_rx: Vec<BinaryHeap<Reverse<(Nanos, u16, PacketHint)>>>,
     /// Per node: the time it asked to run at (`Nanos::MAX`: none).
     wake_at: Vec<Nanos>,
+    /// Per node: its earliest entry on `heap` not yet taken (`Nanos::MAX`:
+    /// none), so a later arrival or wake, which that entry's run covers,
+    /// adds none: a node busy with a stream of frames costs the heap one
+    /// entry per window, not one per frame.
+    queued_at: Vec<Nanos>,
     /// Per node: the last window it was taken into.
     taken_in: Vec<u64>,
     windows: u64,
@@ -185,6 +193,7 @@ impl Agenda {
             heap: BinaryHeap::with_capacity(nodes * 4),
             pending_rx: (0..nodes).map(|_| BinaryHeap::new()).collect(),
             wake_at: vec![Nanos::MAX; nodes],
+            queued_at: vec![Nanos::MAX; nodes],
             taken_in: vec![0; nodes],
             windows: 0,
             inbox,
@@ -196,22 +205,33 @@ impl Agenda {
     pub(super) fn wake(&mut self, node: NodeId, t: Nanos) {
         if let Some(w) = self.wake_at.get_mut(node as usize) {
             *w = (*w).min(t);
+            self.enqueue(node, t);
+        }
+    }
+
+    /// Puts `node` on the heap at `t` unless an entry no later is there.
+    #[inline]
+    fn enqueue(&mut self, node: NodeId, t: Nanos) {
+        let q = &mut self.queued_at[node as usize];
+        if t < *q {
+            *q = t;
             self.heap.push(Reverse((t, node)));
         }
     }
 
-    /// Frames are due at `t` on `port` of `node`: it runs then.
-    pub(super) fn arrive(&mut self, node: NodeId, port: u16, t: Nanos) {
+    /// Frames are due at `t` on `port` of `node`, the first at `first`:
+    /// it runs then.
+    pub(super) fn arrive(&mut self, node: NodeId, port: u16, t: Nanos, first: PacketHint) {
         if let Some(p) = self.pending_rx.get_mut(node as usize) {
-            p.push(Reverse((t, port)));
-            self.heap.push(Reverse((t, node)));
+            p.push(Reverse((t, port, first)));
+            self.enqueue(node, t);
         }
     }
 
     /// Takes in the arrivals announced since the last call.
     pub(super) fn collect_arrivals(&mut self) {
-        while let Some((node, port, t)) = self.inbox.pop() {
-            self.arrive(node, port, t);
+        while let Some((node, port, t, first)) = self.inbox.pop() {
+            self.arrive(node, port, t, first);
         }
     }
 
@@ -230,6 +250,9 @@ impl Agenda {
                 break;
             }
             self.heap.pop();
+            // Taken: whatever it has due from here on is seen by
+            // `next_run`, which queues what falls after the window.
+            self.queued_at[node as usize] = Nanos::MAX;
             let taken = &mut self.taken_in[node as usize];
             if *taken != self.windows {
                 *taken = self.windows;
@@ -246,7 +269,7 @@ impl Agenda {
         let t = self.wake_at[n].min(rx);
         if t >= end {
             if t != Nanos::MAX {
-                self.heap.push(Reverse((t, node)));
+                self.enqueue(node, t);
             }
             return None;
         }
@@ -255,6 +278,20 @@ impl Agenda {
         }
         self.events += 1;
         Some(t)
+    }
+
+    /// Starts loading the first frame of every burst due on `node` before
+    /// `end`: taken as a node's runs in a window begin, the misses on
+    /// frames other nodes wrote overlap, and most are in before its runs
+    /// reach them. Only a hint: it changes nothing the node does.
+    pub(super) fn prefetch_due(&self, node: NodeId, end: Nanos) {
+        if let Some(p) = self.pending_rx.get(node as usize) {
+            for &Reverse((t, _, first)) in p.iter() {
+                if t < end {
+                    first.prefetch();
+                }
+            }
+        }
     }
 
     /// After a run at `now`: `node` asks to run at `t`, if anything.
@@ -271,7 +308,7 @@ impl Agenda {
     /// to `hint` (one may come more than once).
     pub(super) fn due_ports(&mut self, node: NodeId, now: Nanos, mut hint: impl FnMut(u16)) {
         if let Some(p) = self.pending_rx.get_mut(node as usize) {
-            while let Some(&Reverse((t, port))) = p.peek() {
+            while let Some(&Reverse((t, port, _))) = p.peek() {
                 if t > now {
                     break;
                 }
@@ -309,7 +346,7 @@ mod tests {
         s.wake(2, 50);
         s.wake(1, 10);
         s.wake(1, 10);
-        s.arrive(1, 4, 30);
+        s.arrive(1, 4, 30, PacketHint::default());
         s.wake(0, 30);
         assert_eq!(s.next_time(), Some(10));
         // Node 1 first (due first), at 10 and at its arrival at 30, once

@@ -9,7 +9,6 @@ use std::io::{self, Write};
 use railyard_dataplane::clock::Nanos;
 use railyard_roce::host::HostOutcome;
 use railyard_roce::report::{render_table, render_training, FlowResult, JobResult, TrainingResult};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::build::Fabric;
@@ -21,27 +20,29 @@ use crate::lab::collective::{tally_switch, FabricSummary, LinkPfc};
 /// Bytes each sender delivered to each receiver, in time bins.
 pub(super) struct Delivery {
     bin_ns: Nanos,
-    /// (sender rank, receiver rank) → payload bytes per bin.
-    /// Hashed, not ordered: a thousand-rank AllToAll records a million
-    /// pairs, one lookup per delivered frame; readers sort.
-    bins: FxHashMap<(u32, u32), Vec<u64>>,
+    ranks: usize,
+    /// Per (sender rank, receiver rank), at `sender * ranks + receiver`:
+    /// payload bytes per bin. Indexed, not hashed: a thousand-rank
+    /// AllToAll records a million pairs, one lookup per delivered frame.
+    bins: Vec<Vec<u64>>,
     /// Frames a host could not send because the packet pool was dry.
     pub pool_dry: u64,
 }
 
 impl Delivery {
-    pub(super) fn new(bin_ns: Nanos) -> Self {
+    /// Nothing delivered yet among `ranks` ranks, in bins of `bin_ns`.
+    pub(super) fn new(bin_ns: Nanos, ranks: usize) -> Self {
         Delivery {
             bin_ns: bin_ns.max(1),
-            bins: FxHashMap::default(),
+            ranks,
+            bins: (0..ranks * ranks).map(|_| Vec::new()).collect(),
             pool_dry: 0,
         }
     }
 
     /// Adds what `other` recorded (another worker's share of the fabric).
     pub(super) fn merge(&mut self, other: Delivery) {
-        for (pair, bins) in other.bins {
-            let v = self.bins.entry(pair).or_default();
+        for (v, bins) in self.bins.iter_mut().zip(other.bins) {
             if v.len() < bins.len() {
                 v.resize(bins.len(), 0);
             }
@@ -55,7 +56,9 @@ impl Delivery {
     /// Counts `bytes` of payload from `src` arriving at `dst` at `now`.
     pub(super) fn record(&mut self, src: usize, dst: usize, now: Nanos, bytes: u32) {
         let bin = (now / self.bin_ns) as usize;
-        let v = self.bins.entry((src as u32, dst as u32)).or_default();
+        let Some(v) = self.bins.get_mut(src * self.ranks + dst) else {
+            return;
+        };
         if v.len() <= bin {
             v.resize(bin + 1, 0);
         }
@@ -271,11 +274,14 @@ fn receiver_rates(f: &Fabric, d: &Delivery) -> Vec<FlowRate> {
     let ranks = f.plan.ranks();
     // Receivers in rank order, each one's senders in rank order, so that
     // sums come out the same however the bins were recorded.
-    let mut pairs: Vec<(&(u32, u32), &Vec<u64>)> = d.bins.iter().collect();
-    pairs.sort_unstable_by_key(|&(&(src, dst), _)| (dst, src));
     let mut by_dst: BTreeMap<usize, Vec<&Vec<u64>>> = BTreeMap::new();
-    for (&(_, dst), bins) in pairs {
-        by_dst.entry(dst as usize).or_default().push(bins);
+    for dst in 0..d.ranks {
+        for src in 0..d.ranks {
+            let bins = &d.bins[src * d.ranks + dst];
+            if !bins.is_empty() {
+                by_dst.entry(dst).or_default().push(bins);
+            }
+        }
     }
     let mut out = Vec::new();
     for (dst, senders) in by_dst {

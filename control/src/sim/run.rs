@@ -6,7 +6,6 @@
 //! window from what every worker reports. The run stops when the job is
 //! done and the fabric has drained, or at the time limit.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
@@ -18,10 +17,11 @@ use railyard_dataplane::parse::parse;
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::wire::bth;
-use railyard_dataplane::{Burst, Pool};
+use railyard_dataplane::{Burst, PacketHint, Pool};
 use railyard_roce::host::Host;
 use railyard_roce::report::{summarise_training, summarise_workloads};
 use railyard_roce::wire::{is_write, Opcode};
+use rustc_hash::FxHashMap;
 
 use super::build::{Fabric, NicPort};
 use super::engine::{Agenda, Arrivals, NodeId, Partition};
@@ -125,8 +125,11 @@ struct Worker<'a> {
     agenda: Agenda,
     inboxes: &'a [Arrivals],
     partition: Partition,
+    /// Per node, the worker that owns it (the partition's answer, looked
+    /// up once rather than on every send).
+    owner: &'a [usize],
     pool: &'a Pool,
-    ip_rank: &'a HashMap<[u8; 4], usize>,
+    ip_rank: &'a FxHashMap<[u8; 4], usize>,
     delivery: Delivery,
     /// The sampled queues this worker's switches hold: (series, switch,
     /// port, queue).
@@ -147,7 +150,14 @@ impl Worker<'_> {
     fn run_window(&mut self, end: Nanos) {
         let mut nodes = std::mem::take(&mut self.nodes);
         self.agenda.take_window(end, &mut nodes);
-        for &node in &nodes {
+        if let Some(&first) = nodes.first() {
+            self.agenda.prefetch_due(first, end);
+        }
+        for (k, &node) in nodes.iter().enumerate() {
+            // The next node's frames load while this one runs.
+            if let Some(&next) = nodes.get(k + 1) {
+                self.agenda.prefetch_due(next, end);
+            }
             while let Some(t) = self.agenda.next_run(node, end) {
                 let next = self.run_node(node, t);
                 self.agenda.ran(node, t, next);
@@ -191,26 +201,38 @@ impl Worker<'_> {
                     self.status.moved += 1;
                 }
             }
-            let mut sent = false;
-            while let Some(len) = host.transmit(i, now, &mut self.buf) {
-                let Some(pkt) = self.pool.alloc_from(&self.buf[..len]) else {
-                    // The pool is dry: the frame is lost like a NIC
-                    // ring overflow; go-back-N will resend it.
-                    self.delivery.pool_dry += 1;
+            let mut first = None;
+            loop {
+                // The NIC writes its frame straight into a pool buffer: a
+                // data-free frame's payload is whatever the buffer held
+                // (nobody reads it), so a frame costs its headers, not a
+                // 9 KB copy that would push the fabric's state out of
+                // the cache.
+                let Some(mut pkt) = self.pool.alloc() else {
+                    if host.transmit(i, now, &mut self.buf).is_some() {
+                        // The pool is dry: the frame is lost like a NIC
+                        // ring overflow; go-back-N will resend it.
+                        self.delivery.pool_dry += 1;
+                    }
                     break;
                 };
+                let Some(len) = host.transmit(i, now, pkt.tailroom_mut()) else {
+                    break;
+                };
+                pkt.set_len(len);
+                first = first.or(Some(pkt.hint()));
                 self.burst.push(pkt);
                 p.end.tx_burst(&mut self.burst, now);
                 // A full cable keeps the frame for a retry.
                 free_burst(&mut self.burst);
-                sent = true;
                 self.status.moved += 1;
             }
-            if sent {
-                self.inboxes[self.partition.worker_of(p.switch)].push((
+            if let Some(first) = first {
+                self.inboxes[self.owner[p.switch as usize]].push((
                     p.switch,
                     p.switch_port,
                     now.saturating_add(p.end.delay_ns()),
+                    first,
                 ));
             }
         }
@@ -257,7 +279,8 @@ impl Worker<'_> {
             }
             if up {
                 // Frames the cable held while down are due now.
-                self.agenda.arrive(node, port, d.start);
+                self.agenda
+                    .arrive(node, port, d.start, PacketHint::default());
             }
             self.agenda.wake(node, d.start);
         }
@@ -333,7 +356,8 @@ pub(super) fn run(
     let wall = Instant::now();
     let samples = resolve_samples(&f, &opts.sample_queues)?;
     let sample_ns = opts.sample_ns.max(1);
-    let ip_rank: HashMap<[u8; 4], usize> = f
+    let ranks = f.plan.ranks().len();
+    let ip_rank: FxHashMap<[u8; 4], usize> = f
         .plan
         .ranks()
         .iter()
@@ -344,6 +368,9 @@ pub(super) fn run(
     let host_count = f.hosts.len();
     let nodes = switch_count + host_count;
     let partition = f.partition;
+    let owner: Vec<usize> = (0..nodes)
+        .map(|n| partition.worker_of(n as NodeId))
+        .collect();
     // Link changes in time order: (time, link, up).
     let mut link_events: Vec<(Nanos, usize, bool)> = failures
         .iter()
@@ -400,9 +427,10 @@ pub(super) fn run(
                 agenda,
                 inboxes: &f.inboxes,
                 partition,
+                owner: &owner,
                 pool: &f.pool,
                 ip_rank: &ip_rank,
-                delivery: Delivery::new(opts.bin_ns),
+                delivery: Delivery::new(opts.bin_ns, ranks),
                 series: mine.iter().map(|m| (m.0, Vec::new(), Vec::new())).collect(),
                 depth_time: opts
                     .queue_stats
@@ -507,7 +535,7 @@ pub(super) fn run(
         Ok::<(), String>(())
     })?;
 
-    let mut delivery = Delivery::new(opts.bin_ns);
+    let mut delivery = Delivery::new(opts.bin_ns, ranks);
     let mut series: Vec<QueueSeries> = opts
         .sample_queues
         .iter()
