@@ -28,6 +28,10 @@ rounds=${2:-3}
 cd "$(dirname "$0")/.."
 source scripts/bench-lib.sh
 source scripts/stats.sh
+# testpmd for the reference rows (Debian's dpdk-dev); without it they are left out.
+mapfile -t ref_missing < <(missing_packages dpdk-testpmd=dpdk-dev)
+install_packages bench-veth.sh "${ref_missing[@]}" ||
+    echo "bench-veth.sh: no dpdk-testpmd; its rows are left out" >&2
 
 tag="ryb$$"
 gen="$tag-gen" sw="$tag-sw" sink="$tag-sink"

@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use serde::Serialize;
 
-use crate::model::IpPrefix;
+use crate::prefix::IpPrefix;
 
 /// Largest `maximum-paths` NX-OS accepts.
 pub const MAX_BGP_PATHS: u8 = 64;

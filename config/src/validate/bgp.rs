@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::bgp::{Afi, PeerConfig};
+use crate::bgp::{Afi, Bgp, PeerConfig};
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::model::{Config, InterfaceName, IpPrefix};
 
@@ -74,6 +74,18 @@ pub(crate) enum BgpAt {
 }
 
 /// The checks, with what they report into.
+/// Every template and neighbor with its key for source positions.
+fn peers(bgp: &Bgp) -> impl Iterator<Item = (PeerKey, &PeerConfig)> {
+    bgp.templates
+        .iter()
+        .map(|t| (PeerKey::Template(t.name.clone()), &t.peer))
+        .chain(
+            bgp.neighbors
+                .iter()
+                .map(|n| (PeerKey::Neighbor(n.addr), &n.peer)),
+        )
+}
+
 struct Checker<'a> {
     config: &'a Config,
     map: &'a SourceMap,
@@ -162,17 +174,8 @@ impl Checker<'_> {
     /// Templates exist and do not inherit in a circle; every neighbor has a remote AS.
     fn peers(&mut self) {
         let Some(bgp) = &self.config.bgp else { return };
-        let peers = bgp
-            .templates
-            .iter()
-            .map(|t| (PeerKey::Template(t.name.clone()), &t.peer))
-            .chain(
-                bgp.neighbors
-                    .iter()
-                    .map(|n| (PeerKey::Neighbor(n.addr), &n.peer)),
-            );
         let mut found = Vec::new();
-        for (key, peer) in peers {
+        for (key, peer) in peers(bgp) {
             let Some(name) = &peer.inherit else { continue };
             if bgp.template(name).is_none() {
                 let known: Vec<&str> = bgp.templates.iter().map(|t| t.name.as_str()).collect();
@@ -255,16 +258,7 @@ impl Checker<'_> {
                     );
                 }
             }
-            let peers = bgp
-                .templates
-                .iter()
-                .map(|t| (PeerKey::Template(t.name.clone()), &t.peer))
-                .chain(
-                    bgp.neighbors
-                        .iter()
-                        .map(|n| (PeerKey::Neighbor(n.addr), &n.peer)),
-                );
-            for (key, peer) in peers {
+            for (key, peer) in peers(bgp) {
                 for afi in [Afi::Ipv4, Afi::Ipv6] {
                     let Some(af) = peer.af(afi) else { continue };
                     for (rm, inbound) in [(&af.route_map_in, true), (&af.route_map_out, false)] {
@@ -333,17 +327,8 @@ impl Checker<'_> {
     /// `update-source` names a configured Ethernet interface.
     fn update_sources(&mut self) {
         let Some(bgp) = &self.config.bgp else { return };
-        let peers = bgp
-            .templates
-            .iter()
-            .map(|t| (PeerKey::Template(t.name.clone()), &t.peer))
-            .chain(
-                bgp.neighbors
-                    .iter()
-                    .map(|n| (PeerKey::Neighbor(n.addr), &n.peer)),
-            );
         let mut found = Vec::new();
-        for (key, peer) in peers {
+        for (key, peer) in peers(bgp) {
             let Some(src) = &peer.update_source else {
                 continue;
             };
