@@ -52,6 +52,8 @@ pub(crate) trait Port {
     fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize>;
     fn next_wakeup(&self) -> Option<Nanos>;
     fn poll_completion(&mut self) -> Option<Completion>;
+    /// Whether [`Port::poll_completion`] would return one.
+    fn has_completion(&self) -> bool;
     fn memory(&self) -> &[u8];
     fn memory_mut(&mut self) -> &mut [u8];
     fn stats(&self) -> NicStats;
@@ -75,6 +77,9 @@ impl Port for Nic {
     }
     fn poll_completion(&mut self) -> Option<Completion> {
         Nic::poll_completion(self)
+    }
+    fn has_completion(&self) -> bool {
+        Nic::has_completion(self)
     }
     fn memory(&self) -> &[u8] {
         Nic::memory(self)
@@ -140,6 +145,13 @@ pub(crate) struct HostCore<P> {
     /// Completions that named no connection of the plan.
     stray_completions: u64,
     posts: Vec<Post>,
+    /// The earliest time the engines, the GPU-to-GPU link or a workload
+    /// not started yet have something to do (`Nanos::MAX`: nothing).
+    /// Only a pump changes them, so it is worked out at the end of each;
+    /// until then a pump finding no NIC completion has nothing to do
+    /// and is skipped (a frame costs up to three pumps otherwise, each a
+    /// scan of every engine and NIC).
+    inner_next: Nanos,
 }
 
 impl<P: Port> HostCore<P> {
@@ -223,6 +235,8 @@ impl<P: Port> HostCore<P> {
             post_errors: 0,
             stray_completions: 0,
             posts: Vec::new(),
+            // Every pump runs until the first one works it out.
+            inner_next: 0,
         })
     }
 
@@ -419,7 +433,12 @@ impl<P: Port> HostCore<P> {
     }
 
     /// Moves the job on to `now`: NVLink copies due and NIC completions.
+    /// Does nothing (and is skipped) when nothing is due by `now` and no
+    /// NIC has a completion.
     fn pump(&mut self, now: Nanos) {
+        if now < self.inner_next && !self.ports.iter().any(P::has_completion) {
+            return;
+        }
         let mut posts = std::mem::take(&mut self.posts);
         loop {
             self.pump_once(now, &mut posts);
@@ -430,6 +449,7 @@ impl<P: Port> HostCore<P> {
             }
         }
         self.posts = posts;
+        self.inner_next = self.inner_wakeup().unwrap_or(Nanos::MAX);
     }
 
     fn pump_once(&mut self, now: Nanos, posts: &mut Vec<Post>) {
@@ -551,11 +571,24 @@ impl<P: Port> HostCore<P> {
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Nanos> {
-        let nv = self.nv_queue.peek().map(|Reverse(c)| c.due);
+        // Before the first pump the engines' times are not worked out.
+        let inner = if self.inner_next == 0 {
+            self.inner_wakeup()
+        } else {
+            (self.inner_next != Nanos::MAX).then_some(self.inner_next)
+        };
         self.ports
             .iter()
             .filter_map(Port::next_wakeup)
-            .chain(nv)
+            .chain(inner)
+            .min()
+    }
+
+    /// The earliest time the engines, the GPU-to-GPU link or a workload
+    /// not started yet have something to do.
+    fn inner_wakeup(&self) -> Option<Nanos> {
+        let nv = self.nv_queue.peek().map(|Reverse(c)| c.due);
+        nv.into_iter()
             .chain(
                 self.engines
                     .iter()
@@ -730,6 +763,9 @@ mod tests {
         }
         fn poll_completion(&mut self) -> Option<Completion> {
             self.completions.pop_front()
+        }
+        fn has_completion(&self) -> bool {
+            !self.completions.is_empty()
         }
         fn memory(&self) -> &[u8] {
             &self.mem

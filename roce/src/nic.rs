@@ -857,6 +857,12 @@ impl Nic {
         self.completions.pop_front()
     }
 
+    /// Whether a completion waits, without taking it: a host skips its
+    /// bookkeeping while none does.
+    pub fn has_completion(&self) -> bool {
+        !self.completions.is_empty()
+    }
+
     /// Bytes of registered memory WRITEs are checked against: the
     /// configured size, allocated or (data-free) virtual.
     pub fn memory_len(&self) -> usize {
