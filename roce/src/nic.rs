@@ -159,6 +159,11 @@ const ARP_SLOTS: usize = 8;
 const COMPLETION_PREALLOC: usize = 256;
 /// Queue pairs preallocated.
 const QP_PREALLOC: usize = 64;
+/// QPNs that differ only below this bit share an entry of the dense index
+/// (a job plan numbers its QPs `peer << 8 | role << 7 | channel`).
+const DENSE_SHIFT: u32 = 7;
+/// The dense index covers QPNs below this (at most 32 KB per NIC).
+const DENSE_QPNS: u32 = 1 << 20;
 /// A frame that becomes ready within this much of the wire freeing follows
 /// back to back, so rounding a wakeup up to the nanosecond never loses line
 /// rate.
@@ -243,6 +248,12 @@ pub struct Nic {
     /// QPN → slot. Fx, not SipHash: looked up for every frame received,
     /// and QPNs are no attacker's input.
     index: rustc_hash::FxHashMap<u32, usize>,
+    /// QPN >> [`DENSE_SHIFT`] → the first slot connected with it
+    /// (`u32::MAX`: none), for QPNs below [`DENSE_QPNS`]: one load where
+    /// the hash takes two cache misses (its control bytes, then its
+    /// bucket) on a frame's arrival. A QPN it does not hold (a second QP in
+    /// the same group, or a large QPN) is looked up in `index`.
+    dense: Vec<u32>,
     completions: VecDeque<Completion>,
     arp: [Option<(MacAddr, Ipv4Addr)>; ARP_SLOTS],
     arp_next: usize,
@@ -288,6 +299,7 @@ impl Nic {
             carry_data,
             slots: Vec::with_capacity(QP_PREALLOC),
             index: rustc_hash::FxHashMap::with_capacity_and_hasher(QP_PREALLOC, Default::default()),
+            dense: Vec::new(),
             completions: VecDeque::with_capacity(COMPLETION_PREALLOC),
             arp: [None; ARP_SLOTS],
             arp_next: 0,
@@ -304,6 +316,19 @@ impl Nic {
             stats,
             cfg,
         }
+    }
+
+    /// The slot of the QP numbered `qpn`.
+    #[inline]
+    fn slot_of(&self, qpn: u32) -> Option<usize> {
+        if let Some(&i) = self.dense.get((qpn >> DENSE_SHIFT) as usize) {
+            if let Some(s) = self.slots.get(i as usize) {
+                if s.qp.config().local_qpn == qpn {
+                    return Some(i as usize);
+                }
+            }
+        }
+        self.index.get(&qpn).copied()
     }
 
     /// Adds a queue pair.
@@ -325,6 +350,15 @@ impl Nic {
             CongestionControl::None => None,
             CongestionControl::Dcqcn(_) => Some(NotificationPoint::new()),
         };
+        if qpn < DENSE_QPNS {
+            let k = (qpn >> DENSE_SHIFT) as usize;
+            if self.dense.len() <= k {
+                self.dense.resize(k + 1, u32::MAX);
+            }
+            if self.dense[k] == u32::MAX {
+                self.dense[k] = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+            }
+        }
         self.index.insert(qpn, self.slots.len());
         self.slots.push(Slot {
             qp: QueuePair::new(
@@ -353,7 +387,7 @@ impl Nic {
     ///
     /// An unknown QP or a range outside memory.
     pub fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
-        let i = *self.index.get(&qpn).ok_or(NicError::UnknownQp(qpn))?;
+        let i = self.slot_of(qpn).ok_or(NicError::UnknownQp(qpn))?;
         let fits = wr
             .local_offset
             .checked_add(wr.len)
@@ -501,7 +535,7 @@ impl Nic {
             self.stats.rx_dropped.not_for_us += 1;
             return;
         }
-        let Some(&i) = self.index.get(&r.bth.dest_qp) else {
+        let Some(i) = self.slot_of(r.bth.dest_qp) else {
             self.stats.rx_dropped.unknown_qp += 1;
             return;
         };
@@ -911,7 +945,7 @@ impl Nic {
     /// The current rate of a queue pair's pacing, bits per second (line rate
     /// without DCQCN); `None` for an unknown QP.
     pub fn qp_rate_bps(&self, qpn: u32) -> Option<u64> {
-        let s = &self.slots[*self.index.get(&qpn)?];
+        let s = &self.slots[self.slot_of(qpn)?];
         Some(
             s.rp.as_ref()
                 .map_or(self.cfg.line_rate_bps, |rp| rp.rate_bps()),

@@ -686,6 +686,54 @@ fn post_write_checks_qp_and_range() {
 }
 
 #[test]
+fn qps_are_found_by_number_however_they_are_numbered() {
+    use railyard_roce::nic::NicError;
+    // Numbers that share a group of the NIC's dense index (0x100-0x17f),
+    // a group's later members connected first, and numbers far above it.
+    let mut nic = Nic::new(config(MAC_A, IP_A, MAC_B, CongestionControl::None, 1024));
+    let qpns = [0x17f, 0x100, 0x101, 0x0f_ff80, 0x10_0000, 0xff_fffe];
+    for (k, &q) in qpns.iter().enumerate() {
+        nic.connect(QpConfig {
+            local_qpn: q,
+            remote_ip: IP_B,
+            remote_qpn: 0x200 + k as u32,
+            udp_sport: 0xc000 + k as u16,
+        })
+        .unwrap();
+    }
+    let wr = WriteRequest {
+        wr_id: 0,
+        local_offset: 0,
+        remote_offset: 0,
+        len: 8,
+        imm: None,
+    };
+    for &q in &qpns {
+        assert_eq!(nic.post_write(q, wr), Ok(()), "QP {q:#x}");
+    }
+    for q in [0x102, 0x17e, 0x0f_ff81, 0xff_ffff, 0x100 | 1 << 24] {
+        assert_eq!(nic.post_write(q, wr), Err(NicError::UnknownQp(q)));
+    }
+    // Each post went to its own QP: one frame per QP, to its remote QPN.
+    let mut buf = vec![0; TX_BUFFER_LEN];
+    let mut dests = Vec::new();
+    let mut now = 0;
+    while dests.len() < qpns.len() && now < 1_000_000 {
+        if let Some(n) = nic.transmit(now, &mut buf) {
+            if let Ok(RxFrame::Roce(r)) = RxFrame::parse_with(&buf[..n], true) {
+                dests.push(r.bth.dest_qp);
+            }
+        }
+        now += 100;
+    }
+    dests.sort_unstable();
+    assert_eq!(
+        dests,
+        (0x200..0x200 + qpns.len() as u32).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn a_data_free_nic_checks_ranges_against_virtual_memory() {
     use railyard_roce::nic::NicError;
     let cfg = config(MAC_A, IP_A, MAC_B, CongestionControl::None, 64 * 1024);
