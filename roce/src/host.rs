@@ -34,6 +34,7 @@ pub struct HostOutcome {
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::net::Ipv4Addr;
 
 use crate::collective::{Delivery, Post, RankEngine};
 use crate::nic::{Completion, Nic, NicConfig, NicError, QpConfig, WriteRequest};
@@ -48,7 +49,8 @@ pub const NVLINK_LATENCY_NS: Nanos = 1_000;
 pub(crate) trait Port {
     fn connect(&mut self, qp: QpConfig) -> Result<(), NicError>;
     fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError>;
-    fn receive(&mut self, now: Nanos, frame: &[u8]);
+    /// Takes a frame; a RoCEv2 WRITE's source and bytes after its BTH.
+    fn receive(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)>;
     fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize>;
     fn next_wakeup(&self) -> Option<Nanos>;
     fn poll_completion(&mut self) -> Option<Completion>;
@@ -66,8 +68,8 @@ impl Port for Nic {
     fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
         Nic::post_write(self, qpn, wr)
     }
-    fn receive(&mut self, now: Nanos, frame: &[u8]) {
-        Nic::receive(self, now, frame)
+    fn receive(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
+        Nic::receive_noting(self, now, frame)
     }
     fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize> {
         Nic::transmit(self, now, buf)
@@ -555,11 +557,15 @@ impl<P: Port> HostCore<P> {
         }
     }
 
-    pub(crate) fn receive(&mut self, nic: usize, now: Nanos, frame: &[u8]) {
-        if let Some(p) = self.ports.get_mut(nic) {
-            p.receive(now, frame);
-        }
+    pub(crate) fn receive(
+        &mut self,
+        nic: usize,
+        now: Nanos,
+        frame: &[u8],
+    ) -> Option<(Ipv4Addr, u32)> {
+        let seen = self.ports.get_mut(nic).and_then(|p| p.receive(now, frame));
         self.pump(now);
+        seen
     }
 
     pub(crate) fn transmit(&mut self, nic: usize, now: Nanos, buf: &mut [u8]) -> Option<usize> {
@@ -679,6 +685,18 @@ impl Host {
 
     /// A frame the switch sent NIC `nic`.
     pub fn receive(&mut self, nic: usize, now: Nanos, frame: &[u8]) {
+        self.core.receive(nic, now, frame);
+    }
+
+    /// As [`receive`](Self::receive), returning a RoCEv2 WRITE's IPv4
+    /// source and the bytes after its BTH (see `Nic::receive_noting`): a
+    /// simulator's delivery record from the NIC's own parse.
+    pub fn receive_noting(
+        &mut self,
+        nic: usize,
+        now: Nanos,
+        frame: &[u8],
+    ) -> Option<(Ipv4Addr, u32)> {
         self.core.receive(nic, now, frame)
     }
 
@@ -754,7 +772,9 @@ mod tests {
             self.posted.push_back((qpn, wr));
             Ok(())
         }
-        fn receive(&mut self, _now: Nanos, _frame: &[u8]) {}
+        fn receive(&mut self, _now: Nanos, _frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
+            None
+        }
         fn transmit(&mut self, _now: Nanos, _buf: &mut [u8]) -> Option<usize> {
             None
         }

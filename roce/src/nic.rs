@@ -16,7 +16,7 @@ use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
 use crate::qp::{Control, Landing, QueuePair, RxVerdict, PSN_MASK};
 use crate::wire::{
     bth, bth_repr, emit_arp_reply, is_write, reth, Opcode, RoceRepr, RxError, RxFrame, Syndrome,
-    CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TTL,
+    CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TPID, TTL,
 };
 use crate::{MacAddr, Nanos};
 
@@ -190,6 +190,20 @@ struct Slot {
     data_key: u64,
     /// The deadline of its live timer-heap entry (`Nanos::MAX`: none).
     timer_at: Nanos,
+}
+
+/// Bytes of a RoCEv2 frame after its BTH, counted from the frame's length
+/// as a switch's parser counts them (Ethernet, one optional VLAN tag, the
+/// IPv4 header with its options, UDP, BTH).
+fn bytes_after_bth(frame: &[u8]) -> Option<u32> {
+    let l3 = if frame.get(12..14)? == TPID.to_be_bytes() {
+        18
+    } else {
+        14
+    };
+    let ihl = usize::from(frame.get(l3)? & 0x0f) * 4;
+    let after = l3 + ihl + 8 + bth::HEADER_LEN;
+    u32::try_from(frame.len().checked_sub(after)?).ok()
 }
 
 impl Slot {
@@ -439,12 +453,28 @@ impl Nic {
 
     /// Takes a frame the switch sent this NIC.
     pub fn receive(&mut self, now: Nanos, frame: &[u8]) {
+        self.receive_noting(now, frame);
+    }
+
+    /// Takes a frame as [`receive`](Self::receive) does and, when it is a
+    /// RoCEv2 WRITE (whoever it is for), returns its IPv4 source and the
+    /// bytes after its BTH (extension headers, payload, pad and ICRC): a
+    /// simulator's per-flow delivery record, without parsing the frame a
+    /// second time.
+    pub fn receive_noting(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
         self.now = self.now.max(now);
         self.stats.rx_frames += 1;
         match RxFrame::parse_with(frame, self.carry_data) {
             Err(RxError::Malformed) => self.stats.rx_dropped.malformed += 1,
             Err(RxError::Icrc) => self.stats.rx_dropped.icrc += 1,
             Ok(RxFrame::Other) => self.stats.rx_dropped.not_for_us += 1,
+            Ok(RxFrame::Roce(r)) => {
+                let seen = is_write(r.bth.opcode)
+                    .then(|| Some((r.src_ip, bytes_after_bth(frame)?)))
+                    .flatten();
+                self.on_roce(now, &r);
+                return seen;
+            }
             Ok(RxFrame::Arp {
                 src_mac: _,
                 dst_mac,
@@ -463,12 +493,12 @@ impl Nic {
             Ok(RxFrame::MacControl { dst_mac, ctl }) => {
                 if dst_mac != mac_control::PAUSE_DST && dst_mac != self.cfg.mac {
                     self.stats.rx_dropped.not_for_us += 1;
-                    return;
+                } else {
+                    self.on_mac_control(now, ctl);
                 }
-                self.on_mac_control(now, ctl);
             }
-            Ok(RxFrame::Roce(r)) => self.on_roce(now, &r),
         }
+        None
     }
 
     fn queue_arp_reply(&mut self, mac: MacAddr, ip: Ipv4Addr) {

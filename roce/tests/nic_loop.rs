@@ -734,6 +734,35 @@ fn qps_are_found_by_number_however_they_are_numbered() {
 }
 
 #[test]
+fn receiving_notes_a_writes_source_and_size() {
+    let mut lab = Lab::new(CongestionControl::None, 64 * 1024);
+    // 5,000 bytes with immediate: WRITE FIRST (RETH + 4,096) and WRITE LAST
+    // with immediate (904 + 4), each with a 4-byte ICRC.
+    post(&mut lab, 7, 0x100, 0, 5_000);
+    let mut buf = vec![0; TX_BUFFER_LEN];
+    let mut notes = Vec::new();
+    let mut now = 0;
+    while notes.len() < 2 && now < 1_000_000 {
+        if let Some(n) = lab.nics[0].transmit(now, &mut buf) {
+            notes.push(lab.nics[1].receive_noting(now, &buf[..n]));
+        }
+        now += 100;
+    }
+    assert_eq!(
+        notes,
+        [Some((IP_A, 16 + 4_096 + 4)), Some((IP_A, 4 + 904 + 4))]
+    );
+    // The receiver's ACK is no WRITE.
+    let n = (now..now + 1_000_000)
+        .step_by(100)
+        .find_map(|t| lab.nics[1].transmit(t, &mut buf))
+        .unwrap();
+    assert_eq!(opcode_of(&buf[..n]), Some(Opcode::RcAcknowledge));
+    assert_eq!(lab.nics[0].receive_noting(now, &buf[..n]), None);
+    assert_eq!(lab.nics[1].stats().rx_frames, 2);
+}
+
+#[test]
 fn a_data_free_nic_checks_ranges_against_virtual_memory() {
     use railyard_roce::nic::NicError;
     let cfg = config(MAC_A, IP_A, MAC_B, CongestionControl::None, 64 * 1024);
