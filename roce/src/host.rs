@@ -34,6 +34,7 @@ pub struct HostOutcome {
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::net::Ipv4Addr;
 
 use crate::collective::{Delivery, Post, RankEngine};
 use crate::nic::{Completion, Nic, NicConfig, NicError, QpConfig, WriteRequest};
@@ -48,10 +49,13 @@ pub const NVLINK_LATENCY_NS: Nanos = 1_000;
 pub(crate) trait Port {
     fn connect(&mut self, qp: QpConfig) -> Result<(), NicError>;
     fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError>;
-    fn receive(&mut self, now: Nanos, frame: &[u8]);
+    /// Takes a frame; a RoCEv2 WRITE's source and bytes after its BTH.
+    fn receive(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)>;
     fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize>;
     fn next_wakeup(&self) -> Option<Nanos>;
     fn poll_completion(&mut self) -> Option<Completion>;
+    /// Whether [`Port::poll_completion`] would return one.
+    fn has_completion(&self) -> bool;
     fn memory(&self) -> &[u8];
     fn memory_mut(&mut self) -> &mut [u8];
     fn stats(&self) -> NicStats;
@@ -64,8 +68,8 @@ impl Port for Nic {
     fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
         Nic::post_write(self, qpn, wr)
     }
-    fn receive(&mut self, now: Nanos, frame: &[u8]) {
-        Nic::receive(self, now, frame)
+    fn receive(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
+        Nic::receive_noting(self, now, frame)
     }
     fn transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize> {
         Nic::transmit(self, now, buf)
@@ -75,6 +79,9 @@ impl Port for Nic {
     }
     fn poll_completion(&mut self) -> Option<Completion> {
         Nic::poll_completion(self)
+    }
+    fn has_completion(&self) -> bool {
+        Nic::has_completion(self)
     }
     fn memory(&self) -> &[u8] {
         Nic::memory(self)
@@ -140,6 +147,13 @@ pub(crate) struct HostCore<P> {
     /// Completions that named no connection of the plan.
     stray_completions: u64,
     posts: Vec<Post>,
+    /// The earliest time the engines, the GPU-to-GPU link or a workload
+    /// not started yet have something to do (`Nanos::MAX`: nothing).
+    /// Only a pump changes them, so it is worked out at the end of each;
+    /// until then a pump finding no NIC completion has nothing to do
+    /// and is skipped (a frame costs up to three pumps otherwise, each a
+    /// scan of every engine and NIC). 0: pump regardless.
+    inner_next: Nanos,
 }
 
 impl<P: Port> HostCore<P> {
@@ -223,6 +237,8 @@ impl<P: Port> HostCore<P> {
             post_errors: 0,
             stray_completions: 0,
             posts: Vec::new(),
+            // Every pump runs until the first one works it out.
+            inner_next: 0,
         })
     }
 
@@ -418,6 +434,18 @@ impl<P: Port> HostCore<P> {
         }
     }
 
+    /// [`pump`](Self::pump) unless it would do nothing: nothing is due by
+    /// `now` and NIC `touched` (the only one used since the last pump,
+    /// which left every NIC without completions) has no completion.
+    fn pump_after(&mut self, now: Nanos, touched: Option<usize>) {
+        let pending = touched
+            .and_then(|i| self.ports.get(i))
+            .is_some_and(P::has_completion);
+        if now >= self.inner_next || pending {
+            self.pump(now);
+        }
+    }
+
     /// Moves the job on to `now`: NVLink copies due and NIC completions.
     fn pump(&mut self, now: Nanos) {
         let mut posts = std::mem::take(&mut self.posts);
@@ -430,6 +458,7 @@ impl<P: Port> HostCore<P> {
             }
         }
         self.posts = posts;
+        self.inner_next = self.inner_wakeup().unwrap_or(Nanos::MAX);
     }
 
     fn pump_once(&mut self, now: Nanos, posts: &mut Vec<Post>) {
@@ -535,27 +564,44 @@ impl<P: Port> HostCore<P> {
         }
     }
 
-    pub(crate) fn receive(&mut self, nic: usize, now: Nanos, frame: &[u8]) {
-        if let Some(p) = self.ports.get_mut(nic) {
-            p.receive(now, frame);
-        }
-        self.pump(now);
+    pub(crate) fn receive(
+        &mut self,
+        nic: usize,
+        now: Nanos,
+        frame: &[u8],
+    ) -> Option<(Ipv4Addr, u32)> {
+        let seen = self.ports.get_mut(nic).and_then(|p| p.receive(now, frame));
+        self.pump_after(now, Some(nic));
+        seen
     }
 
     pub(crate) fn transmit(&mut self, nic: usize, now: Nanos, buf: &mut [u8]) -> Option<usize> {
-        self.pump(now);
+        self.pump_after(now, None);
         let n = self.ports.get_mut(nic)?.transmit(now, buf);
         // Transmitting may have run timers that completed something.
-        self.pump(now);
+        self.pump_after(now, Some(nic));
         n
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Nanos> {
-        let nv = self.nv_queue.peek().map(|Reverse(c)| c.due);
+        // Before the first pump the engines' times are not worked out.
+        let inner = if self.inner_next == 0 {
+            self.inner_wakeup()
+        } else {
+            (self.inner_next != Nanos::MAX).then_some(self.inner_next)
+        };
         self.ports
             .iter()
             .filter_map(Port::next_wakeup)
-            .chain(nv)
+            .chain(inner)
+            .min()
+    }
+
+    /// The earliest time the engines, the GPU-to-GPU link or a workload
+    /// not started yet have something to do.
+    fn inner_wakeup(&self) -> Option<Nanos> {
+        let nv = self.nv_queue.peek().map(|Reverse(c)| c.due);
+        nv.into_iter()
             .chain(
                 self.engines
                     .iter()
@@ -612,6 +658,8 @@ impl<P: Port> HostCore<P> {
 
     #[cfg(test)]
     pub(crate) fn ports_mut(&mut self) -> &mut [P] {
+        // What the caller does to the NICs is not known: pump next time.
+        self.inner_next = 0;
         &mut self.ports
     }
 }
@@ -646,6 +694,18 @@ impl Host {
 
     /// A frame the switch sent NIC `nic`.
     pub fn receive(&mut self, nic: usize, now: Nanos, frame: &[u8]) {
+        self.core.receive(nic, now, frame);
+    }
+
+    /// As [`receive`](Self::receive), returning a RoCEv2 WRITE's IPv4
+    /// source and the bytes after its BTH (see `Nic::receive_noting`): a
+    /// simulator's delivery record from the NIC's own parse.
+    pub fn receive_noting(
+        &mut self,
+        nic: usize,
+        now: Nanos,
+        frame: &[u8],
+    ) -> Option<(Ipv4Addr, u32)> {
         self.core.receive(nic, now, frame)
     }
 
@@ -721,7 +781,9 @@ mod tests {
             self.posted.push_back((qpn, wr));
             Ok(())
         }
-        fn receive(&mut self, _now: Nanos, _frame: &[u8]) {}
+        fn receive(&mut self, _now: Nanos, _frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
+            None
+        }
         fn transmit(&mut self, _now: Nanos, _buf: &mut [u8]) -> Option<usize> {
             None
         }
@@ -730,6 +792,9 @@ mod tests {
         }
         fn poll_completion(&mut self) -> Option<Completion> {
             self.completions.pop_front()
+        }
+        fn has_completion(&self) -> bool {
+            !self.completions.is_empty()
         }
         fn memory(&self) -> &[u8] {
             &self.mem

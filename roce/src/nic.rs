@@ -16,7 +16,7 @@ use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
 use crate::qp::{Control, Landing, QueuePair, RxVerdict, PSN_MASK};
 use crate::wire::{
     bth, bth_repr, emit_arp_reply, is_write, reth, Opcode, RoceRepr, RxError, RxFrame, Syndrome,
-    CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TTL,
+    CNP_RESERVED_LEN, ECN_CE, ECN_ECT0, ICRC_LEN, IMMDT_LEN, OUTER_LEN, TPID, TTL,
 };
 use crate::{MacAddr, Nanos};
 
@@ -159,6 +159,11 @@ const ARP_SLOTS: usize = 8;
 const COMPLETION_PREALLOC: usize = 256;
 /// Queue pairs preallocated.
 const QP_PREALLOC: usize = 64;
+/// QPNs that differ only below this bit share an entry of the dense index
+/// (a job plan numbers its QPs `peer << 8 | role << 7 | channel`).
+const DENSE_SHIFT: u32 = 7;
+/// The dense index covers QPNs below this (at most 32 KB per NIC).
+const DENSE_QPNS: u32 = 1 << 20;
 /// A frame that becomes ready within this much of the wire freeing follows
 /// back to back, so rounding a wakeup up to the nanosecond never loses line
 /// rate.
@@ -185,6 +190,20 @@ struct Slot {
     data_key: u64,
     /// The deadline of its live timer-heap entry (`Nanos::MAX`: none).
     timer_at: Nanos,
+}
+
+/// Bytes of a RoCEv2 frame after its BTH, counted from the frame's length
+/// as a switch's parser counts them (Ethernet, one optional VLAN tag, the
+/// IPv4 header with its options, UDP, BTH).
+fn bytes_after_bth(frame: &[u8]) -> Option<u32> {
+    let l3 = if frame.get(12..14)? == TPID.to_be_bytes() {
+        18
+    } else {
+        14
+    };
+    let ihl = usize::from(frame.get(l3)? & 0x0f) * 4;
+    let after = l3 + ihl + 8 + bth::HEADER_LEN;
+    u32::try_from(frame.len().checked_sub(after)?).ok()
 }
 
 impl Slot {
@@ -243,6 +262,12 @@ pub struct Nic {
     /// QPN → slot. Fx, not SipHash: looked up for every frame received,
     /// and QPNs are no attacker's input.
     index: rustc_hash::FxHashMap<u32, usize>,
+    /// QPN >> [`DENSE_SHIFT`] → the first slot connected with it
+    /// (`u32::MAX`: none), for QPNs below [`DENSE_QPNS`]: one load where
+    /// the hash takes two cache misses (its control bytes, then its
+    /// bucket) on a frame's arrival. A QPN it does not hold (a second QP in
+    /// the same group, or a large QPN) is looked up in `index`.
+    dense: Vec<u32>,
     completions: VecDeque<Completion>,
     arp: [Option<(MacAddr, Ipv4Addr)>; ARP_SLOTS],
     arp_next: usize,
@@ -288,6 +313,7 @@ impl Nic {
             carry_data,
             slots: Vec::with_capacity(QP_PREALLOC),
             index: rustc_hash::FxHashMap::with_capacity_and_hasher(QP_PREALLOC, Default::default()),
+            dense: Vec::new(),
             completions: VecDeque::with_capacity(COMPLETION_PREALLOC),
             arp: [None; ARP_SLOTS],
             arp_next: 0,
@@ -304,6 +330,19 @@ impl Nic {
             stats,
             cfg,
         }
+    }
+
+    /// The slot of the QP numbered `qpn`.
+    #[inline]
+    fn slot_of(&self, qpn: u32) -> Option<usize> {
+        if let Some(&i) = self.dense.get((qpn >> DENSE_SHIFT) as usize) {
+            if let Some(s) = self.slots.get(i as usize) {
+                if s.qp.config().local_qpn == qpn {
+                    return Some(i as usize);
+                }
+            }
+        }
+        self.index.get(&qpn).copied()
     }
 
     /// Adds a queue pair.
@@ -325,6 +364,15 @@ impl Nic {
             CongestionControl::None => None,
             CongestionControl::Dcqcn(_) => Some(NotificationPoint::new()),
         };
+        if qpn < DENSE_QPNS {
+            let k = (qpn >> DENSE_SHIFT) as usize;
+            if self.dense.len() <= k {
+                self.dense.resize(k + 1, u32::MAX);
+            }
+            if self.dense[k] == u32::MAX {
+                self.dense[k] = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+            }
+        }
         self.index.insert(qpn, self.slots.len());
         self.slots.push(Slot {
             qp: QueuePair::new(
@@ -353,7 +401,7 @@ impl Nic {
     ///
     /// An unknown QP or a range outside memory.
     pub fn post_write(&mut self, qpn: u32, wr: WriteRequest) -> Result<(), NicError> {
-        let i = *self.index.get(&qpn).ok_or(NicError::UnknownQp(qpn))?;
+        let i = self.slot_of(qpn).ok_or(NicError::UnknownQp(qpn))?;
         let fits = wr
             .local_offset
             .checked_add(wr.len)
@@ -405,12 +453,28 @@ impl Nic {
 
     /// Takes a frame the switch sent this NIC.
     pub fn receive(&mut self, now: Nanos, frame: &[u8]) {
+        self.receive_noting(now, frame);
+    }
+
+    /// Takes a frame as [`receive`](Self::receive) does and, when it is a
+    /// RoCEv2 WRITE (whoever it is for), returns its IPv4 source and the
+    /// bytes after its BTH (extension headers, payload, pad and ICRC): a
+    /// simulator's per-flow delivery record, without parsing the frame a
+    /// second time.
+    pub fn receive_noting(&mut self, now: Nanos, frame: &[u8]) -> Option<(Ipv4Addr, u32)> {
         self.now = self.now.max(now);
         self.stats.rx_frames += 1;
         match RxFrame::parse_with(frame, self.carry_data) {
             Err(RxError::Malformed) => self.stats.rx_dropped.malformed += 1,
             Err(RxError::Icrc) => self.stats.rx_dropped.icrc += 1,
             Ok(RxFrame::Other) => self.stats.rx_dropped.not_for_us += 1,
+            Ok(RxFrame::Roce(r)) => {
+                let seen = is_write(r.bth.opcode)
+                    .then(|| Some((r.src_ip, bytes_after_bth(frame)?)))
+                    .flatten();
+                self.on_roce(now, &r);
+                return seen;
+            }
             Ok(RxFrame::Arp {
                 src_mac: _,
                 dst_mac,
@@ -429,12 +493,12 @@ impl Nic {
             Ok(RxFrame::MacControl { dst_mac, ctl }) => {
                 if dst_mac != mac_control::PAUSE_DST && dst_mac != self.cfg.mac {
                     self.stats.rx_dropped.not_for_us += 1;
-                    return;
+                } else {
+                    self.on_mac_control(now, ctl);
                 }
-                self.on_mac_control(now, ctl);
             }
-            Ok(RxFrame::Roce(r)) => self.on_roce(now, &r),
         }
+        None
     }
 
     fn queue_arp_reply(&mut self, mac: MacAddr, ip: Ipv4Addr) {
@@ -501,7 +565,7 @@ impl Nic {
             self.stats.rx_dropped.not_for_us += 1;
             return;
         }
-        let Some(&i) = self.index.get(&r.bth.dest_qp) else {
+        let Some(i) = self.slot_of(r.bth.dest_qp) else {
             self.stats.rx_dropped.unknown_qp += 1;
             return;
         };
@@ -857,6 +921,12 @@ impl Nic {
         self.completions.pop_front()
     }
 
+    /// Whether a completion waits, without taking it: a host skips its
+    /// bookkeeping while none does.
+    pub fn has_completion(&self) -> bool {
+        !self.completions.is_empty()
+    }
+
     /// Bytes of registered memory WRITEs are checked against: the
     /// configured size, allocated or (data-free) virtual.
     pub fn memory_len(&self) -> usize {
@@ -905,7 +975,7 @@ impl Nic {
     /// The current rate of a queue pair's pacing, bits per second (line rate
     /// without DCQCN); `None` for an unknown QP.
     pub fn qp_rate_bps(&self, qpn: u32) -> Option<u64> {
-        let s = &self.slots[*self.index.get(&qpn)?];
+        let s = &self.slots[self.slot_of(qpn)?];
         Some(
             s.rp.as_ref()
                 .map_or(self.cfg.line_rate_bps, |rp| rp.rate_bps()),

@@ -721,7 +721,7 @@ pub enum RxFrame<'a> {
 }
 
 /// The 802.1Q TPID, skipped on receive.
-const TPID: u16 = 0x8100;
+pub(crate) const TPID: u16 = 0x8100;
 /// Bytes of an 802.1Q tag.
 const VLAN_TAG_LEN: usize = 4;
 

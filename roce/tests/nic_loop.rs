@@ -686,6 +686,83 @@ fn post_write_checks_qp_and_range() {
 }
 
 #[test]
+fn qps_are_found_by_number_however_they_are_numbered() {
+    use railyard_roce::nic::NicError;
+    // Numbers that share a group of the NIC's dense index (0x100-0x17f),
+    // a group's later members connected first, and numbers far above it.
+    let mut nic = Nic::new(config(MAC_A, IP_A, MAC_B, CongestionControl::None, 1024));
+    let qpns = [0x17f, 0x100, 0x101, 0x0f_ff80, 0x10_0000, 0xff_fffe];
+    for (k, &q) in qpns.iter().enumerate() {
+        nic.connect(QpConfig {
+            local_qpn: q,
+            remote_ip: IP_B,
+            remote_qpn: 0x200 + k as u32,
+            udp_sport: 0xc000 + k as u16,
+        })
+        .unwrap();
+    }
+    let wr = WriteRequest {
+        wr_id: 0,
+        local_offset: 0,
+        remote_offset: 0,
+        len: 8,
+        imm: None,
+    };
+    for &q in &qpns {
+        assert_eq!(nic.post_write(q, wr), Ok(()), "QP {q:#x}");
+    }
+    for q in [0x102, 0x17e, 0x0f_ff81, 0xff_ffff, 0x100 | 1 << 24] {
+        assert_eq!(nic.post_write(q, wr), Err(NicError::UnknownQp(q)));
+    }
+    // Each post went to its own QP: one frame per QP, to its remote QPN.
+    let mut buf = vec![0; TX_BUFFER_LEN];
+    let mut dests = Vec::new();
+    let mut now = 0;
+    while dests.len() < qpns.len() && now < 1_000_000 {
+        if let Some(n) = nic.transmit(now, &mut buf) {
+            if let Ok(RxFrame::Roce(r)) = RxFrame::parse_with(&buf[..n], true) {
+                dests.push(r.bth.dest_qp);
+            }
+        }
+        now += 100;
+    }
+    dests.sort_unstable();
+    assert_eq!(
+        dests,
+        (0x200..0x200 + qpns.len() as u32).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn receiving_notes_a_writes_source_and_size() {
+    let mut lab = Lab::new(CongestionControl::None, 64 * 1024);
+    // 5,000 bytes with immediate: WRITE FIRST (RETH + 4,096) and WRITE LAST
+    // with immediate (904 + 4), each with a 4-byte ICRC.
+    post(&mut lab, 7, 0x100, 0, 5_000);
+    let mut buf = vec![0; TX_BUFFER_LEN];
+    let mut notes = Vec::new();
+    let mut now = 0;
+    while notes.len() < 2 && now < 1_000_000 {
+        if let Some(n) = lab.nics[0].transmit(now, &mut buf) {
+            notes.push(lab.nics[1].receive_noting(now, &buf[..n]));
+        }
+        now += 100;
+    }
+    assert_eq!(
+        notes,
+        [Some((IP_A, 16 + 4_096 + 4)), Some((IP_A, 4 + 904 + 4))]
+    );
+    // The receiver's ACK is no WRITE.
+    let n = (now..now + 1_000_000)
+        .step_by(100)
+        .find_map(|t| lab.nics[1].transmit(t, &mut buf))
+        .unwrap();
+    assert_eq!(opcode_of(&buf[..n]), Some(Opcode::RcAcknowledge));
+    assert_eq!(lab.nics[0].receive_noting(now, &buf[..n]), None);
+    assert_eq!(lab.nics[1].stats().rx_frames, 2);
+}
+
+#[test]
 fn a_data_free_nic_checks_ranges_against_virtual_memory() {
     use railyard_roce::nic::NicError;
     let cfg = config(MAC_A, IP_A, MAC_B, CongestionControl::None, 64 * 1024);

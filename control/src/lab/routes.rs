@@ -13,7 +13,7 @@
 //! NIC routes the other host subnets of its own switch (its rail) via that
 //! switch, and the default route goes via the first NIC's switch.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
@@ -29,17 +29,20 @@ pub struct SwitchRoute {
     pub next_hops: Vec<Ipv4Addr>,
 }
 
+/// Each switch's switch neighbours, one entry per switch–switch link.
+type Adjacency<'a> = BTreeMap<&'a str, Vec<&'a str>>;
+
 /// Hop counts from `target` to every switch, over switch–switch links.
-fn distances(t: &Topology, target: &str) -> BTreeMap<String, usize> {
+fn distances<'a>(adj: &Adjacency<'a>, target: &'a str) -> BTreeMap<&'a str, usize> {
     let mut dist = BTreeMap::new();
-    dist.insert(target.to_string(), 0usize);
-    let mut queue = VecDeque::from([target.to_string()]);
+    dist.insert(target, 0usize);
+    let mut queue = VecDeque::from([target]);
     while let Some(s) = queue.pop_front() {
-        let d = dist[&s];
-        for (_, _, remote) in t.links_of(&s) {
-            if t.is_switch(&remote.node) && !dist.contains_key(&remote.node) {
-                dist.insert(remote.node.clone(), d + 1);
-                queue.push_back(remote.node.clone());
+        let d = dist[s];
+        for &remote in adj.get(s).into_iter().flatten() {
+            if !dist.contains_key(remote) {
+                dist.insert(remote, d + 1);
+                queue.push_back(remote);
             }
         }
     }
@@ -49,25 +52,39 @@ fn distances(t: &Topology, target: &str) -> BTreeMap<String, usize> {
 /// The static routes of switch `sw`, in link order of the subnets.
 pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
     let mut out = Vec::new();
+    // The switch–switch links and this switch's links, gathered once: a
+    // generated 1,024-NIC fabric has 3,000 links and 1,024 host subnets,
+    // and scanning every link by name per subnet took seconds.
+    let switches: BTreeSet<&str> = t.switches.iter().map(|s| s.name.as_str()).collect();
+    let mut adj: Adjacency<'_> = BTreeMap::new();
+    for l in &t.links {
+        let (a, b) = (l.a.node.as_str(), l.b.node.as_str());
+        if switches.contains(a) && switches.contains(b) {
+            adj.entry(a).or_default().push(b);
+            adj.entry(b).or_default().push(a);
+        }
+    }
+    let mine: Vec<_> = t.links_of(sw).collect();
     // One search per switch that has hosts, not per host subnet: a
     // generated 1,024-NIC fabric has 32 leaves but 1,024 host subnets.
-    let mut searched: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
-    for l in t.links.iter().filter(|l| t.is_host_link(l)) {
-        let home = if t.is_switch(&l.a.node) {
-            &l.a.node
-        } else {
-            &l.b.node
+    let mut searched: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for l in &t.links {
+        let (a, b) = (l.a.node.as_str(), l.b.node.as_str());
+        let home = match (switches.contains(a), switches.contains(b)) {
+            (true, true) => continue,
+            (true, false) => a,
+            (false, _) => b,
         };
         if home == sw {
             continue;
         }
         let dist = searched
-            .entry(home.as_str())
-            .or_insert_with(|| distances(t, home));
-        let Some(&mine) = dist.get(sw) else { continue };
-        let mut hops: Vec<Ipv4Addr> = t
-            .links_of(sw)
-            .filter(|(_, _, r)| dist.get(&r.node).is_some_and(|d| d + 1 == mine))
+            .entry(home)
+            .or_insert_with(|| distances(&adj, home));
+        let Some(&here) = dist.get(sw) else { continue };
+        let mut hops: Vec<Ipv4Addr> = mine
+            .iter()
+            .filter(|(_, _, r)| dist.get(r.node.as_str()).is_some_and(|d| d + 1 == here))
             .map(|(link, _, r)| t.address_of(link, r))
             .collect();
         hops.sort();

@@ -10,17 +10,13 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
 use railyard_dataplane::clock::Nanos;
-use railyard_dataplane::meta::Meta;
 use railyard_dataplane::model::PortId;
 use railyard_dataplane::packet::{free_burst, MAX_FRAME};
-use railyard_dataplane::parse::parse;
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::Port;
-use railyard_dataplane::wire::bth;
 use railyard_dataplane::{Burst, PacketHint, Pool};
 use railyard_roce::host::Host;
 use railyard_roce::report::{summarise_training, summarise_workloads};
-use railyard_roce::wire::{is_write, Opcode};
 use rustc_hash::FxHashMap;
 
 use super::build::{Fabric, NicPort};
@@ -33,20 +29,6 @@ use super::{Progress, SimOptions};
 /// Virtual time after the job ends in which the fabric may drain (the last
 /// ACKs and CNPs, pause expiries).
 const DRAIN_NS: Nanos = 1_000_000;
-
-/// Reads a RoCEv2 data frame's source address and the bytes after its
-/// BTH (payload with extension headers and ICRC), for the per-flow delivery
-/// record, with the switch's own parser; `None` for anything else.
-fn roce_data(frame: &[u8], meta: &mut Meta) -> Option<([u8; 4], u32)> {
-    parse(frame, meta).ok()?;
-    if !is_write(Opcode::from(meta.roce?.opcode)) {
-        return None;
-    }
-    let l3 = usize::from(meta.l3_offset);
-    let src: [u8; 4] = frame.get(l3 + 12..l3 + 16)?.try_into().ok()?;
-    let after_bth = usize::from(meta.payload_offset) + bth::HEADER_LEN;
-    Some((src, frame.len().checked_sub(after_bth)? as u32))
-}
 
 /// The queues `--sample-queue` names, resolved: (switch, port, queue).
 fn resolve_samples(f: &Fabric, names: &[String]) -> Result<Vec<(usize, PortId, usize)>, String> {
@@ -139,7 +121,6 @@ struct Worker<'a> {
     depth_time: Option<DepthTime>,
     buf: Vec<u8>,
     burst: Burst,
-    meta: Meta,
     nodes: Vec<NodeId>,
     done: Vec<bool>,
     status: Status,
@@ -191,13 +172,13 @@ impl Worker<'_> {
                 && p.end.rx_burst(self.pool, &mut self.burst, now) > 0
             {
                 for pkt in self.burst.drain(..) {
-                    let data = pkt.data();
-                    if let Some((src, bytes)) = roce_data(data, &mut self.meta) {
-                        if let Some(&s) = self.ip_rank.get(&src) {
+                    // The NIC's parse gives the per-flow delivery record
+                    // a WRITE's source and size.
+                    if let Some((src, bytes)) = host.receive_noting(i, now, pkt.data()) {
+                        if let Some(&s) = self.ip_rank.get(&src.octets()) {
                             self.delivery.record(s, p.rank, now, bytes);
                         }
                     }
-                    host.receive(i, now, data);
                     self.status.moved += 1;
                 }
             }
@@ -442,7 +423,6 @@ pub(super) fn run(
                     .collect(),
                 buf: vec![0u8; MAX_FRAME.max(9216)],
                 burst: Burst::new(),
-                meta: Meta::default(),
                 nodes: Vec::new(),
                 done: vec![false; hr.len()],
                 status: Status::default(),
