@@ -495,36 +495,31 @@ fn no_prefix_list(b: &mut Builder<'_>, a: &mut Args<'_>, afi: Afi) -> Result<(),
     Ok(())
 }
 
+/// Take keyword `kw` of `bfd interval`, or fail at what stands there instead.
+fn bfd_keyword(a: &mut Args<'_>, kw: &str) -> Result<(), Fail> {
+    if a.eat(kw).is_some() {
+        return Ok(());
+    }
+    Err(a.peek().map_or_else(
+        || a.missing(&format!("`{kw}`")),
+        |t| {
+            Fail::new(
+                t.col,
+                format!("expected `{kw}`, found `{}`", t.text),
+                Some(format!("usage: {BFD_INTERVAL}")),
+            )
+        },
+    ))
+}
+
 /// Read `INTERVAL min_rx MS multiplier N`.
 fn bfd_interval_args(a: &mut Args<'_>) -> Result<BfdInterval, Fail> {
     let t = a.expect("transmit interval")?;
     let tx = value::ranged(t, "BFD interval", 50, 999)? as u16;
-    if a.eat("min_rx").is_none() {
-        return Err(a.peek().map_or_else(
-            || a.missing("`min_rx`"),
-            |t| {
-                Fail::new(
-                    t.col,
-                    format!("expected `min_rx`, found `{}`", t.text),
-                    Some(format!("usage: {BFD_INTERVAL}")),
-                )
-            },
-        ));
-    }
+    bfd_keyword(a, "min_rx")?;
     let t = a.expect("minimum receive interval")?;
     let rx = value::ranged(t, "BFD min_rx", 50, 999)? as u16;
-    if a.eat("multiplier").is_none() {
-        return Err(a.peek().map_or_else(
-            || a.missing("`multiplier`"),
-            |t| {
-                Fail::new(
-                    t.col,
-                    format!("expected `multiplier`, found `{}`", t.text),
-                    Some(format!("usage: {BFD_INTERVAL}")),
-                )
-            },
-        ));
-    }
+    bfd_keyword(a, "multiplier")?;
     let t = a.expect("multiplier")?;
     let m = value::ranged(t, "BFD multiplier", 1, 50)? as u8;
     a.finish()?;

@@ -73,7 +73,6 @@ pub(crate) enum BgpAt {
     BfdInterval(Option<usize>),
 }
 
-/// The checks, with what they report into.
 /// Every template and neighbor with its key for source positions.
 fn peers(bgp: &Bgp) -> impl Iterator<Item = (PeerKey, &PeerConfig)> {
     bgp.templates
@@ -86,6 +85,7 @@ fn peers(bgp: &Bgp) -> impl Iterator<Item = (PeerKey, &PeerConfig)> {
         )
 }
 
+/// The checks, with what they report into.
 struct Checker<'a> {
     config: &'a Config,
     map: &'a SourceMap,
@@ -122,15 +122,7 @@ impl Checker<'_> {
                 ),
             );
         }
-        let first_bfd = bgp
-            .templates
-            .iter()
-            .map(|t| (PeerKey::Template(t.name.clone()), &t.peer))
-            .chain(
-                bgp.neighbors
-                    .iter()
-                    .map(|n| (PeerKey::Neighbor(n.addr), &n.peer)),
-            )
+        let first_bfd = peers(bgp)
             .filter(|(_, p)| p.bfd)
             .map(|(k, _)| self.at(BgpAt::Bfd(k)))
             .min_by_key(|p| (p.line, p.col));
