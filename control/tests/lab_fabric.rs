@@ -600,13 +600,14 @@ link sw1:Ethernet1/31 sw2:Ethernet1/31 speed 1000 subnet 10.255.1.0/31
 /// seconds, which a watchdog rightly takes for a storm. With `pfc` false,
 /// `priority-flow-control mode off` everywhere. Ports bind through
 /// `backend` (`af-packet`, the template's own, or `af-xdp`); af-packet
-/// ports with a 128 MiB receive ring, about a second of a 1 Gb/s peer,
+/// ports with a 256 MiB receive ring, about a second of a 1 Gb/s peer's
+/// 1 KB frames in the per-frame ring's 2 KiB slots,
 /// since on a busy 2-core machine a switch's worker was seen descheduled
 /// for longer than the default 32 MiB holds (a kernel ring overflow is
 /// loss PFC cannot prevent).
 fn sustained_template(role: &str, pfc: bool, backend: &str) -> String {
     let bind = match backend {
-        "af-packet" => "bind af-packet {{ifname}} ring 128".to_string(),
+        "af-packet" => "bind af-packet {{ifname}} ring 256".to_string(),
         other => format!("bind {other} {{{{ifname}}}}"),
     };
     lossless_template(
@@ -655,7 +656,7 @@ fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
             );
             if backend == "af-packet" {
                 assert!(
-                    described.ends_with("(ring 128 MiB, frames)"),
+                    described.ends_with("(ring 256 MiB, frames)"),
                     "{sw} {ifname}: {described}"
                 );
             }
