@@ -18,6 +18,9 @@ use railyard_dataplane::Pool;
 use crate::compile::reorder;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
+use crate::routing::daemons::{state_dir, FrrDaemons};
+use crate::routing::mirror::{MirrorRunner, MirrorStats, Mirrors};
+use crate::routing::{frr_config, linux_name};
 use crate::{load_config, Loaded};
 
 /// Opens the backend a `bind` line names, for a live switch.
@@ -130,6 +133,36 @@ pub struct RunOptions {
     pub socket: PathBuf,
     /// Worker layout and idle behaviour.
     pub runtime: RuntimeOptions,
+    /// Whether the kernel takes part in routing (see [`Routing`]).
+    pub routing: Routing,
+}
+
+/// How a live switch learns its routes beyond its configured ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// Configured static and connected routes only; frames for the
+    /// switch's addresses that it does not answer itself are dropped.
+    #[default]
+    Off,
+    /// Mirror interfaces for the ports, and the kernel's routing table
+    /// followed into the FIB: whatever programs the kernel (`ip route`,
+    /// BIRD, an FRR started by hand) programs the switch.
+    Kernel,
+    /// As `Kernel`, and FRR's zebra, bgpd and bfdd started in the switch's
+    /// namespace with the configuration's `router bgp` translated.
+    Frr,
+}
+
+impl Routing {
+    /// The default for a configuration: FRR when it has a `router bgp`,
+    /// otherwise off.
+    pub fn for_config(config: &railyard_config::Config) -> Routing {
+        if config.bgp.is_some() {
+            Routing::Frr
+        } else {
+            Routing::Off
+        }
+    }
 }
 
 /// Re-reads a configuration and applies it to the running workers, or
@@ -229,6 +262,10 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
             }
         }
     }
+    let mirrors = match opts.routing {
+        Routing::Off => None,
+        Routing::Kernel | Routing::Frr => Some(Mirrors::create(&compiled.model)?),
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| e.to_string())?;
@@ -237,12 +274,16 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hangup))
         .map_err(|e| e.to_string())?;
     let clock = Arc::new(MonotonicClock::new());
+    let runtime_opts = RuntimeOptions {
+        mirrors: mirrors.is_some(),
+        ..opts.runtime.clone()
+    };
     let (runtime, warnings) = Runtime::start(
         &compiled.model,
         backends,
         Pool::new(compiled.model.pool_buffers()),
         clock,
-        &opts.runtime,
+        &runtime_opts,
     );
     for w in warnings {
         tracing::warn!("route {}: {}", w.route, w.message);
@@ -252,6 +293,46 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let runtime = Arc::new(runtime);
     let running = Arc::new(Mutex::new(loaded));
     let lldp = LldpShared::default();
+    let mirrors = match mirrors {
+        Some(m) => {
+            let names = m.names();
+            let cfg = Arc::clone(&running);
+            let model = move || match cfg.lock() {
+                Ok(l) => l.compiled.model.clone(),
+                Err(p) => p.into_inner().compiled.model.clone(),
+            };
+            let runner = m
+                .start(Arc::clone(&runtime), model, Arc::clone(&lldp.generation))
+                .map_err(|e| format!("cannot start the mirror thread: {e}"))?;
+            tracing::info!(
+                "mirror interfaces: {}",
+                names
+                    .iter()
+                    .map(|(_, n)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            Some(runner)
+        }
+        None => None,
+    };
+    let mirror_stats = mirrors.as_ref().map(MirrorRunner::stats);
+    let frr = match opts.routing {
+        Routing::Frr => {
+            let text = match running.lock() {
+                Ok(l) => frr_config(&l.config, linux_name),
+                Err(p) => frr_config(&p.into_inner().config, linux_name),
+            };
+            let daemons = FrrDaemons::start(&state_dir(&opts.socket), &text)?;
+            tracing::info!(
+                "FRR running: zebra, bgpd, bfdd in {}",
+                daemons.dir().display()
+            );
+            Some(Arc::new(daemons))
+        }
+        Routing::Off | Routing::Kernel => None,
+    };
+    let frr_show = frr.clone();
     let (rt, cfg, path, strict, shared) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
@@ -262,7 +343,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let server = mgmt::Server::start(&opts.socket, move |req| {
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
         match verb {
-            "stats" => serde_json::to_string(&rt.stats()).unwrap_or_default(),
+            "stats" => {
+                let mut stats = rt.stats();
+                if let Some(m) = &mirror_stats {
+                    with_mirror_counters(&mut stats, m, &rt);
+                }
+                serde_json::to_string(&stats).unwrap_or_default()
+            }
             "config" => match cfg.lock() {
                 Ok(l) => serde_json::json!({ "text": l.config.to_string() }).to_string(),
                 Err(_) => mgmt::unknown_request(req),
@@ -277,6 +364,14 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 log_reload(&reply);
                 serde_json::to_string(&reply).unwrap_or_default()
             }
+            "frr" => match &frr_show {
+                Some(daemons) => frr_request(daemons, arg),
+                None => serde_json::json!({
+                    "error": "this switch runs no FRR (it starts FRR when its configuration has \
+                              `router bgp`, or with `railyard run --routing frr`)"
+                })
+                .to_string(),
+            },
             "lldp" => match shared.snapshot.lock() {
                 Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
                 Err(_) => mgmt::unknown_request(req),
@@ -312,6 +407,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     // Shutdown LLDPDUs go out before the workers stop.
     agent.stop();
     drop(server);
+    drop(frr);
+    drop(mirrors);
     let runtime = Arc::try_unwrap(runtime)
         .map_err(|_| "management thread still holds the runtime".to_string())?;
     let stats = runtime.shutdown();
@@ -321,6 +418,31 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
              so the switch stopped too"
         )),
         None => Ok(stats),
+    }
+}
+
+/// Answers a management `frr` request: a read-only vtysh `show` command
+/// whose output is returned as `{"output": TEXT}` (or `{"error": …}`).
+fn frr_request(daemons: &FrrDaemons, command: &str) -> String {
+    let command = command.trim();
+    if !command.starts_with("show ") {
+        return serde_json::json!({ "error": format!("only `show` commands go to FRR, not {command:?}") })
+            .to_string();
+    }
+    match daemons.vtysh(command) {
+        Ok(output) => serde_json::json!({ "output": output }).to_string(),
+        Err(e) => serde_json::json!({ "error": e }).to_string(),
+    }
+}
+
+/// Adds what went through each port's mirror to its interface counters.
+fn with_mirror_counters(stats: &mut SwitchStats, mirrors: &MirrorStats, runtime: &Runtime) {
+    for (name, port) in runtime.interface_names().iter().zip(mirrors.iter()) {
+        if let Some(i) = stats.interfaces.get_mut(name) {
+            i.from_kernel = port.from_kernel.load(Ordering::Relaxed);
+            i.from_kernel_dropped = port.from_kernel_dropped.load(Ordering::Relaxed);
+            i.to_kernel_dropped = port.to_kernel_dropped.load(Ordering::Relaxed);
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use railyard_control::live::{parse_cores, run, RunOptions};
+use railyard_control::live::{parse_cores, run, Routing, RunOptions};
 use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 
@@ -24,6 +24,26 @@ enum Poll {
     Busy,
     /// Spin, then sleep while idle.
     Adaptive,
+}
+
+/// `show bfd …`.
+#[derive(Clone, Copy, ValueEnum)]
+enum BfdWhat {
+    /// The BFD sessions.
+    Neighbors,
+}
+
+/// `railyard run --routing`.
+#[derive(Clone, Copy, ValueEnum)]
+enum RoutingArg {
+    /// `frr` when the configuration has `router bgp`, else `off`.
+    Auto,
+    /// Configured routes only.
+    Off,
+    /// Mirror interfaces and the kernel's routing table, no FRR.
+    Kernel,
+    /// Mirrors, the kernel's routing table, and FRR started with the switch.
+    Frr,
 }
 
 /// What a damaged or truncated record in a trace does.
@@ -55,6 +75,12 @@ enum Command {
         /// Treat unsupported configuration sections as errors.
         #[arg(long)]
         strict: bool,
+        /// Routing through the kernel: `frr` creates mirror interfaces,
+        /// follows the kernel's routes and starts FRR with the `router bgp`
+        /// section; `kernel` the same without FRR (`ip route`, BIRD);
+        /// `auto` is `frr` when the configuration has `router bgp`.
+        #[arg(long, value_enum, default_value = "auto")]
+        routing: RoutingArg,
     },
     /// Replay pcap traces through the switch in virtual time.
     Replay {
@@ -269,6 +295,30 @@ enum ShowWhat {
         #[command(flatten)]
         source: ConfigSource,
     },
+    /// BGP from the switch's FRR: `show bgp summary`, `show bgp ipv4|ipv6
+    /// unicast [summary] [PREFIX]`, in the NX-OS layout.
+    Bgp {
+        /// `summary`, or `ipv4 unicast` / `ipv6 unicast` [`summary` | PREFIX].
+        #[arg(num_args = 1..=4, required = true)]
+        args: Vec<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
+    /// `show bfd neighbors`: the BFD sessions of the switch's FRR.
+    Bfd {
+        /// `neighbors`.
+        what: BfdWhat,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
     /// `show hardware profile dlb`: the dynamic load balancing settings, the
     /// dlb-interfaces and, from a running switch, per DLB group the members'
     /// port quality, load and counters.
@@ -479,6 +529,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             cores,
             poll,
             strict,
+            routing,
         } => {
             let loaded = load(&config, strict)?;
             let cores = cores
@@ -497,6 +548,13 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                         Poll::Busy => PollMode::Busy,
                         Poll::Adaptive => PollMode::Adaptive,
                     },
+                    mirrors: false,
+                },
+                routing: match routing {
+                    RoutingArg::Auto => Routing::for_config(&loaded.config),
+                    RoutingArg::Off => Routing::Off,
+                    RoutingArg::Kernel => Routing::Kernel,
+                    RoutingArg::Frr => Routing::Frr,
                 },
             };
             let stats = run(loaded, &opts)?;
@@ -890,6 +948,17 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             }),
             None => show::lldp::fetch_lldp(&socket),
         }),
+        Command::Show {
+            what: ShowWhat::Bgp { args, json, socket },
+        } => show::bgp::show_bgp_cmd(&mut out, &args, json, &socket),
+        Command::Show {
+            what:
+                ShowWhat::Bfd {
+                    what: BfdWhat::Neighbors,
+                    json,
+                    socket,
+                },
+        } => show::bgp::show_bfd_cmd(&mut out, json, &socket),
         Command::Show {
             what:
                 ShowWhat::Interface {

@@ -149,7 +149,7 @@ fn resolve_gateway(
 }
 
 /// Blocks until a socket is readable or `ns` passed.
-fn block_on(fds: &[std::os::fd::BorrowedFd<'_>], ns: Nanos) -> std::io::Result<usize> {
+pub(crate) fn block_on(fds: &[std::os::fd::BorrowedFd<'_>], ns: Nanos) -> std::io::Result<usize> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let mut pfds: Vec<PollFd<'_>> = fds
         .iter()

@@ -188,6 +188,8 @@ pub struct PortCounters {
     pub rx_malformed: u64,
     /// Frames punted to the control plane (LLDP, ARP, ICMP for the switch).
     pub punted: u64,
+    /// Of the punted frames, those sent up the port's kernel mirror.
+    pub mirrored: u64,
     /// Drops by reason, indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::COUNT],
     /// Per-queue counters, queue N = qos-group N.
@@ -205,6 +207,7 @@ impl Default for PortCounters {
             tx_bytes: 0,
             rx_malformed: 0,
             punted: 0,
+            mirrored: 0,
             drops: [0; DropReason::COUNT],
             queues: [QueueCounters::default(); 8],
             pfc: PfcCounters::default(),

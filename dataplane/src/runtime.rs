@@ -30,6 +30,9 @@ pub const PUBLISH_INTERVAL: Nanos = 100_000_000;
 pub const HANDOFF_RING: usize = 4096;
 /// Control frames (LLDP) waiting for the control plane.
 pub const PUNT_RING: usize = 1024;
+/// Frames waiting to go up the kernel mirrors: a BGP update burst or a
+/// full TCP window from a peer fits.
+pub const MIRROR_RING: usize = 4096;
 
 /// How a worker waits when there is nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,6 +56,10 @@ pub struct RuntimeOptions {
     pub cores: Vec<usize>,
     /// Idle behaviour.
     pub poll: PollMode,
+    /// Send frames for the switch's addresses that it does not answer itself
+    /// to [`ControlPath::recv_mirror`], for the kernel mirror interfaces,
+    /// instead of dropping them.
+    pub mirrors: bool,
 }
 
 /// A model waiting to be applied by a worker, with its generation number.
@@ -79,6 +86,7 @@ pub struct Runtime {
 #[derive(Clone)]
 pub struct ControlPath {
     punt: Arc<ArrayQueue<PacketBuf>>,
+    mirror: Option<Arc<ArrayQueue<PacketBuf>>>,
     inboxes: Vec<Arc<ArrayQueue<PacketBuf>>>,
     owners: Vec<usize>,
     pool: Pool,
@@ -99,6 +107,12 @@ impl ControlPath {
     /// The next punted frame, if any; its `in_port` is the receiving port.
     pub fn recv(&self) -> Option<PacketBuf> {
         self.punt.pop()
+    }
+
+    /// The next frame for a kernel mirror (when the runtime was started with
+    /// [`RuntimeOptions::mirrors`]); its `in_port` is the receiving port.
+    pub fn recv_mirror(&self) -> Option<PacketBuf> {
+        self.mirror.as_ref()?.pop()
     }
 
     /// Queues `frame` for transmission on `port`, ahead of the port's egress
@@ -142,8 +156,10 @@ impl Runtime {
         let owners = shard(model.interfaces.len(), workers);
         let links = WorkerLinks::build(workers, &owners, HANDOFF_RING);
         let punt = Arc::new(ArrayQueue::new(PUNT_RING));
+        let mirror = opts.mirrors.then(|| Arc::new(ArrayQueue::new(MIRROR_RING)));
         let control = ControlPath {
             punt: Arc::clone(&punt),
+            mirror: mirror.clone(),
             inboxes: links.first().map(|l| l.inboxes.clone()).unwrap_or_default(),
             owners: owners.clone(),
             pool: pool.clone(),
@@ -177,6 +193,9 @@ impl Runtime {
         for ((w, ports), link) in per_worker.into_iter().enumerate().zip(links) {
             let (mut sw, warn) = Switch::new_worker(model, ports, pool.clone(), link);
             sw.set_punt_ring(Arc::clone(&punt));
+            if let Some(m) = &mirror {
+                sw.set_mirror_ring(Arc::clone(m));
+            }
             if w == 0 {
                 warnings = warn;
             }
@@ -221,6 +240,11 @@ impl Runtime {
             },
             warnings,
         )
+    }
+
+    /// The interfaces' names, by port number.
+    pub fn interface_names(&self) -> &[String] {
+        &self.interfaces
     }
 
     /// The control plane's path to and from the workers.

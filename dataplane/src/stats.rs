@@ -209,6 +209,19 @@ pub struct InterfaceStats {
     pub rx_malformed: u64,
     /// Frames handed to the switch's own protocol handlers.
     pub punted: u64,
+    /// Of the punted frames, those sent up the port's kernel mirror.
+    #[serde(default)]
+    pub mirrored: u64,
+    /// Of the mirrored frames, those the kernel mirror could not take.
+    #[serde(default)]
+    pub to_kernel_dropped: u64,
+    /// Frames the kernel sent through the port's mirror that left the port.
+    #[serde(default)]
+    pub from_kernel: u64,
+    /// Frames the kernel sent through the port's mirror that the port
+    /// could not take (its control inbox full).
+    #[serde(default)]
+    pub from_kernel_dropped: u64,
     /// Frames the backend itself could not deliver (kernel ring overflow,
     /// oversize frames, buffer pool empty), before the pipeline saw them.
     #[serde(default)]
@@ -233,6 +246,7 @@ impl InterfaceStats {
         self.tx_bytes = c.tx_bytes;
         self.rx_malformed = c.rx_malformed;
         self.punted = c.punted;
+        self.mirrored = c.mirrored;
         self.drops = DropReason::ALL
             .iter()
             .map(|r| (r.name().to_string(), c.drops[*r as usize]))

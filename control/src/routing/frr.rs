@@ -21,6 +21,9 @@
 //!   over (its `bfd interval`, else the global one, else 50 ms × 3); FRR
 //!   takes them from a profile. One profile per distinct interval set, and
 //!   each neighbor with `bfd` names the profile of its interface.
+//! * `no zebra nexthop kernel enable`: zebra installs routes with their
+//!   next hops inline (`via … dev …`), not as references to kernel
+//!   next-hop objects (`nhid N`), which is what railyard's FIB follows.
 //! * `frr defaults traditional`: the profile whose timers (keepalive 60 s,
 //!   hold 180 s) and best-path rules are NX-OS's; `datacenter` would change
 //!   them behind the configuration's back.
@@ -60,6 +63,7 @@ pub fn frr_config(config: &Config, ifname: impl Fn(&InterfaceName) -> String) ->
     if let Some(h) = &config.hostname {
         let _ = writeln!(out, "hostname {h}");
     }
+    out.push_str("no zebra nexthop kernel enable\n");
     out.push_str("!\n");
     let combined = combined_lists(config);
     for list in config.prefix_lists.iter().chain(&combined) {

@@ -5,6 +5,9 @@
 //! that model into the configuration FRR's zebra, bgpd and bfdd read.
 //! Routes come back to railyard through the kernel's routing table.
 
+pub mod daemons;
 pub mod frr;
+pub mod mirror;
+pub mod netlink;
 
 pub use frr::{frr_config, linux_name};

@@ -7,6 +7,7 @@
 //! policy-map and queuing shows, [`lb`] routes, load-sharing and DLB, and
 //! [`lldp`] the LLDP neighbours, DCBX and counters.
 
+pub mod bgp;
 pub mod lb;
 pub mod lldp;
 pub mod qos;
@@ -166,6 +167,13 @@ fn render_interface(out: &mut dyn Write, name: &str, i: &InterfaceStats) -> std:
         "    {} malformed  {} punted to control plane",
         i.rx_malformed, i.punted
     )?;
+    if i.mirrored + i.from_kernel > 0 {
+        writeln!(
+            out,
+            "    {} up the kernel mirror ({} it could not take)  {} from the kernel ({} not sent)",
+            i.mirrored, i.to_kernel_dropped, i.from_kernel, i.from_kernel_dropped
+        )?;
+    }
     if i.backend_rx_dropped > 0 {
         writeln!(
             out,

@@ -22,9 +22,15 @@ impl Switch {
         if let Some((ip, mac)) = outcome.learned {
             self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
         }
-        self.ports[p].counters.punted += 1;
         if outcome.reply {
+            self.ports[p].counters.punted += 1;
             self.send_ctrl(p, pkt);
+        } else if outcome.learned.is_some() && self.mirror.is_some() {
+            // An answer to the switch: the kernel behind the mirror asked
+            // (railyard answers requests itself), so its table learns too.
+            self.up_the_mirror(pkt, p);
+        } else {
+            self.ports[p].counters.punted += 1;
         }
     }
 
@@ -36,10 +42,29 @@ impl Switch {
         if outcome.reply {
             self.ports[p].counters.punted += 1;
             self.send_ctrl(p, pkt);
-        } else if outcome.consumed {
+        } else if outcome.consumed && (outcome.learned.is_none() || self.mirror.is_none()) {
             self.ports[p].counters.punted += 1;
+        } else if self.mirror.is_some() {
+            // What railyard does not answer itself (TCP and UDP to its
+            // addresses: BGP, BFD, SSH), and advertisements the kernel's
+            // neighbour table must learn from, go up the port's mirror.
+            self.up_the_mirror(pkt, p);
         } else {
             self.count_drop(p, DropReason::LocalUnhandled);
+        }
+    }
+
+    fn up_the_mirror(&mut self, pkt: PacketBuf, p: usize) {
+        let Some(ring) = &self.mirror else {
+            return self.count_drop(p, DropReason::LocalUnhandled);
+        };
+        let c = &mut self.ports[p].counters;
+        match ring.push(pkt) {
+            Ok(()) => {
+                c.punted += 1;
+                c.mirrored += 1;
+            }
+            Err(_) => c.drop(DropReason::PuntQueueFull),
         }
     }
 

@@ -141,6 +141,9 @@ pub struct Switch {
     /// Consecutive polls that skipped receiving because a peer was behind.
     rx_held: u32,
     punt: Option<Arc<ArrayQueue<PacketBuf>>>,
+    /// Where frames for the kernel behind the ports' mirror interfaces go,
+    /// when the switch has them.
+    mirror: Option<Arc<ArrayQueue<PacketBuf>>>,
     released: Vec<PacketBuf>,
     tick_out: TickOutput,
     last_tick: Nanos,
@@ -278,6 +281,7 @@ impl Switch {
             links,
             rx_held: 0,
             punt: None,
+            mirror: None,
             released: Vec::with_capacity(64),
             tick_out: TickOutput::default(),
             last_tick: 0,
@@ -347,6 +351,14 @@ impl Switch {
     /// dropping them.
     pub fn set_punt_ring(&mut self, ring: Arc<ArrayQueue<PacketBuf>>) {
         self.punt = Some(ring);
+    }
+
+    /// Sends what the switch does not answer itself among the frames for its
+    /// own addresses (BGP, BFD, SSH, neighbour answers the kernel asked for)
+    /// to `ring`, for the kernel behind the ports' mirror interfaces, instead
+    /// of dropping them as `local_unhandled`.
+    pub fn set_mirror_ring(&mut self, ring: Arc<ArrayQueue<PacketBuf>>) {
+        self.mirror = Some(ring);
     }
 
     /// Runs one round: hand-offs in, one receive burst per port (skipped for

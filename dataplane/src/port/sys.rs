@@ -103,6 +103,33 @@ pub(super) fn interface_mtu(fd: RawFd, ifname: &str) -> io::Result<u32> {
     u32::try_from(mtu).map_err(|_| ctx(ifname, "SIOCGIFMTU", io::ErrorKind::InvalidData.into()))
 }
 
+/// Sets the MTU of `ifname` (needs CAP_NET_ADMIN).
+pub(super) fn set_interface_mtu(fd: RawFd, ifname: &str, mtu: u32) -> io::Result<()> {
+    let mut ifr = ifreq_for(ifname)?;
+    ifr.ifr_ifru.ifru_mtu =
+        c_int::try_from(mtu).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: SIOCSIFMTU only reads the ifreq we pass, which lives for the call.
+    cvt(unsafe { libc::ioctl(fd, libc::SIOCSIFMTU as _, &mut ifr) })
+        .map_err(|e| ctx(ifname, "SIOCSIFMTU", e))?;
+    Ok(())
+}
+
+/// Sets the Ethernet address of `ifname` (needs CAP_NET_ADMIN).
+pub(super) fn set_hardware_address(fd: RawFd, ifname: &str, mac: MacAddr) -> io::Result<()> {
+    let mut ifr = ifreq_for(ifname)?;
+    // SAFETY: writing plain integers into the union's sockaddr member.
+    unsafe {
+        ifr.ifr_ifru.ifru_hwaddr.sa_family = libc::ARPHRD_ETHER;
+        for (d, s) in ifr.ifr_ifru.ifru_hwaddr.sa_data.iter_mut().zip(mac.0) {
+            *d = s as libc::c_char;
+        }
+    }
+    // SAFETY: SIOCSIFHWADDR only reads the ifreq we pass, which lives for the call.
+    cvt(unsafe { libc::ioctl(fd, libc::SIOCSIFHWADDR as _, &mut ifr) })
+        .map_err(|e| ctx(ifname, "SIOCSIFHWADDR", e))?;
+    Ok(())
+}
+
 /// Sets socket option `name` at `level` to `value`.
 pub(super) fn setsockopt<T>(fd: RawFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a live, initialised T of exactly the length

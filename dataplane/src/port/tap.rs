@@ -32,10 +32,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 use super::refresh::RefreshTimer;
-use super::sys::{flags_up, ifreq_for, interface_flags, link_state, set_interface_flags};
+use super::sys::{
+    flags_up, ifreq_for, interface_flags, link_state, set_hardware_address, set_interface_flags,
+    set_interface_mtu,
+};
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::{IoCounters, Port};
+use crate::wire::MacAddr;
+
+/// `TUNSETCARRIER`, `_IOW('T', 226, int)` (not in the libc crate).
+const TUNSETCARRIER: libc::c_ulong = 0x4004_54e2;
 
 /// A tap device opened as a switch port (see the module doc).
 pub struct TapPort {
@@ -117,6 +124,67 @@ impl TapPort {
     pub fn created_device(&self) -> bool {
         self.created
     }
+
+    /// The kernel side's interface index, for rtnetlink requests about it.
+    ///
+    /// # Errors
+    /// When the device has vanished.
+    pub fn index(&self) -> io::Result<u32> {
+        super::sys::interface_index(&self.ifname)
+    }
+
+    /// Brings the kernel side up or down (a mirror changes its MAC while
+    /// down, so that the IPv6 link-local address the kernel derives on the
+    /// way up is the port's).
+    ///
+    /// # Errors
+    /// The ioctl's error, naming the device.
+    pub fn set_up(&self, up: bool) -> io::Result<()> {
+        let flags = interface_flags(self.ctl.as_raw_fd(), &self.ifname)?;
+        let flags = if up {
+            flags | libc::IFF_UP
+        } else {
+            flags & !libc::IFF_UP
+        };
+        set_interface_flags(self.ctl.as_raw_fd(), &self.ifname, flags)
+    }
+
+    /// Gives the kernel side the address `mac`, so that what the kernel
+    /// sends through a mirror carries the switch port's own address.
+    ///
+    /// # Errors
+    /// The ioctl's error, naming the device.
+    pub fn set_mac(&self, mac: MacAddr) -> io::Result<()> {
+        set_hardware_address(self.ctl.as_raw_fd(), &self.ifname, mac)
+    }
+
+    /// Sets the kernel side's MTU (a mirror carries its port's).
+    ///
+    /// # Errors
+    /// The ioctl's error, naming the device.
+    pub fn set_mtu(&self, mtu: u32) -> io::Result<()> {
+        set_interface_mtu(self.ctl.as_raw_fd(), &self.ifname, mtu)
+    }
+
+    /// Sets the kernel side's carrier: a mirror shows its port's link state,
+    /// so the routing suite sees a pulled cable as the kernel does.
+    ///
+    /// # Errors
+    /// The ioctl's error, naming the device.
+    pub fn set_carrier(&self, up: bool) -> io::Result<()> {
+        let on: libc::c_int = up.into();
+        // SAFETY: TUNSETCARRIER reads an int through the pointer, which
+        // lives for the call.
+        let r = unsafe { libc::ioctl(self.dev.as_raw_fd(), TUNSETCARRIER as _, &on) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: TUNSETCARRIER: {e}", self.ifname),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Port for TapPort {
@@ -191,6 +259,13 @@ impl Port for TapPort {
 
     fn describe(&self) -> String {
         format!("tap {}", self.ifname)
+    }
+}
+
+/// The device, for a control-plane thread that sleeps in `poll(2)` on it.
+impl std::os::fd::AsFd for TapPort {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.dev.as_fd()
     }
 }
 
