@@ -233,6 +233,7 @@ fn runtime_rate(model: &SwitchModel, mixes: &[Vec<Vec<u8>>], workers: usize, sec
         workers,
         cores: cores.iter().take(workers).map(|c| c.id).collect(),
         poll: PollMode::Busy,
+        mirrors: false,
     };
     let (rt, _) = Runtime::start(
         model,

@@ -65,6 +65,7 @@ fn start(model: &SwitchModel, buffers: usize, ring: usize) -> (Runtime, Pool, Ve
         workers: 2,
         cores: Vec::new(),
         poll: PollMode::Adaptive,
+        mirrors: false,
     };
     let (rt, warnings) = Runtime::start(
         model,
