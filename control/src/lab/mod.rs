@@ -11,6 +11,7 @@
 //! interfaces and LLDP neighbours and checks the cabling; [`collective`]
 //! runs RoCEv2 jobs (collectives, incasts) live over the lab's switches.
 
+pub mod bgp;
 pub mod cli;
 pub mod collective;
 pub mod generate;

@@ -7,7 +7,8 @@
 //!
 //! - anywhere: `{{hostname}}`, `{{role}}`, `{{uplinks}}` (the switch–switch
 //!   ports, `Ethernet1/31, Ethernet1/32`), `{{routes}}` (the computed
-//!   `ip route` lines; alone on its line);
+//!   `ip route` lines, or with `routing bgp` the switch's eBGP section,
+//!   see [`super::bgp`]; alone on its line);
 //! - between `{{#interface}}` and `{{/interface}}` (each on a line of its
 //!   own), repeated for every cabled port in port order: `{{name}}`
 //!   (`Ethernet1/1`), `{{ifname}}` (the veth, `e1-1`), `{{address}}`
@@ -21,8 +22,9 @@ use std::path::{Path, PathBuf};
 
 use railyard_config::{Diagnostic, Severity};
 
+use super::bgp::{as_numbers, bgp_section};
 use super::routes::switch_routes;
-use super::topology::Topology;
+use super::topology::{LabRouting, Topology};
 
 /// A generated switch configuration.
 #[derive(Debug, Clone)]
@@ -198,14 +200,17 @@ pub fn render_switch(
         .filter(|(_, _, r)| t.is_switch(&r.node))
         .map(|(_, l, _)| l.port.clone())
         .collect();
-    let routes: Vec<String> = switch_routes(t, sw)
-        .iter()
-        .flat_map(|r| {
-            r.next_hops
-                .iter()
-                .map(move |h| format!("ip route {} {h}", r.prefix))
-        })
-        .collect();
+    let routes: Vec<String> = match t.routing {
+        LabRouting::Static => switch_routes(t, sw)
+            .iter()
+            .flat_map(|r| {
+                r.next_hops
+                    .iter()
+                    .map(move |h| format!("ip route {} {h}", r.prefix))
+            })
+            .collect(),
+        LabRouting::Bgp => vec![bgp_section(t, sw, &as_numbers(t))],
+    };
     let global = |k: &str| -> Option<Option<String>> {
         match k {
             "hostname" => Some(Some(sw.to_string())),

@@ -162,6 +162,21 @@ pub struct Topology {
     pub hosts: Vec<HostDef>,
     /// Links in file order.
     pub links: Vec<LinkDef>,
+    /// How the switches learn the routes to other switches' hosts.
+    #[serde(default)]
+    pub routing: LabRouting,
+}
+
+/// The `routing` statement of a topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LabRouting {
+    /// Static routes computed from the topology (`ip route` lines).
+    #[default]
+    Static,
+    /// eBGP between the switches as RFC 7938 plans it, run by FRR beside
+    /// each switch (see [`super::bgp`]).
+    Bgp,
 }
 
 /// The Linux name of a switch port's veth end: `Ethernet1/2` → `e1-2`.
@@ -329,7 +344,9 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
         switches: Vec::new(),
         hosts: Vec::new(),
         links: Vec::new(),
+        routing: LabRouting::Static,
     };
+    let mut routing_line: Option<usize> = None;
     // Link statements are checked once every node is known.
     let mut pending: Vec<(usize, &str, Vec<Word<'_>>)> = Vec::new();
     let mut node_lines: BTreeMap<String, usize> = BTreeMap::new();
@@ -443,12 +460,49 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                 node_lines.insert(name.text.into(), lno);
             }
             "link" => pending.push((lno, line, w)),
+            "routing" => {
+                let value = match (w.get(1), w.get(2)) {
+                    (Some(v), None) if v.text == "static" => LabRouting::Static,
+                    (Some(v), None) if v.text == "bgp" => LabRouting::Bgp,
+                    (Some(v), None) => {
+                        err(
+                            v.col,
+                            format!("unknown routing `{}`", v.text),
+                            Some("`routing static` (the default) or `routing bgp`".into()),
+                        );
+                        continue;
+                    }
+                    (None, _) => {
+                        err(
+                            first.col + first.text.len(),
+                            "`routing` needs a value".into(),
+                            Some("`routing static` (the default) or `routing bgp`".into()),
+                        );
+                        continue;
+                    }
+                    (Some(_), Some(extra)) => {
+                        err(extra.col, format!("unexpected `{}`", extra.text), None);
+                        continue;
+                    }
+                };
+                if let Some(prev) = routing_line {
+                    err(
+                        first.col,
+                        format!("`routing` is already given on line {prev}"),
+                        Some("a topology routes one way".into()),
+                    );
+                    continue;
+                }
+                routing_line = Some(lno);
+                topo.routing = value;
+            }
             other => err(
                 first.col,
                 format!("unknown statement `{other}`"),
                 Some(
-                    did_you_mean(other, ["switch", "host", "link"])
-                        .unwrap_or_else(|| "statements are `switch`, `host` and `link`".into()),
+                    did_you_mean(other, ["switch", "host", "link", "routing"]).unwrap_or_else(
+                        || "statements are `switch`, `host`, `link` and `routing`".into(),
+                    ),
                 ),
             ),
         }
