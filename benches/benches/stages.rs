@@ -12,7 +12,7 @@ use railyard_benches::{balanced_model, host_ip, model, roce_mix_remote};
 use railyard_dataplane::balance::hash::ecmp_hash;
 use railyard_dataplane::fib::{Fib, Lpm};
 use railyard_dataplane::meta::Meta;
-use railyard_dataplane::model::{NextHopModel, RouteModel};
+use railyard_dataplane::model::{NextHopModel, RouteModel, RouteSource};
 use railyard_dataplane::packet::free_burst;
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::{Burst, Pool, BURST_SIZE};
@@ -40,6 +40,7 @@ fn lpm(c: &mut Criterion) {
     let mut m = model(4);
     for i in 0..1000u32 {
         m.routes.push(RouteModel {
+            source: RouteSource::Static,
             prefix: IpAddr::V4(Ipv4Addr::from(0x0a80_0000 + (i << 8))),
             len: if i % 2 == 0 { 24 } else { 32 },
             next_hops: vec![NextHopModel::Gateway {

@@ -7,7 +7,9 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
-use railyard_dataplane::model::{DlbMode, DlbModel, NextHopModel, RouteModel, SwitchModel};
+use railyard_dataplane::model::{
+    DlbMode, DlbModel, NextHopModel, RouteModel, RouteSource, SwitchModel,
+};
 use railyard_dataplane::wire::MacAddr;
 
 /// MAC of port `i` of the benchmark switch.
@@ -65,6 +67,7 @@ pub const REMOTE: Ipv4Addr = Ipv4Addr::new(10, 100, 0, 0);
 pub fn balanced_model(ports: usize, dlb: Option<DlbMode>) -> SwitchModel {
     let mut m = model(ports);
     m.routes.push(RouteModel {
+        source: RouteSource::Static,
         prefix: IpAddr::V4(REMOTE),
         len: 16,
         next_hops: (0..ports)

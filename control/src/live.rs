@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use railyard_config::{Bind, Interface, RxHandover};
 use railyard_dataplane::clock::MonotonicClock;
+use railyard_dataplane::model::RouteModel;
 use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort, Receive};
 use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
 use railyard_dataplane::port::tap::TapPort;
@@ -19,6 +20,7 @@ use crate::compile::reorder;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
 use crate::routing::daemons::{state_dir, FrrDaemons};
+use crate::routing::kernel_fib::{KernelFib, KernelRouteView, KernelRoutesReply};
 use crate::routing::mirror::{MirrorRunner, MirrorStats, Mirrors};
 use crate::routing::{frr_config, linux_name};
 use crate::{load_config, Loaded};
@@ -213,7 +215,7 @@ fn reload(
             path.display()
         )]);
     }
-    match runtime.apply(lldp.effective_model(&new.model)) {
+    match lldp.apply(runtime, &new.model) {
         Ok(route_warnings) => {
             let mut messages = loaded.warnings.clone();
             messages.extend(
@@ -293,6 +295,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let runtime = Arc::new(runtime);
     let running = Arc::new(Mutex::new(loaded));
     let lldp = LldpShared::default();
+    let mirror_ports = mirrors.as_ref().map(Mirrors::indexes);
     let mirrors = match mirrors {
         Some(m) => {
             let names = m.names();
@@ -317,6 +320,28 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         None => None,
     };
     let mirror_stats = mirrors.as_ref().map(MirrorRunner::stats);
+    let kernel_fib = match &mirror_ports {
+        Some(ports) => {
+            let (rt, cfg, shared) = (Arc::clone(&runtime), Arc::clone(&running), lldp.clone());
+            let install = move |routes: Vec<RouteModel>| {
+                match shared.kernel_routes.lock() {
+                    Ok(mut k) => *k = Arc::new(routes),
+                    Err(p) => *p.into_inner() = Arc::new(routes),
+                }
+                let model = match cfg.lock() {
+                    Ok(l) => l.compiled.model.clone(),
+                    Err(p) => p.into_inner().compiled.model.clone(),
+                };
+                shared.apply(&rt, &model).map(|_| ())
+            };
+            let follower = KernelFib::start(ports.clone(), install)?;
+            tracing::info!("following the kernel's routing table");
+            Some(follower)
+        }
+        None => None,
+    };
+    let kernel_counters = kernel_fib.as_ref().map(KernelFib::counters);
+    let kernel_routes = Arc::clone(&lldp.kernel_routes);
     let frr = match opts.routing {
         Routing::Frr => {
             let text = match running.lock() {
@@ -340,15 +365,31 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         opts.strict,
         lldp.clone(),
     );
-    let server = mgmt::Server::start(&opts.socket, move |req| {
-        let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
-        match verb {
+    let server =
+        mgmt::Server::start(&opts.socket, move |req| {
+            let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
+            match verb {
             "stats" => {
                 let mut stats = rt.stats();
                 if let Some(m) = &mirror_stats {
                     with_mirror_counters(&mut stats, m, &rt);
                 }
-                serde_json::to_string(&stats).unwrap_or_default()
+                let mut v = serde_json::to_value(&stats).unwrap_or_default();
+                if let Some(c) = &kernel_counters {
+                    v["kernel_routes"] = serde_json::to_value(c.view()).unwrap_or_default();
+                }
+                v.to_string()
+            }
+            "kernel-routes" => {
+                let routes = match kernel_routes.lock() {
+                    Ok(k) => Arc::clone(&k),
+                    Err(p) => Arc::clone(&p.into_inner()),
+                };
+                let reply = KernelRoutesReply {
+                    counters: kernel_counters.as_ref().map(|c| c.view()).unwrap_or_default(),
+                    routes: routes.iter().map(KernelRouteView::of).collect(),
+                };
+                serde_json::to_string(&reply).unwrap_or_default()
             }
             "config" => match cfg.lock() {
                 Ok(l) => serde_json::json!({ "text": l.config.to_string() }).to_string(),
@@ -378,8 +419,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
             },
             _ => mgmt::unknown_request(req),
         }
-    })
-    .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+        })
+        .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
     let agent = LldpRunner::start(Arc::clone(&runtime), Arc::clone(&running), lldp.clone())
         .map_err(|e| format!("cannot start the LLDP agent: {e}"))?;
     tracing::info!(
@@ -408,6 +449,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     agent.stop();
     drop(server);
     drop(frr);
+    drop(kernel_fib);
     drop(mirrors);
     let runtime = Arc::try_unwrap(runtime)
         .map_err(|_| "management thread still holds the runtime".to_string())?;

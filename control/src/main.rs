@@ -217,6 +217,19 @@ impl ConfigSource {
         }
     }
 
+    /// The routes a running switch follows from its kernel, with the
+    /// follower's counters; `None` for a file, or a switch that follows none.
+    fn kernel_routes(
+        &self,
+    ) -> Result<Option<railyard_control::routing::kernel_fib::KernelRoutesReply>, String> {
+        if self.config.is_some() || self.stats.is_some() {
+            return Ok(None);
+        }
+        let reply: railyard_control::routing::kernel_fib::KernelRoutesReply =
+            mgmt::request(&self.socket, "kernel-routes")?;
+        Ok((reply.counters.fib_updates > 0).then_some(reply))
+    }
+
     /// The configuration, from the file, the `--stats` file or the running
     /// switch.
     fn load(&self) -> Result<railyard_config::Config, String> {
@@ -494,7 +507,11 @@ fn show_routing(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     let config = source.load()?;
-    let lb = show::lb::LoadBalancing::new(&config)?;
+    let mut lb = show::lb::LoadBalancing::new(&config)?;
+    let kernel = source.kernel_routes()?;
+    if let Some(k) = &kernel {
+        lb = lb.with_kernel_routes(k.routes.iter().map(|r| r.route()).collect());
+    }
     if load_sharing {
         let v = show::lb::load_sharing(&lb);
         return if json {
@@ -505,10 +522,19 @@ fn show_routing(
     }
     let stats = source.live_stats()?;
     let routes = show::lb::routes(&lb, v6, stats.as_ref());
+    let counters = kernel.map(|k| k.counters);
     if json {
-        print_json(out, &show::lb::routes_json(&routes))
+        let mut v = show::lb::routes_json(&routes);
+        if let Some(c) = &counters {
+            v["kernel_routes"] = serde_json::to_value(c).map_err(|e| e.to_string())?;
+        }
+        print_json(out, &v)
     } else {
-        show::lb::render_routes(out, v6, &routes).map_err(io)
+        show::lb::render_routes(out, v6, &routes).map_err(io)?;
+        match &counters {
+            Some(c) => show::lb::render_kernel_counters(out, c).map_err(io),
+            None => Ok(()),
+        }
     }
 }
 

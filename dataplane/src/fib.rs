@@ -26,7 +26,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{NextHopModel, PortId, SwitchModel};
+use crate::model::{NextHopModel, PortId, RouteSource, SwitchModel};
 use crate::nexthop::{EcmpGroup, NextHop};
 
 /// A longest-prefix-match table over `W`-bit keys (u32 for IPv4, u128 for IPv6).
@@ -363,6 +363,8 @@ pub struct Route {
     pub len: u8,
     /// What the route does.
     pub action: RouteAction,
+    /// Who put it there (connected and local routes count as static).
+    pub source: RouteSource,
 }
 
 /// A route that could not be installed, and why.
@@ -468,9 +470,9 @@ impl Fib {
                     Some(old) => EcmpGroup::rebuilt(old, hops, id, dlb),
                     None => EcmpGroup::new(hops, id, dlb),
                 };
-                fib.add(r.prefix, r.len, RouteAction::Forward(group));
+                fib.add_from(r.prefix, r.len, RouteAction::Forward(group), r.source);
             } else if discard {
-                fib.add(r.prefix, r.len, RouteAction::Discard);
+                fib.add_from(r.prefix, r.len, RouteAction::Discard, r.source);
             } else {
                 warnings.push(FibWarning {
                     route: name(),
@@ -490,14 +492,23 @@ impl Fib {
 
     /// Adds a route; a later route for the same prefix replaces the earlier.
     pub fn add(&mut self, prefix: IpAddr, len: u8, action: RouteAction) {
+        self.add_from(prefix, len, action, RouteSource::Static);
+    }
+
+    /// Adds a route from `source`, as [`add`](Self::add) does.
+    pub fn add_from(&mut self, prefix: IpAddr, len: u8, action: RouteAction, source: RouteSource) {
         let next = self.routes.len() as u32;
         let idx = *self.by_prefix.entry((prefix, len)).or_insert(next);
         match self.routes.get_mut(idx as usize) {
-            Some(r) => r.action = action,
+            Some(r) => {
+                r.action = action;
+                r.source = source;
+            }
             None => self.routes.push(Route {
                 prefix,
                 len,
                 action,
+                source,
             }),
         }
         match prefix {
@@ -559,7 +570,7 @@ impl Fib {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{InterfaceModel, RouteModel};
+    use crate::model::{InterfaceModel, RouteModel, RouteSource};
     use crate::wire::MacAddr;
 
     fn v4(s: &str) -> Ipv4Addr {
@@ -731,11 +742,13 @@ mod tests {
             interfaces: vec![e1, e2],
             routes: vec![
                 RouteModel {
+                    source: RouteSource::Static,
                     prefix: IpAddr::V4(v4("192.168.0.0")),
                     len: 16,
                     next_hops: vec![gw("10.0.1.2"), gw("10.0.2.2"), gw("10.9.9.9")],
                 },
                 RouteModel {
+                    source: RouteSource::Static,
                     prefix: IpAddr::V4(v4("172.16.0.0")),
                     len: 12,
                     next_hops: vec![NextHopModel::Discard],

@@ -6,7 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use railyard_control::traffic::{build, FrameSpec};
-use railyard_dataplane::model::{NextHopModel, RouteModel, SwitchModel};
+use railyard_dataplane::model::{NextHopModel, RouteModel, RouteSource, SwitchModel};
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::{LinkControl, RingLink, RingPort};
 use railyard_dataplane::port::Port;
@@ -22,6 +22,7 @@ fn model(seed: u32, rotate: u8, members: &[usize]) -> SwitchModel {
     let mut m = SwitchModel {
         interfaces: (0..5).map(routed_port).collect(),
         routes: vec![RouteModel {
+            source: RouteSource::Static,
             prefix: IpAddr::V4(Ipv4Addr::new(10, 9, 0, 0)),
             len: 16,
             next_hops: members

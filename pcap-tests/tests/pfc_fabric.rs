@@ -12,7 +12,7 @@ use std::sync::Arc;
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::model::{
-    InterfaceModel, NextHopModel, PgThresholds, QueueLimit, RouteModel, SwitchModel,
+    InterfaceModel, NextHopModel, PgThresholds, QueueLimit, RouteModel, RouteSource, SwitchModel,
 };
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::RingLink;
@@ -82,6 +82,7 @@ fn switch_a() -> SwitchModel {
         hostname: "a".into(),
         interfaces,
         routes: vec![RouteModel {
+            source: RouteSource::Static,
             prefix: IpAddr::V4(Ipv4Addr::new(10, 0, RECEIVER, 0)),
             len: 24,
             next_hops: vec![NextHopModel::Gateway {

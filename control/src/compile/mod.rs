@@ -10,7 +10,7 @@ use railyard_config as cfg;
 use railyard_config::{Bind, Config, Diagnostic, InterfaceName, IpPrefix, RouteTarget, Severity};
 use railyard_dataplane::model::{
     self as dp, AclEntryModel, AclRuleModel, InterfaceModel, NextHopModel, QueueModel, RouteModel,
-    RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
+    RouteSource, RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
 };
 use railyard_dataplane::wire::MacAddr;
 
@@ -718,6 +718,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         };
         let g = *group_of.entry((prefix, len)).or_insert_with(|| {
             routes.push(RouteModel {
+                source: RouteSource::Static,
                 prefix,
                 len,
                 next_hops: Vec::new(),

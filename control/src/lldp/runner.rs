@@ -13,7 +13,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use railyard_dataplane::clock::{Clock, MonotonicClock, Nanos};
-use railyard_dataplane::model::SwitchModel;
+use railyard_dataplane::fib::FibWarning;
+use railyard_dataplane::model::{RouteModel, SwitchModel};
 use railyard_dataplane::runtime::{ControlPath, Runtime};
 
 use super::{agent_config, Agent, LldpSnapshot};
@@ -34,16 +35,46 @@ pub struct LldpShared {
     pub pfc_overrides: Arc<Mutex<Vec<Option<u8>>>>,
     /// Bumped on every applied reload, so the agent re-reads the configuration.
     pub generation: Arc<AtomicU64>,
+    /// The routes the switch follows from the kernel (see
+    /// [`crate::routing::kernel_fib`]); every model applied carries them.
+    pub kernel_routes: Arc<Mutex<Arc<Vec<RouteModel>>>>,
+    /// Held while a model is built and applied, so two threads applying at
+    /// once cannot leave the older of their models in force.
+    apply_lock: Arc<Mutex<()>>,
 }
 
 impl LldpShared {
-    /// `model` with the PFC sets DCBX negotiated in place of configured ones.
+    /// `model` with the PFC sets DCBX negotiated in place of configured
+    /// ones, and the kernel's routes ahead of the configured ones (so a
+    /// configured `ip route` for the same prefix wins).
     pub fn effective_model(&self, model: &SwitchModel) -> SwitchModel {
         let overrides = match self.pfc_overrides.lock() {
             Ok(o) => o.clone(),
             Err(p) => p.into_inner().clone(),
         };
-        with_pfc_overrides(model, &overrides)
+        let mut m = with_pfc_overrides(model, &overrides);
+        let kernel = match self.kernel_routes.lock() {
+            Ok(k) => Arc::clone(&k),
+            Err(p) => Arc::clone(&p.into_inner()),
+        };
+        if !kernel.is_empty() {
+            let configured = std::mem::take(&mut m.routes);
+            m.routes = kernel.iter().cloned().chain(configured).collect();
+        }
+        m
+    }
+
+    /// Applies [`effective_model`](Self::effective_model) of `model` to the
+    /// workers and waits until they have it.
+    ///
+    /// # Errors
+    /// The runtime's (see [`Runtime::apply`]).
+    pub fn apply(&self, runtime: &Runtime, model: &SwitchModel) -> Result<Vec<FibWarning>, String> {
+        let _one_at_a_time = match self.apply_lock.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        runtime.apply(self.effective_model(model))
     }
 }
 
@@ -176,7 +207,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                 o.clone_from(&oper);
             }
             let (_, model) = lock_loaded(running);
-            match runtime.apply(shared.effective_model(&model)) {
+            match shared.apply(&runtime, &model) {
                 Ok(_) => {
                     for (i, (new, old)) in oper.iter().zip(&applied).enumerate() {
                         if new != old {

@@ -162,6 +162,14 @@ impl Mirrors {
             .collect()
     }
 
+    /// The mirrors' interface indexes with their port numbers.
+    pub fn indexes(&self) -> Vec<(u32, u16)> {
+        self.mirrors
+            .iter()
+            .map(|m| (m.index, m.port as u16))
+            .collect()
+    }
+
     /// Starts the thread that moves frames between the ports and their
     /// mirrors and keeps the mirrors' carrier and addresses in step with
     /// the switch. `model` is read again whenever `generation` changes.

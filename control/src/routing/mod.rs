@@ -3,10 +3,13 @@
 //! The NX-OS `router bgp` section (with its route-maps, prefix-lists and
 //! BFD intervals) is modelled by the configuration crate; [`frr`] turns
 //! that model into the configuration FRR's zebra, bgpd and bfdd read.
-//! Routes come back to railyard through the kernel's routing table.
+//! Routes come back to railyard through the kernel's routing table
+//! ([`kernel_fib`]), and the routing suite reaches the switch's peers
+//! through the ports' [`mirror`] interfaces.
 
 pub mod daemons;
 pub mod frr;
+pub mod kernel_fib;
 pub mod mirror;
 pub mod netlink;
 

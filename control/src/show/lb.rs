@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use railyard_config::Config;
 use railyard_dataplane::balance::dlb::REFERENCE_MBPS;
 use railyard_dataplane::fib::{Fib, RouteAction};
-use railyard_dataplane::model::{DlbMode, SwitchModel};
+use railyard_dataplane::model::{DlbMode, RouteModel, RouteSource, SwitchModel};
 use railyard_dataplane::nexthop::EcmpGroup;
 use railyard_dataplane::nexthop::BUCKETS;
 use railyard_dataplane::stats::{GroupStats, MemberStats, SwitchStats};
@@ -21,6 +21,7 @@ use railyard_dataplane::wire::MacAddr;
 use serde::Serialize;
 
 use crate::compile;
+use crate::routing::kernel_fib::{protocol_name, KernelFibView};
 
 /// A configuration compiled the way the switch compiles it, with its FIB,
 /// so the show commands describe what would be (or is) forwarding.
@@ -44,6 +45,15 @@ impl LoadBalancing {
             fib,
             seed_configured: config.load_sharing.universal_id.is_some(),
         })
+    }
+
+    /// The same with `routes` from the kernel ahead of the configured ones,
+    /// as a switch that follows its kernel's table installs them.
+    pub fn with_kernel_routes(mut self, routes: Vec<RouteModel>) -> Self {
+        let configured = std::mem::take(&mut self.model.routes);
+        self.model.routes = routes.into_iter().chain(configured).collect();
+        self.fib = Fib::build(&self.model).0;
+        self
     }
 
     fn port_name(&self, port: u16) -> String {
@@ -173,8 +183,13 @@ impl From<&GroupStats> for GroupCountersView {
 pub struct RouteView {
     /// `10.0.9.0/24`: the network, host bits cleared.
     pub prefix: String,
-    /// `local`, `direct` or `static` (Null0 is a static route to interface `Null0`).
+    /// `local`, `direct`, `static` (Null0 is a static route to interface
+    /// `Null0`), or for a route from the kernel the routing protocol that
+    /// put it there (`bgp`, `ospf`, `isis`, `rip`, `static`) or `kernel`.
     pub kind: &'static str,
+    /// For a route from the kernel: its protocol as `ip route` names it
+    /// (`bgp`, `boot` for `ip route add`, `zebra`, `bird`, …).
+    pub protocol: Option<&'static str>,
     /// The next hops, in configuration order.
     pub next_hops: Vec<NextHopView>,
     /// For static routes over next hops: `ecmp`, `flowlet` or `per-packet`.
@@ -196,6 +211,38 @@ fn member<'a>(
         .find(|m| m.interface == interface && m.gateway.as_deref() == gateway)
 }
 
+/// The `show ip route` word for where a route came from.
+fn source_kind(source: RouteSource) -> &'static str {
+    match source {
+        RouteSource::Static => "static",
+        RouteSource::Kernel { protocol } => match protocol_name(protocol) {
+            k @ ("bgp" | "ospf" | "isis" | "rip" | "static") => k,
+            _ => "kernel",
+        },
+    }
+}
+
+/// The kernel's name for a kernel route's protocol.
+fn kernel_protocol(source: RouteSource) -> Option<&'static str> {
+    match source {
+        RouteSource::Static => None,
+        RouteSource::Kernel { protocol } => Some(protocol_name(protocol)),
+    }
+}
+
+/// NX-OS's `[preference/metric]` for a route of `kind`: the protocols'
+/// default administrative distances (eBGP 20).
+fn preference(kind: &str) -> &'static str {
+    match kind {
+        "local" | "direct" => "[0/0]",
+        "bgp" => "[20/0]",
+        "ospf" => "[110/0]",
+        "isis" => "[115/0]",
+        "rip" => "[120/0]",
+        _ => "[1/0]",
+    }
+}
+
 /// The routes of one family, sorted by prefix then length, with member
 /// counters from `stats` when it comes from a running switch. A later route
 /// for the same network replaces an earlier one, as in the FIB's lookup.
@@ -214,6 +261,7 @@ pub fn routes(lb: &LoadBalancing, v6: bool, stats: Option<&SwitchStats>) -> Vec<
                 } else {
                     "direct"
                 },
+                protocol: None,
                 next_hops: vec![NextHopView::plain(
                     Some(r.prefix.to_string()),
                     lb.port_name(*p),
@@ -224,7 +272,8 @@ pub fn routes(lb: &LoadBalancing, v6: bool, stats: Option<&SwitchStats>) -> Vec<
             },
             RouteAction::Discard => RouteView {
                 prefix: format!("{net}/{}", r.len),
-                kind: "static",
+                kind: source_kind(r.source),
+                protocol: kernel_protocol(r.source),
                 next_hops: vec![NextHopView::plain(None, "Null0".into())],
                 mode: None,
                 dlb_mac: None,
@@ -257,7 +306,8 @@ pub fn routes(lb: &LoadBalancing, v6: bool, stats: Option<&SwitchStats>) -> Vec<
                     .collect();
                 RouteView {
                     prefix: format!("{net}/{}", r.len),
-                    kind: "static",
+                    kind: source_kind(r.source),
+                    protocol: kernel_protocol(r.source),
                     next_hops,
                     mode: Some(lb.group_mode(g)),
                     dlb_mac: lb
@@ -299,14 +349,22 @@ pub fn render_routes(out: &mut dyn Write, v6: bool, routes: &[RouteView]) -> std
     writeln!(out, "'%<string>' in via output denotes VRF <string>")?;
     writeln!(out)?;
     for r in routes {
-        let attached = if r.kind == "static" { "" } else { ", attached" };
+        let attached = if matches!(r.kind, "local" | "direct") {
+            ", attached"
+        } else {
+            ""
+        };
         writeln!(
             out,
             "{}, ubest/mbest: {}/0{attached}",
             r.prefix,
             r.next_hops.len()
         )?;
-        let pref = if r.kind == "static" { "[1/0]" } else { "[0/0]" };
+        let pref = preference(r.kind);
+        let source = match r.protocol {
+            Some(p) if p != r.kind => format!("{}, proto {p}", r.kind),
+            _ => r.kind.to_string(),
+        };
         for h in &r.next_hops {
             let mut via = String::from("    *via ");
             if let Some(a) = &h.address {
@@ -314,7 +372,7 @@ pub fn render_routes(out: &mut dyn Write, v6: bool, routes: &[RouteView]) -> std
                 via += ", ";
             }
             via += &short(&h.interface);
-            writeln!(out, "{via}, {pref}, {}", r.kind)?;
+            writeln!(out, "{via}, {pref}, {source}")?;
             if let (Some(p), Some(b)) = (h.packets, h.bytes) {
                 let mut line = format!("         packets {p}, bytes {b}");
                 if let Some(n) = h.buckets {
@@ -359,6 +417,26 @@ pub fn render_routes(out: &mut dyn Write, v6: bool, routes: &[RouteView]) -> std
         }
     }
     Ok(())
+}
+
+/// The closing lines of `show ip route` on a switch that follows its
+/// kernel's routing table: how many routes it holds from there, the
+/// notifications read and how long the last FIB update took.
+///
+/// # Errors
+/// Only I/O errors of `out`.
+pub fn render_kernel_counters(out: &mut dyn Write, c: &KernelFibView) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Kernel routes: {} in force; {} adds, {} deletes, {} ignored notifications; {} resyncs",
+        c.routes, c.adds, c.deletes, c.ignored, c.resyncs
+    )?;
+    writeln!(
+        out,
+        "FIB updates: {} ({} failed); kernel change to FIB last {} us, longest {} us",
+        c.fib_updates, c.fib_update_errors, c.last_update_us, c.max_update_us
+    )
 }
 
 /// `show ip load-sharing`: the ECMP hash in force and a DLB summary.

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use railyard_dataplane::meta::Meta;
-use railyard_dataplane::model::{InterfaceModel, RouteModel, NextHopModel, SwitchModel};
+use railyard_dataplane::model::{InterfaceModel, RouteModel, RouteSource, NextHopModel, SwitchModel};
 use railyard_dataplane::parse::parse;
 use railyard_dataplane::port::ring::RingLink;
 use railyard_dataplane::port::Port;
@@ -29,6 +29,7 @@ fn model() -> &'static SwitchModel {
         SwitchModel {
             interfaces: vec![a, b],
             routes: vec![RouteModel {
+                source: RouteSource::Static,
                 prefix: "0.0.0.0".parse().unwrap(),
                 len: 0,
                 next_hops: vec![NextHopModel::Gateway { addr: "10.0.2.2".parse().unwrap(), port: None }],

@@ -296,7 +296,7 @@ pub enum NextHopModel {
     Discard,
 }
 
-/// A static route; several next hops form an ECMP group.
+/// A route; several next hops form an ECMP group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteModel {
     /// Destination prefix (host bits zero).
@@ -305,6 +305,24 @@ pub struct RouteModel {
     pub len: u8,
     /// Next hops, in configuration order.
     pub next_hops: Vec<NextHopModel>,
+    /// Where the route came from.
+    pub source: RouteSource,
+}
+
+/// Where a route came from. The dataplane forwards every route alike; the
+/// source is kept so `show ip route` can say who put a route there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RouteSource {
+    /// An `ip route` line of the configuration.
+    #[default]
+    Static,
+    /// The kernel's routing table (see the control plane's `kernel_fib`),
+    /// installed there by `protocol`: rtnetlink's `RTPROT_*` number, 186
+    /// for BGP, 3 for `ip route` without `proto`.
+    Kernel {
+        /// The route's `RTPROT_*` number.
+        protocol: u8,
+    },
 }
 
 /// Everything the dataplane needs to forward.
@@ -314,7 +332,7 @@ pub struct SwitchModel {
     pub hostname: String,
     /// Interfaces; a packet's port number is its index here.
     pub interfaces: Vec<InterfaceModel>,
-    /// Static routes.
+    /// Static routes, and with kernel routing those the kernel has.
     pub routes: Vec<RouteModel>,
     /// Packets that may wait for one unresolved next hop.
     pub neighbor_queue_per_entry: usize,

@@ -13,7 +13,7 @@ use railyard_dataplane::meta::Meta;
 use railyard_dataplane::model::pfc::bytes_at;
 use railyard_dataplane::model::{
     DlbMode, DlbModel, EcmpHashModel, InterfaceModel, LoadBalanceModel, NextHopModel, PgThresholds,
-    PortId, RouteModel, SwitchModel, ThresholdUnit, WredModel, KBYTE,
+    PortId, RouteModel, RouteSource, SwitchModel, ThresholdUnit, WredModel, KBYTE,
 };
 use railyard_dataplane::nexthop::EcmpGroup;
 use railyard_dataplane::parse::parse;
@@ -283,6 +283,7 @@ impl TwoTier {
                 let mut net = self.host_ip(h).octets();
                 net[3] = 0;
                 RouteModel {
+                    source: RouteSource::Static,
                     prefix: IpAddr::V4(Ipv4Addr::from(net)),
                     len: 24,
                     next_hops: next_hops.clone(),
@@ -332,6 +333,7 @@ impl TwoTier {
             .collect();
         let routes = (0..self.leaves)
             .map(|l| RouteModel {
+                source: RouteSource::Static,
                 prefix: IpAddr::V4(Ipv4Addr::new(10, l as u8 + 1, 0, 0)),
                 len: 16,
                 next_hops: vec![NextHopModel::Gateway {
