@@ -266,7 +266,11 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     }
     let mirrors = match opts.routing {
         Routing::Off => None,
-        Routing::Kernel | Routing::Frr => Some(Mirrors::create(&compiled.model)?),
+        Routing::Kernel | Routing::Frr => {
+            let mirrors = Mirrors::create(&compiled.model)?;
+            silence_port_interfaces(&compiled.binds)?;
+            Some(mirrors)
+        }
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -478,6 +482,21 @@ fn frr_request(daemons: &FrrDaemons, command: &str) -> String {
 }
 
 /// Adds what went through each port's mirror to its interface counters.
+/// Turns ARP off on the Linux interfaces the ports are bound to (see
+/// [`Rtnl::set_noarp`](crate::routing::netlink::Rtnl::set_noarp)), so only
+/// the switch answers for its addresses.
+fn silence_port_interfaces(binds: &[Option<Bind>]) -> Result<(), String> {
+    let mut rtnl = crate::routing::netlink::Rtnl::open()
+        .map_err(|e| format!("mirror interfaces: rtnetlink socket: {e}"))?;
+    for bind in binds.iter().flatten() {
+        if let Bind::AfPacket(name) | Bind::AfXdp(name) | Bind::Tap(name) = bind {
+            rtnl.set_noarp(name)
+                .map_err(|e| format!("{name}: cannot turn ARP off: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn with_mirror_counters(stats: &mut SwitchStats, mirrors: &MirrorStats, runtime: &Runtime) {
     for (name, port) in runtime.interface_names().iter().zip(mirrors.iter()) {
         if let Some(i) = stats.interfaces.get_mut(name) {

@@ -71,6 +71,16 @@ impl EcmpGroup {
     /// as keeping them even allows.
     pub fn rebuilt(previous: &EcmpGroup, mut hops: Vec<NextHop>, id: u32, dlb: bool) -> Self {
         hops.truncate(MAX_MEMBERS);
+        if hops == previous.hops {
+            // Unchanged members keep their table as it is: most routes of a
+            // rebuilt FIB (a reload, a batch of kernel routes) are these.
+            return EcmpGroup {
+                hops,
+                buckets: previous.buckets.clone(),
+                dlb,
+                id,
+            };
+        }
         let n = hops.len();
         if n == 0 {
             return EcmpGroup::new(hops, id, dlb);

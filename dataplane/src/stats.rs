@@ -331,7 +331,8 @@ pub struct SwitchStats {
     pub pool: PoolStats,
     /// Packets waiting on neighbour resolution.
     pub neighbor_parked: usize,
-    /// ECMP groups, keyed by prefix (`10.0.2.0/24`).
+    /// ECMP and DLB groups (routes with more than one next hop), keyed by
+    /// prefix (`10.0.2.0/24`).
     #[serde(default)]
     pub load_balancing: BTreeMap<String, GroupStats>,
     /// What a worker sent on other workers' ports through transmit lanes

@@ -353,7 +353,7 @@ pub struct KernelFibCounters {
     pub deletes: AtomicU64,
     /// Route notifications that changed nothing railyard routes.
     pub ignored: AtomicU64,
-    /// Routes railyard holds from the kernel now.
+    /// Routes from the kernel in the workers' FIB (acknowledged).
     pub routes: AtomicU64,
     /// FIB updates handed to the workers (each covers a batch of changes).
     pub fib_updates: AtomicU64,
@@ -568,16 +568,19 @@ impl Follower {
         since: Instant,
     ) -> Result<(), String> {
         let routes = self.table.routes();
-        counters
-            .routes
-            .store(routes.len() as u64, Ordering::Relaxed);
+        let n = routes.len() as u64;
         counters.fib_updates.fetch_add(1, Ordering::Relaxed);
         let result = install(routes);
         let us = since.elapsed().as_micros() as u64;
         counters.last_update_us.store(us, Ordering::Relaxed);
         counters.max_update_us.fetch_max(us, Ordering::Relaxed);
-        if result.is_err() {
-            counters.fib_update_errors.fetch_add(1, Ordering::Relaxed);
+        match result {
+            // Counted once the workers have them: a reader that sees the
+            // count sees a FIB with exactly these routes.
+            Ok(()) => counters.routes.store(n, Ordering::Relaxed),
+            Err(_) => {
+                counters.fib_update_errors.fetch_add(1, Ordering::Relaxed);
+            }
         }
         result.map_err(|e| format!("kernel routes: installing them: {e}"))
     }

@@ -1,4 +1,5 @@
-//! Requests to the kernel's rtnetlink: the addresses of mirror interfaces.
+//! Requests to the kernel's rtnetlink: the addresses of mirror interfaces,
+//! and ARP off on the ports' own interfaces.
 //!
 //! The messages are netlink-packet-route's; this module only sends one
 //! request and waits for the kernel's acknowledgement.
@@ -11,6 +12,7 @@ use netlink_packet_core::{
     NLM_F_REQUEST,
 };
 use netlink_packet_route::address::{AddressAttribute, AddressHeaderFlags, AddressMessage};
+use netlink_packet_route::link::{LinkAttribute, LinkFlags, LinkMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
@@ -61,6 +63,23 @@ impl Rtnl {
             RouteNetlinkMessage::DelAddress(address_message(index, addr, len)),
             0,
         )
+    }
+
+    /// Turns ARP off on interface `name` (`ip link set NAME arp off`).
+    ///
+    /// A port's own Linux interface shares the switch's namespace with the
+    /// mirrors, and the kernel answers ARP on any interface for an address
+    /// on any other: it would hand a peer the veth's MAC for the switch's
+    /// address, and the peer's frames would bypass the switch.
+    ///
+    /// # Errors
+    /// The kernel's refusal (e.g. no such interface).
+    pub fn set_noarp(&mut self, name: &str) -> io::Result<()> {
+        let mut msg = LinkMessage::default();
+        msg.header.flags = LinkFlags::Noarp;
+        msg.header.change_mask = LinkFlags::Noarp;
+        msg.attributes.push(LinkAttribute::IfName(name.to_string()));
+        self.request(RouteNetlinkMessage::SetLink(msg), 0)
     }
 
     fn request(&mut self, payload: RouteNetlinkMessage, flags: u16) -> io::Result<()> {

@@ -86,7 +86,11 @@ impl Switch {
         }
     }
 
-    /// Per-group counters with member port quality, keyed by prefix.
+    /// Per-group counters with member port quality, keyed by prefix, for
+    /// the groups that balance (more than one member). A route with one
+    /// next hop balances nothing, and a FIB of many such routes (a kernel
+    /// table of 10,000 prefixes) would otherwise cost a worker milliseconds
+    /// on every publication.
     fn group_stats(&self) -> BTreeMap<String, GroupStats> {
         let mode = |dlb: bool| match self.balancer.dlb_model() {
             Some(m) if dlb => match m.mode {
@@ -98,6 +102,7 @@ impl Switch {
         let board = self.balancer.quality();
         self.fib
             .groups()
+            .filter(|(_, g)| g.hops().len() > 1)
             .filter_map(|(route, g)| {
                 let c = self.balancer.counters(g.id())?;
                 let buckets = g.bucket_counts();
