@@ -425,6 +425,13 @@ impl TopoLab {
     /// `prefix`.
     pub fn up(prefix: &str, topo_name: &str, topo: &str, templates: &[(&str, String)]) -> TopoLab {
         let dir = tempfile::tempdir().expect("tempdir");
+        // A switch with `router bgp` runs FRR's daemons as user `frr`, which
+        // must reach their state directory under this one.
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod tempdir");
         std::fs::create_dir(dir.path().join("templates")).expect("templates dir");
         for (role, text) in templates {
             std::fs::write(dir.path().join(format!("templates/{role}.conf")), text)
