@@ -207,7 +207,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                 o.clone_from(&oper);
             }
             let (_, model) = lock_loaded(running);
-            match shared.apply(&runtime, &model) {
+            match shared.apply(runtime, &model) {
                 Ok(_) => {
                     for (i, (new, old)) in oper.iter().zip(&applied).enumerate() {
                         if new != old {
