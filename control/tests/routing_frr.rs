@@ -160,6 +160,30 @@ fn bgp_and_bfd_to_a_peer_come_up_through_the_mirror_and_routes_reach_the_kernel(
     .unwrap();
     assert!(routes6.contains("dev Eth1-1 proto bgp"), "{routes6}");
 
+    // railyard followed them from the kernel into its FIB, as BGP routes.
+    for (family, prefix) in [("ip", "192.0.2.0/24"), ("ipv6", "2001:db8:99::/64")] {
+        let r = wait_for(
+            "the route in railyard's FIB",
+            Duration::from_secs(10),
+            || {
+                let v = json(&sw, &["show", family, "route", "--json"])?;
+                v["routes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["prefix"] == prefix)
+                    .cloned()
+                    .ok_or_else(|| v.to_string())
+            },
+        );
+        assert_eq!(
+            (r["kind"].as_str(), r["protocol"].as_str()),
+            (Some("bgp"), Some("bgp")),
+            "{r}"
+        );
+        assert_eq!(r["next_hops"][0]["interface"], "Ethernet1/1", "{r}");
+    }
+
     // The NX-OS views of the table and of BFD.
     let table = sw.cli(&["show", "bgp", "ipv4", "unicast"]).unwrap();
     assert!(table.contains("*>e192.0.2.0/24"), "{table}");
