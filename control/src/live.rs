@@ -20,7 +20,9 @@ use crate::compile::reorder;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
 use crate::routing::daemons::{state_dir, FrrDaemons};
-use crate::routing::kernel_fib::{KernelFib, KernelRouteView, KernelRoutesReply};
+use crate::routing::kernel_fib::{
+    KernelFib, KernelFibCounters, KernelRouteView, KernelRoutesReply,
+};
 use crate::routing::mirror::{MirrorRunner, MirrorStats, Mirrors};
 use crate::routing::{frr_config, linux_name};
 use crate::{load_config, Loaded};
@@ -324,26 +326,9 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         None => None,
     };
     let mirror_stats = mirrors.as_ref().map(MirrorRunner::stats);
-    let kernel_fib = match &mirror_ports {
-        Some(ports) => {
-            let (rt, cfg, shared) = (Arc::clone(&runtime), Arc::clone(&running), lldp.clone());
-            let install = move |routes: Vec<RouteModel>| {
-                match shared.kernel_routes.lock() {
-                    Ok(mut k) => *k = Arc::new(routes),
-                    Err(p) => *p.into_inner() = Arc::new(routes),
-                }
-                let model = match cfg.lock() {
-                    Ok(l) => l.compiled.model.clone(),
-                    Err(p) => p.into_inner().compiled.model.clone(),
-                };
-                shared.apply(&rt, &model).map(|_| ())
-            };
-            let follower = KernelFib::start(ports.clone(), install)?;
-            tracing::info!("following the kernel's routing table");
-            Some(follower)
-        }
-        None => None,
-    };
+    let kernel_fib = mirror_ports
+        .map(|ports| follow_kernel_routes(ports, &runtime, &running, &lldp))
+        .transpose()?;
     let kernel_counters = kernel_fib.as_ref().map(KernelFib::counters);
     let kernel_routes = Arc::clone(&lldp.kernel_routes);
     let frr = match opts.routing {
@@ -369,10 +354,9 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         opts.strict,
         lldp.clone(),
     );
-    let server =
-        mgmt::Server::start(&opts.socket, move |req| {
-            let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
-            match verb {
+    let server = mgmt::Server::start(&opts.socket, move |req| {
+        let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
+        match verb {
             "stats" => {
                 let mut stats = rt.stats();
                 if let Some(m) = &mirror_stats {
@@ -384,17 +368,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 }
                 v.to_string()
             }
-            "kernel-routes" => {
-                let routes = match kernel_routes.lock() {
-                    Ok(k) => Arc::clone(&k),
-                    Err(p) => Arc::clone(&p.into_inner()),
-                };
-                let reply = KernelRoutesReply {
-                    counters: kernel_counters.as_ref().map(|c| c.view()).unwrap_or_default(),
-                    routes: routes.iter().map(KernelRouteView::of).collect(),
-                };
-                serde_json::to_string(&reply).unwrap_or_default()
-            }
+            "kernel-routes" => kernel_routes_reply(&kernel_routes, kernel_counters.as_deref()),
             "config" => match cfg.lock() {
                 Ok(l) => serde_json::json!({ "text": l.config.to_string() }).to_string(),
                 Err(_) => mgmt::unknown_request(req),
@@ -423,8 +397,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
             },
             _ => mgmt::unknown_request(req),
         }
-        })
-        .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+    })
+    .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
     let agent = LldpRunner::start(Arc::clone(&runtime), Arc::clone(&running), lldp.clone())
         .map_err(|e| format!("cannot start the LLDP agent: {e}"))?;
     tracing::info!(
@@ -481,7 +455,47 @@ fn frr_request(daemons: &FrrDaemons, command: &str) -> String {
     }
 }
 
-/// Adds what went through each port's mirror to its interface counters.
+/// Starts following the kernel's routing table: every batch of changes
+/// becomes the routes [`LldpShared::apply`] adds to the running model.
+fn follow_kernel_routes(
+    ports: Vec<(u32, u16)>,
+    runtime: &Arc<Runtime>,
+    running: &Arc<Mutex<Loaded>>,
+    shared: &LldpShared,
+) -> Result<KernelFib, String> {
+    let (rt, cfg, shared) = (Arc::clone(runtime), Arc::clone(running), shared.clone());
+    let install = move |routes: Vec<RouteModel>| {
+        match shared.kernel_routes.lock() {
+            Ok(mut k) => *k = Arc::new(routes),
+            Err(p) => *p.into_inner() = Arc::new(routes),
+        }
+        let model = match cfg.lock() {
+            Ok(l) => l.compiled.model.clone(),
+            Err(p) => p.into_inner().compiled.model.clone(),
+        };
+        shared.apply(&rt, &model).map(|_| ())
+    };
+    let follower = KernelFib::start(ports, install)?;
+    tracing::info!("following the kernel's routing table");
+    Ok(follower)
+}
+
+/// The management socket's answer to `kernel-routes`.
+fn kernel_routes_reply(
+    routes: &Mutex<Arc<Vec<RouteModel>>>,
+    counters: Option<&KernelFibCounters>,
+) -> String {
+    let routes = match routes.lock() {
+        Ok(k) => Arc::clone(&k),
+        Err(p) => Arc::clone(&p.into_inner()),
+    };
+    let reply = KernelRoutesReply {
+        counters: counters.map(KernelFibCounters::view).unwrap_or_default(),
+        routes: routes.iter().map(KernelRouteView::of).collect(),
+    };
+    serde_json::to_string(&reply).unwrap_or_default()
+}
+
 /// Turns ARP off on the Linux interfaces the ports are bound to (see
 /// [`Rtnl::set_noarp`](crate::routing::netlink::Rtnl::set_noarp)), so only
 /// the switch answers for its addresses.
@@ -497,6 +511,7 @@ fn silence_port_interfaces(binds: &[Option<Bind>]) -> Result<(), String> {
     Ok(())
 }
 
+/// Adds what went through each port's mirror to its interface counters.
 fn with_mirror_counters(stats: &mut SwitchStats, mirrors: &MirrorStats, runtime: &Runtime) {
     for (name, port) in runtime.interface_names().iter().zip(mirrors.iter()) {
         if let Some(i) = stats.interfaces.get_mut(name) {
