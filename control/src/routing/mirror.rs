@@ -18,6 +18,9 @@
 //! One thread serves every mirror: a routing suite's traffic is a few
 //! frames a second per peer, and a poll on the TAPs with a millisecond's
 //! timeout keeps a BFD session's 300 ms intervals far away.
+//!
+//! [`ControlPath::recv_mirror`]: railyard_dataplane::runtime::ControlPath::recv_mirror
+//! [`ControlPath::send`]: railyard_dataplane::runtime::ControlPath::send
 
 use std::net::IpAddr;
 use std::os::fd::AsFd;
