@@ -183,9 +183,10 @@ pub struct Interface {
     pub speed_mbps: Option<u32>,
     /// Where the port's frames come from and go to (railyard's `bind` extension).
     pub bind: Option<Bind>,
-    /// Receive ring of an `af-packet` binding in MiB (`bind af-packet IF
-    /// ring MIB`); `None`: the backend's default. How long the port may go
-    /// unread (a descheduled worker) before the kernel drops.
+    /// Receive ring of an `af-packet` or `af-xdp` binding in MiB (`bind
+    /// af-packet|af-xdp IF ring MIB`); `None`: the backend's default. How
+    /// long the port may go unread (a descheduled worker) before the kernel
+    /// drops.
     pub rx_ring_mib: Option<u32>,
     /// How an `af-packet` binding's ring hands frames over (`bind af-packet
     /// IF receive frames|blocks`); `None`: the backend's default (frames).

@@ -70,7 +70,12 @@ pub fn open_backend(
             "{interface}: `bind ring {name}` joins switches inside one process (tests, benchmarks); a live switch needs af-packet or tap"
         )),
         Bind::Dpdk(port) => open_dpdk(interface, port),
-        Bind::AfXdp(ifname) => AfXdpPort::open(ifname, AfXdpOptions::default())
+        Bind::AfXdp(ifname) => {
+            let mut opts = AfXdpOptions::default();
+            if let Some(mib) = configured.and_then(|i| i.rx_ring_mib) {
+                opts = opts.with_ring_mib(mib);
+            }
+            AfXdpPort::open(ifname, opts)
             .map(|p| Box::new(p) as Box<dyn Port>)
             .map_err(|e| match e.kind() {
                 // AF_XDP needs more than a packet socket: loading and
@@ -82,7 +87,8 @@ pub fn open_backend(
                     "{interface}: cannot open af-xdp {ifname}: {e} (bind af-packet {ifname} works on any kernel)"
                 ),
                 _ => fail(&format!("af-xdp {ifname}"), e),
-            }),
+            })
+        }
     }
 }
 

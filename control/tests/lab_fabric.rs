@@ -601,13 +601,16 @@ link sw1:Ethernet1/31 sw2:Ethernet1/31 speed 1000 subnet 10.255.1.0/31
 /// `priority-flow-control mode off` everywhere. Ports bind through
 /// `backend` (`af-packet`, the template's own, or `af-xdp`); af-packet
 /// ports with a 256 MiB receive ring, about a second of a 1 Gb/s peer's
-/// 1 KB frames in the per-frame ring's 2 KiB slots,
+/// 1 KB frames in the per-frame ring's 2 KiB slots, af-xdp ports with 64
+/// MiB (16,384 frames of 4 KiB, over a second at these tests' rates),
 /// since on a busy 2-core machine a switch's worker was seen descheduled
-/// for longer than the default 32 MiB holds (a kernel ring overflow is
-/// loss PFC cannot prevent).
+/// for longer than the defaults hold (32 MiB; 2,048 af-xdp frames, 0.17 s
+/// at 12,000 frames a second). A kernel ring overflow is loss PFC cannot
+/// prevent.
 fn sustained_template(role: &str, pfc: bool, backend: &str) -> String {
     let bind = match backend {
         "af-packet" => "bind af-packet {{ifname}} ring 256".to_string(),
+        "af-xdp" => "bind af-xdp {{ifname}} ring 64".to_string(),
         other => format!("bind {other} {{{{ifname}}}}"),
     };
     lossless_template(

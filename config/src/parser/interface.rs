@@ -86,7 +86,7 @@ pub(super) static TABLE: &[Spec] = &[
     ),
     Spec::run(
         &["bind"],
-        "bind af-packet IFNAME [ring MIB] [receive frames|blocks] | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME",
+        "bind af-packet IFNAME [ring MIB] [receive frames|blocks] | tap IFNAME | pcap FILE | ring NAME | dpdk PORT | af-xdp IFNAME [ring MIB]",
         bind,
     ),
     Spec::run(&["no", "bind"], "no bind", no_bind),
@@ -735,19 +735,24 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         _ => "Linux interface name",
     })?;
     let (mut ring, mut handover) = (None, None);
+    let options: &[&str] = match probe {
+        Bind::AfPacket(_) => &["ring", "receive"],
+        Bind::AfXdp(_) => &["ring"],
+        _ => &[],
+    };
     while let Some(t) = a.next_token() {
-        if !matches!(probe, Bind::AfPacket(_)) {
+        if options.is_empty() {
             return Err(Fail::new(
                 t.col,
                 format!("unexpected `{}`", t.text),
                 Some(format!(
-                    "only `bind af-packet IFNAME [ring MIB] [receive frames|blocks]` takes \
-                     options; `bind {} {}` takes none",
+                    "only `bind af-packet IFNAME [ring MIB] [receive frames|blocks]` and \
+                     `bind af-xdp IFNAME [ring MIB]` take options; `bind {} {}` takes none",
                     kind.text, target.text
                 )),
             ));
         }
-        match keyword(t, &["ring", "receive"], "af-packet option")? {
+        match keyword(t, options, &format!("{} option", kind.text))? {
             "ring" if ring.is_none() => ring = Some(ring_mib(a)?),
             "receive" if handover.is_none() => {
                 let h = a.expect("`frames` or `blocks`")?;
@@ -762,7 +767,7 @@ fn bind(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
                 return Err(Fail::new(
                     t.col,
                     format!("`{option}` given twice"),
-                    Some("give each af-packet option once".to_string()),
+                    Some(format!("give each {} option once", kind.text)),
                 ))
             }
         }
@@ -798,7 +803,7 @@ fn ring_mib(a: &mut Args<'_>) -> Result<u32, Fail> {
     Ok(mib as u32)
 }
 
-/// Smallest receive ring `bind af-packet IF ring MIB` takes.
+/// Smallest receive ring `bind af-packet|af-xdp IF ring MIB` takes.
 pub const MIN_RING_MIB: u32 = 1;
 /// Largest: the kernel pins the ring's memory for the port's lifetime.
 pub const MAX_RING_MIB: u32 = 1024;

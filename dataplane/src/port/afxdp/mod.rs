@@ -99,6 +99,18 @@ impl Default for AfXdpOptions {
 }
 
 impl AfXdpOptions {
+    /// These options with a receive half of about `mib` MiB: as many
+    /// frames as fit, rounded down to a power of two, at least 64 and at
+    /// most 65,536. Like an af-packet ring's size, it is how long a port may
+    /// go unread (a descheduled worker) before the kernel drops; the UMEM
+    /// takes twice it (its transmit half).
+    pub fn with_ring_mib(mut self, mib: u32) -> AfXdpOptions {
+        let frames = (u64::from(mib) << 20) / u64::from(self.frame_size.max(1));
+        let frames = u32::try_from(frames).unwrap_or(u32::MAX).clamp(64, 1 << 16);
+        self.ring_size = 1 << frames.ilog2();
+        self
+    }
+
     /// Checks the geometry before the kernel sees it, with errors that say
     /// which field is wrong.
     ///
@@ -956,6 +968,19 @@ mod tests {
     fn default_options_are_valid() {
         AfXdpOptions::default().validate().unwrap();
         assert_eq!(AfXdpOptions::default().frames(), 4096);
+    }
+
+    #[test]
+    fn a_ring_in_mib_is_the_frames_that_fit_as_a_power_of_two() {
+        let with = |mib| AfXdpOptions::default().with_ring_mib(mib);
+        assert_eq!(with(8).ring_size, 2048, "the default's 8 MiB");
+        assert_eq!(with(64).ring_size, 16_384);
+        assert_eq!(with(65).ring_size, 16_384, "rounded down");
+        assert_eq!(with(1024).ring_size, 65_536, "at most the kernel's");
+        assert_eq!(with(0).ring_size, 64);
+        for mib in [1, 3, 64, 1024] {
+            with(mib).validate().unwrap();
+        }
     }
 
     #[test]
