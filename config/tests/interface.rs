@@ -649,11 +649,17 @@ fn an_af_xdp_binding_takes_a_ring_size_and_nothing_else() {
     assert_eq!(i.rx_ring_mib, Some(64));
     let text = "interface Ethernet1/1\n  no switchport\n  bind af-xdp veth0 ring 64\n";
     let printed = clean(text).config.to_string();
-    assert!(printed.contains("  bind af-xdp veth0 ring 64\n"), "{printed}");
+    assert!(
+        printed.contains("  bind af-xdp veth0 ring 64\n"),
+        "{printed}"
+    );
     assert_eq!(clean(&printed).config, clean(text).config);
     let d = one_error("interface e1/1\n  bind af-xdp veth0 receive frames\n");
     let (col, message, hint) = (d.col, d.message, d.hint);
-    assert_eq!((col, message.as_str()), (21, "unknown af-xdp option `receive`"));
+    assert_eq!(
+        (col, message.as_str()),
+        (21, "unknown af-xdp option `receive`")
+    );
     assert!(hint.unwrap().contains("ring"));
 }
 
