@@ -667,14 +667,17 @@ fn assert_backend(stats: &BTreeMap<String, Value>, backend: &str) {
     }
 }
 
-/// Asserts that no lossless packet was lost on a port between two
+/// Checks that no lossless packet was lost on a port between two
 /// switches: no ingress overflow, no tail or WRED drop in queue 3, nothing
 /// lost in the backend's ring or for want of a buffer. Returns the XOFF
 /// frames those ports sent, so a caller can check the pause was exercised.
-fn assert_lossless_between_switches(
+///
+/// # Errors
+/// The first loss found.
+fn lossless_between_switches(
     stats: &BTreeMap<String, Value>,
     switch_ports: &[(&str, &str)],
-) -> u64 {
+) -> Result<u64, String> {
     let mut pauses = 0;
     for (sw, port) in switch_ports {
         let i = &stats[*sw]["interfaces"][*port];
@@ -691,13 +694,75 @@ fn assert_lossless_between_switches(
             i["drops"]
         );
         for reason in ["ingress_overflow", "tail_drop", "wred", "no_buffer"] {
-            assert_eq!(drop(reason), 0, "{sw} {port}: {reason} drops");
+            if drop(reason) != 0 {
+                return Err(format!("{sw} {port}: {} {reason} drops", drop(reason)));
+            }
         }
-        assert_eq!(q(i, PRIO, "tail_drops") + q(i, PRIO, "wred_drops"), 0);
-        assert_eq!(n(&i["backend_rx_dropped"]), 0, "{sw} {port}: ring overflow");
+        let queue_drops = q(i, PRIO, "tail_drops") + q(i, PRIO, "wred_drops");
+        if queue_drops != 0 {
+            return Err(format!("{sw} {port}: {queue_drops} queue 3 drops"));
+        }
+        if n(&i["backend_rx_dropped"]) != 0 {
+            return Err(format!(
+                "{sw} {port}: ring overflow of {}",
+                n(&i["backend_rx_dropped"])
+            ));
+        }
         pauses += n(&i["pfc"]["tx_pause"][PRIO]);
     }
-    pauses
+    Ok(pauses)
+}
+
+/// A worker gap no receive ring of these tests covers (they hold about a
+/// second): the whole machine stood still, which a software switch cannot
+/// hide. Seen on the 2-core test machine: two switches' workers stopped for
+/// 998 ms at the same moment.
+const STALL_NS: u64 = 500_000_000;
+
+/// The longest poll gap of any switch's worker, in ns.
+fn longest_stall(stats: &BTreeMap<String, Value>) -> u64 {
+    stats
+        .values()
+        .flat_map(|s| s["poll_gaps"].as_array().cloned().unwrap_or_default())
+        .map(|g| n(&g["max_ns"]))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs `case` (a lab brought up and an incast run, returning the
+/// switches' counters) and checks it with `check`; when that fails after a
+/// worker stood still for longer than [`STALL_NS`], says so and runs the
+/// case once more, which must pass. Returns the passing run's result.
+fn lossless_unless_stalled<T>(
+    what: &str,
+    mut case: impl FnMut() -> BTreeMap<String, Value>,
+    check: impl Fn(&BTreeMap<String, Value>) -> Result<T, String>,
+) -> (BTreeMap<String, Value>, T) {
+    let stats = case();
+    match check(&stats) {
+        Ok(t) => (stats, t),
+        Err(e) => {
+            let stall = longest_stall(&stats);
+            assert!(
+                stall >= STALL_NS,
+                "{what}: {e} (longest worker gap {} ms)",
+                stall / 1_000_000
+            );
+            eprintln!(
+                "  {what}: {e} after a worker stood still for {} ms, longer than its rings \
+                 hold; running the case again",
+                stall / 1_000_000
+            );
+            let stats = case();
+            let t = check(&stats).unwrap_or_else(|e| {
+                panic!(
+                    "{what}, second run: {e} (longest worker gap {} ms)",
+                    longest_stall(&stats) / 1_000_000
+                )
+            });
+            (stats, t)
+        }
+    }
 }
 
 /// The rail-spine ports that face another switch.
@@ -728,18 +793,27 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
         ("af-xdp", 2),
         ("af-xdp", 3),
     ] {
-        let lab = Fabric::up(
-            "ryf",
-            "rail-spine",
-            &topo,
-            &[
-                ("rail", sustained_template("rail", true, backend)),
-                ("spine", sustained_template("spine", true, backend)),
-            ],
+        let mut lab = None;
+        let (stats, pauses) = lossless_unless_stalled(
+            &format!("{backend} {senders}:1"),
+            || {
+                // A second run starts from a new lab; the first goes down.
+                lab = None;
+                let l = lab.insert(Fabric::up(
+                    "ryf",
+                    "rail-spine",
+                    &topo,
+                    &[
+                        ("rail", sustained_template("rail", true, backend)),
+                        ("spine", sustained_template("spine", true, backend)),
+                    ],
+                ));
+                sustained_incast(l, senders)
+            },
+            |stats| lossless_between_switches(stats, &RAIL_SPINE_LINKS),
         );
-        let stats = sustained_incast(&lab, senders);
+        let lab = lab.expect("the lab of the passing run");
         assert_backend(&stats, backend);
-        let pauses = assert_lossless_between_switches(&stats, &RAIL_SPINE_LINKS);
         assert!(
             pauses > 0,
             "{backend} {senders}:1 incast: no switch paused another"
@@ -785,18 +859,28 @@ fn sustained_incast_on_rail_spine_loses_nothing_between_switches() {
 #[ignore = "needs root and network namespaces; run by scripts/test.sh"]
 fn sustained_incast_on_a_two_switch_chain_loses_nothing_between_them() {
     for backend in ["af-packet", "af-xdp"] {
-        let lab = Fabric::up(
-            "ryf",
-            "chain",
-            CHAIN_TOPO,
-            &[("rail", sustained_template("rail", true, backend))],
+        let mut lab = None;
+        let (stats, pauses) = lossless_unless_stalled(
+            backend,
+            || {
+                lab = None;
+                let l = lab.insert(Fabric::up(
+                    "ryf",
+                    "chain",
+                    CHAIN_TOPO,
+                    &[("rail", sustained_template("rail", true, backend))],
+                ));
+                sustained_incast(l, 3)
+            },
+            |stats| {
+                lossless_between_switches(
+                    stats,
+                    &[("sw1", "Ethernet1/31"), ("sw2", "Ethernet1/31")],
+                )
+            },
         );
-        let stats = sustained_incast(&lab, 3);
+        let lab = lab.expect("the lab of the passing run");
         assert_backend(&stats, backend);
-        let pauses = assert_lossless_between_switches(
-            &stats,
-            &[("sw1", "Ethernet1/31"), ("sw2", "Ethernet1/31")],
-        );
         assert!(pauses > 0, "{backend}: sw2 never paused sw1");
         for (sw, s) in &stats {
             assert_conserved(&lab, sw, s);
