@@ -106,6 +106,34 @@ fn reachable(lab: &TopoLab, a: u32, b: u32) -> bool {
     .is_ok()
 }
 
+/// Waits until every cross-rail pair answers a ping.
+fn every_pair_reachable(lab: &TopoLab, timeout: Duration) {
+    wait_for("every cross-rail pair", timeout, || {
+        let missing: Vec<_> = pairs()
+            .into_iter()
+            .filter(|&(a, b)| !reachable(lab, a, b))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("unreachable: {missing:?}"))
+        }
+    });
+}
+
+/// Waits until `sw` routes `prefix` over exactly the ports `want`; returns
+/// how long after `since` that was.
+fn wait_hops(lab: &TopoLab, sw: &str, prefix: &str, want: &[&str], since: Instant) -> Duration {
+    wait_for(
+        &format!("{sw} to route {prefix} over {want:?}"),
+        Duration::from_secs(60),
+        || match next_hops(lab, sw, prefix)? {
+            (_, h) if h == want => Ok(since.elapsed()),
+            other => Err(format!("{other:?}")),
+        },
+    )
+}
+
 /// One ping per pair at 100 per second, until stopped.
 struct Probes(Vec<(u32, u32, Daemon)>);
 
@@ -192,6 +220,11 @@ fn cable(lab: &TopoLab, up: bool) {
     ]);
 }
 
+/// A rail's uplinks: to spine1, to spine2.
+const BOTH: [&str; 2] = ["Ethernet1/31", "Ethernet1/32"];
+/// A rail's uplink to spine2 alone.
+const SPINE2: [&str; 1] = ["Ethernet1/32"];
+
 /// How long the cable stays cut while the probes run.
 const CUT: Duration = Duration::from_secs(4);
 
@@ -214,50 +247,28 @@ fn bgp_brings_rail_spine_up_and_reroutes_around_a_cut_cable() {
     }
     let established = t0.elapsed();
     // Every host reaches every host across the spines.
-    wait_for("every cross-rail pair", Duration::from_secs(60), || {
-        let missing: Vec<_> = pairs()
-            .into_iter()
-            .filter(|&(a, b)| !reachable(&lab, a, b))
-            .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("unreachable: {missing:?}"))
-        }
-    });
+    every_pair_reachable(&lab, Duration::from_secs(60));
     let reached = t0.elapsed();
+    // Each rail reaches the other's subnets over both spines: BGP multipath.
+    let multipath = wait_hops(&lab, "rail1", "10.2.1.0/24", &BOTH, t0);
+    wait_hops(&lab, "rail2", "10.1.1.0/24", &BOTH, t0);
+    assert_eq!(next_hops(&lab, "rail1", "10.2.1.0/24").unwrap().0, "bgp");
     eprintln!(
-        "bgp rail-spine: switches up {} ms, sessions Established {} ms, every pair reachable {} ms",
+        "bgp rail-spine: switches up {} ms, sessions Established {} ms, every pair reachable {} ms, \
+         ECMP over both spines {} ms",
         started.as_millis(),
         established.as_millis(),
-        reached.as_millis()
+        reached.as_millis(),
+        multipath.as_millis()
     );
-    // rail1 reaches rail 2's subnets over both spines: BGP multipath.
-    let (kind, hops) = next_hops(&lab, "rail1", "10.2.1.0/24").unwrap();
-    assert_eq!(kind, "bgp");
-    assert_eq!(hops, ["Ethernet1/31", "Ethernet1/32"]);
 
     // Cut rail1–spine1 while every pair sends.
     let probes = Probes::start(&lab, "cut");
     std::thread::sleep(Duration::from_secs(1));
     let cut_at = Instant::now();
     cable(&lab, false);
-    let shrunk = wait_for(
-        "rail1's group to shrink",
-        Duration::from_secs(10),
-        || match next_hops(&lab, "rail1", "10.2.1.0/24")? {
-            (_, h) if h == ["Ethernet1/32"] => Ok(cut_at.elapsed()),
-            other => Err(format!("{other:?}")),
-        },
-    );
-    let rail2 = wait_for(
-        "rail2 to route rail 1 over spine2 only",
-        Duration::from_secs(10),
-        || match next_hops(&lab, "rail2", "10.1.1.0/24")? {
-            (_, h) if h == ["Ethernet1/32"] => Ok(cut_at.elapsed()),
-            other => Err(format!("{other:?}")),
-        },
-    );
+    let shrunk = wait_hops(&lab, "rail1", "10.2.1.0/24", &SPINE2, cut_at);
+    let rail2 = wait_hops(&lab, "rail2", "10.1.1.0/24", &SPINE2, cut_at);
     std::thread::sleep(CUT.saturating_sub(cut_at.elapsed()));
     let s = sessions(&lab, "spine1").unwrap();
     assert!(
@@ -294,22 +305,8 @@ fn bgp_brings_rail_spine_up_and_reroutes_around_a_cut_cable() {
     std::thread::sleep(Duration::from_millis(500));
     let mend_at = Instant::now();
     cable(&lab, true);
-    let back = wait_for(
-        "rail1's group to grow back",
-        Duration::from_secs(60),
-        || match next_hops(&lab, "rail1", "10.2.1.0/24")? {
-            (_, h) if h.len() == 2 => Ok(mend_at.elapsed()),
-            other => Err(format!("{other:?}")),
-        },
-    );
-    wait_for(
-        "rail2's group to grow back",
-        Duration::from_secs(60),
-        || match next_hops(&lab, "rail2", "10.1.1.0/24")? {
-            (_, h) if h.len() == 2 => Ok(()),
-            other => Err(format!("{other:?}")),
-        },
-    );
+    let back = wait_hops(&lab, "rail1", "10.2.1.0/24", &BOTH, mend_at);
+    wait_hops(&lab, "rail2", "10.1.1.0/24", &BOTH, mend_at);
     let before = uplink_tx(&lab);
     std::thread::sleep(Duration::from_secs(2));
     let after = uplink_tx(&lab);
@@ -370,14 +367,7 @@ fn bgp_brings_rail_spine_up_and_reroutes_around_a_cut_cable() {
                 )),
             }
         });
-    wait_for(
-        "rail2 to route rail 1 over spine2 only",
-        Duration::from_secs(10),
-        || match next_hops(&lab, "rail2", "10.1.1.0/24")? {
-            (_, h) if h == ["Ethernet1/32"] => Ok(()),
-            other => Err(format!("{other:?}")),
-        },
-    );
+    wait_hops(&lab, "rail2", "10.1.1.0/24", &SPINE2, shut_at);
     std::thread::sleep(Duration::from_secs(2));
     let silent = probes.stop();
     let (pair, window) = worst(&silent);
@@ -403,17 +393,7 @@ fn uplink_tx(lab: &TopoLab) -> (u64, u64) {
 #[ignore = "needs root and network namespaces (scripts/test.sh)"]
 fn with_static_routes_a_cut_cable_loses_traffic_while_it_is_down() {
     let lab = lab("static");
-    wait_for("every cross-rail pair", Duration::from_secs(30), || {
-        let missing: Vec<_> = pairs()
-            .into_iter()
-            .filter(|&(a, b)| !reachable(&lab, a, b))
-            .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("unreachable: {missing:?}"))
-        }
-    });
+    every_pair_reachable(&lab, Duration::from_secs(30));
     let (kind, hops) = next_hops(&lab, "rail2", "10.1.1.0/24").unwrap();
     assert_eq!((kind.as_str(), hops.len()), ("static", 2));
     let probes = Probes::start(&lab, "cut");

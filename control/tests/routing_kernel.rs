@@ -93,6 +93,14 @@ fn installed(sw: &Switch) -> u64 {
     routes(sw)["kernel_routes"]["routes"].as_u64().unwrap_or(0)
 }
 
+/// Waits until the workers have acknowledged `n` kernel routes.
+fn wait_installed(sw: &Switch, n: u64, what: &str, secs: u64) {
+    wait_for(what, Duration::from_secs(secs), || match installed(sw) {
+        k if k == n => Ok(()),
+        k => Err(format!("{k} kernel routes")),
+    });
+}
+
 fn no_route_drops(sw: &Switch) -> u64 {
     let stats = sw.show().unwrap();
     stats["interfaces"]["Ethernet1/1"]["drops"]["no_route"]
@@ -146,14 +154,7 @@ fn a_route_added_with_ip_route_forwards_and_its_deletion_stops_it() {
         "via",
         "10.0.2.2",
     ]);
-    wait_for(
-        "the route in the FIB",
-        Duration::from_secs(5),
-        || match installed(&b.sw) {
-            1 => Ok(()),
-            n => Err(format!("{n} kernel routes")),
-        },
-    );
+    wait_installed(&b.sw, 1, "the route in the FIB", 5);
     let (got, sent, _) = ping(&b.h1, "10.200.0.1", &["-c", "3", "-i", "0.2", "-W", "1"]);
     assert_eq!((got, sent), (3, 3), "the kernel's route forwards");
 
@@ -208,14 +209,7 @@ fn a_route_added_with_ip_route_forwards_and_its_deletion_stops_it() {
     assert_eq!(group["next_hops"].as_array().unwrap().len(), 2, "{group}");
 
     ok(&["ip", "-n", &b.sw_ns, "route", "del", "10.200.0.0/16"]);
-    wait_for(
-        "the route gone",
-        Duration::from_secs(5),
-        || match installed(&b.sw) {
-            1 => Ok(()),
-            n => Err(format!("{n} kernel routes")),
-        },
-    );
+    wait_installed(&b.sw, 1, "the route gone", 5);
     let before = no_route_drops(&b.sw);
     assert_eq!(
         ping(&b.h1, "10.200.0.1", &["-c", "3", "-i", "0.2", "-W", "1"]).0,
@@ -253,14 +247,7 @@ fn ten_thousand_prefixes_churn_while_traffic_flows_without_a_stall_or_a_stale_ro
     let t0 = Instant::now();
     ok(&["ip", "-n", &b.sw_ns, "-batch", adds.to_str().unwrap()]);
     let kernel_done = t0.elapsed();
-    wait_for(
-        "10,000 routes in the FIB",
-        Duration::from_secs(60),
-        || match installed(&b.sw) {
-            n if n == CHURN as u64 => Ok(()),
-            n => Err(format!("{n} kernel routes")),
-        },
-    );
+    wait_installed(&b.sw, CHURN as u64, "10,000 routes in the FIB", 60);
     let added = t0.elapsed();
     // The last prefix and one in the middle forward to h2.
     for dst in ["10.167.15.1", "10.148.7.9"] {
@@ -270,14 +257,7 @@ fn ten_thousand_prefixes_churn_while_traffic_flows_without_a_stall_or_a_stale_ro
 
     let t1 = Instant::now();
     ok(&["ip", "-n", &b.sw_ns, "-batch", dels.to_str().unwrap()]);
-    wait_for(
-        "every route withdrawn",
-        Duration::from_secs(60),
-        || match installed(&b.sw) {
-            0 => Ok(()),
-            n => Err(format!("{n} kernel routes")),
-        },
-    );
+    wait_installed(&b.sw, 0, "every route withdrawn", 60);
     let withdrawn = t1.elapsed();
     // Acknowledged: not one packet for a withdrawn prefix is forwarded.
     let before = no_route_drops(&b.sw);
