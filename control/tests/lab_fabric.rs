@@ -713,11 +713,15 @@ fn lossless_between_switches(
     Ok(pauses)
 }
 
-/// A worker gap no receive ring of these tests covers (they hold about a
-/// second): the whole machine stood still, which a software switch cannot
-/// hide. Seen on the 2-core test machine: two switches' workers stopped for
-/// 998 ms at the same moment.
-const STALL_NS: u64 = 500_000_000;
+/// A worker gap longer than the lossless class's headroom covers: the
+/// tests' 8 MB above xOFF is 64 ms of a 1 Gb/s link, so a switch that
+/// reads nothing for longer while its peer still sends loses frames, in its
+/// kernel ring or past its headroom, whatever PFC does. Seen on the 2-core
+/// test machine: gaps of 100 ms to 1.2 s, two switches' workers stopped
+/// for 998 ms at the same moment.
+const STALL_NS: u64 = 60_000_000;
+/// Runs of a case that lost frames after such a gap before it must pass.
+const STALLED_RUNS: usize = 2;
 
 /// The longest poll gap of any switch's worker, in ns.
 fn longest_stall(stats: &BTreeMap<String, Value>) -> u64 {
@@ -732,36 +736,32 @@ fn longest_stall(stats: &BTreeMap<String, Value>) -> u64 {
 /// Runs `case` (a lab brought up and an incast run, returning the
 /// switches' counters) and checks it with `check`; when that fails after a
 /// worker stood still for longer than [`STALL_NS`], says so and runs the
-/// case once more, which must pass. Returns the passing run's result.
+/// case again, up to [`STALLED_RUNS`] times. A loss without such a gap
+/// fails at once. Returns the passing run's counters and result.
 fn lossless_unless_stalled<T>(
     what: &str,
     mut case: impl FnMut() -> BTreeMap<String, Value>,
     check: impl Fn(&BTreeMap<String, Value>) -> Result<T, String>,
 ) -> (BTreeMap<String, Value>, T) {
-    let stats = case();
-    match check(&stats) {
-        Ok(t) => (stats, t),
-        Err(e) => {
-            let stall = longest_stall(&stats);
-            assert!(
-                stall >= STALL_NS,
-                "{what}: {e} (longest worker gap {} ms)",
-                stall / 1_000_000
-            );
-            eprintln!(
-                "  {what}: {e} after a worker stood still for {} ms, longer than its rings \
-                 hold; running the case again",
-                stall / 1_000_000
-            );
-            let stats = case();
-            let t = check(&stats).unwrap_or_else(|e| {
-                panic!(
-                    "{what}, second run: {e} (longest worker gap {} ms)",
-                    longest_stall(&stats) / 1_000_000
-                )
-            });
-            (stats, t)
-        }
+    let mut stalled = 0;
+    loop {
+        let stats = case();
+        let e = match check(&stats) {
+            Ok(t) => return (stats, t),
+            Err(e) => e,
+        };
+        let stall = longest_stall(&stats);
+        assert!(
+            stall >= STALL_NS && stalled < STALLED_RUNS,
+            "{what}: {e} (longest worker gap {} ms, {stalled} earlier run(s) stalled)",
+            stall / 1_000_000
+        );
+        stalled += 1;
+        eprintln!(
+            "  {what}: {e} after a worker stood still for {} ms, longer than the headroom \
+             covers; running the case again",
+            stall / 1_000_000
+        );
     }
 }
 
