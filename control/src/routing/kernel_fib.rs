@@ -50,8 +50,6 @@ const RECEIVE_BUFFER: usize = 32 << 20;
 /// How long the thread waits for a notification before looking at its
 /// stop flag.
 const IDLE_WAIT_NS: u64 = 50_000_000;
-/// `ENOBUFS`: the kernel dropped notifications for this socket.
-const ENOBUFS: i32 = 105;
 
 /// A change to the table, read from one route notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -629,7 +627,8 @@ impl Follower {
         match self.recv() {
             Ok(None) => Ok(Read::Empty),
             Ok(Some(n)) => Ok(Read::Some(self.handle(n, counters)?.changed)),
-            Err(e) if e.raw_os_error() == Some(ENOBUFS) => Ok(Read::Overrun),
+            // ENOBUFS: the kernel dropped notifications for this socket.
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => Ok(Read::Overrun),
             Err(e) => Err(e),
         }
     }
