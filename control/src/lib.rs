@@ -22,6 +22,7 @@ pub mod show;
 pub mod sim;
 pub mod traffic;
 pub mod units;
+pub mod wait;
 
 /// A configuration file, parsed and compiled.
 #[derive(Debug, Clone)]

@@ -139,27 +139,13 @@ fn resolve_gateway(
         if let Some(m) = found {
             return Ok(m);
         }
-        let _ = block_on(&[port.as_fd()], 10_000_000);
+        let _ = crate::wait::block_on(&[port.as_fd()], 10_000_000);
     }
     Err(format!(
         "{}: no ARP reply from the gateway {gateway} within {:.1} s (is the lab's switch running?)",
         port.ifname(),
         timeout.as_secs_f64()
     ))
-}
-
-/// Blocks until a socket is readable or `ns` passed.
-pub(crate) fn block_on(fds: &[std::os::fd::BorrowedFd<'_>], ns: Nanos) -> std::io::Result<usize> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let mut pfds: Vec<PollFd<'_>> = fds
-        .iter()
-        .map(|fd| PollFd::from_borrowed_fd(*fd, PollFlags::IN))
-        .collect();
-    let ts = Timespec {
-        tv_sec: (ns / 1_000_000_000) as i64,
-        tv_nsec: (ns % 1_000_000_000) as i64,
-    };
-    poll(&mut pfds, Some(&ts)).map_err(std::io::Error::from)
 }
 
 /// Runs host `args.host` of the job; returns its outcome (also when the
@@ -274,7 +260,7 @@ pub fn run(args: &RankArgs) -> Result<HostOutcome, String> {
         };
         if wait > SPIN_NS {
             let fds: Vec<_> = ports.iter().map(|p| p.as_fd()).collect();
-            let _ = block_on(&fds, wait.min(MAX_BLOCK_NS));
+            let _ = crate::wait::block_on(&fds, wait.min(MAX_BLOCK_NS));
         } else if wait > 0 {
             std::thread::yield_now();
         }

@@ -555,7 +555,7 @@ impl Follower {
                 }
             }
             // An interrupted or failed wait only shortens the nap.
-            let _ = crate::rank::block_on(&[self.socket.as_fd()], IDLE_WAIT_NS);
+            let _ = crate::wait::block_on(&[self.socket.as_fd()], IDLE_WAIT_NS);
         }
     }
 
@@ -611,7 +611,7 @@ impl Follower {
                             "the kernel did not finish its route dump",
                         ));
                     }
-                    let _ = crate::rank::block_on(&[self.socket.as_fd()], IDLE_WAIT_NS);
+                    let _ = crate::wait::block_on(&[self.socket.as_fd()], IDLE_WAIT_NS);
                 }
                 Some(n) => {
                     if self.handle(n, counters)?.done {

@@ -269,7 +269,7 @@ impl Mirrors {
             if moved == 0 {
                 let fds: Vec<_> = self.mirrors.iter().map(|m| m.tap.as_fd()).collect();
                 // An interrupted or failed wait only shortens the nap.
-                let _ = crate::rank::block_on(&fds, IDLE_WAIT_NS);
+                let _ = crate::wait::block_on(&fds, IDLE_WAIT_NS);
             }
         }
     }
