@@ -57,10 +57,7 @@ impl LldpShared {
             Ok(k) => Arc::clone(&k),
             Err(p) => Arc::clone(&p.into_inner()),
         };
-        if !kernel.is_empty() {
-            let configured = std::mem::take(&mut m.routes);
-            m.routes = kernel.iter().cloned().chain(configured).collect();
-        }
+        m.add_routes_beneath(kernel.iter().cloned());
         m
     }
 

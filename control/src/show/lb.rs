@@ -50,8 +50,7 @@ impl LoadBalancing {
     /// The same with `routes` from the kernel ahead of the configured ones,
     /// as a switch that follows its kernel's table installs them.
     pub fn with_kernel_routes(mut self, routes: Vec<RouteModel>) -> Self {
-        let configured = std::mem::take(&mut self.model.routes);
-        self.model.routes = routes.into_iter().chain(configured).collect();
+        self.model.add_routes_beneath(routes);
         self.fib = Fib::build(&self.model).0;
         self
     }

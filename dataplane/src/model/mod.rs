@@ -349,6 +349,14 @@ pub struct SwitchModel {
 pub const DEFAULT_RANDOM_SEED: u64 = 0x5241_494c_5941_5244;
 
 impl SwitchModel {
+    /// Puts `routes` ahead of the model's own, so that a route of the
+    /// model for the same prefix (a configured `ip route`) wins: the FIB
+    /// keeps the later of two routes for one prefix.
+    pub fn add_routes_beneath(&mut self, routes: impl IntoIterator<Item = RouteModel>) {
+        let own = std::mem::take(&mut self.routes);
+        self.routes = routes.into_iter().chain(own).collect();
+    }
+
     /// Buffers the packet pool of a switch built from this model needs so
     /// that its largest port buffer can fill with minimum-size frames and
     /// the rest of the switch still has [`POOL_SPARE_BUFFERS`]: an egress
