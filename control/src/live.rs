@@ -275,9 +275,11 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let mirrors = match opts.routing {
         Routing::Off => None,
         Routing::Kernel | Routing::Frr => {
-            let mirrors = Mirrors::create(&compiled.model)?;
-            silence_port_interfaces(&compiled.binds)?;
-            Some(mirrors)
+            let port_interfaces = compiled.binds.iter().flatten().filter_map(|b| match b {
+                Bind::AfPacket(name) | Bind::AfXdp(name) | Bind::Tap(name) => Some(name.as_str()),
+                _ => None,
+            });
+            Some(Mirrors::create(&compiled.model, port_interfaces)?)
         }
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -500,21 +502,6 @@ fn kernel_routes_reply(
         routes: routes.iter().map(KernelRouteView::of).collect(),
     };
     serde_json::to_string(&reply).unwrap_or_default()
-}
-
-/// Turns ARP off on the Linux interfaces the ports are bound to (see
-/// [`Rtnl::set_noarp`](crate::routing::netlink::Rtnl::set_noarp)), so only
-/// the switch answers for its addresses.
-fn silence_port_interfaces(binds: &[Option<Bind>]) -> Result<(), String> {
-    let mut rtnl = crate::routing::netlink::Rtnl::open()
-        .map_err(|e| format!("mirror interfaces: rtnetlink socket: {e}"))?;
-    for bind in binds.iter().flatten() {
-        if let Bind::AfPacket(name) | Bind::AfXdp(name) | Bind::Tap(name) = bind {
-            rtnl.set_noarp(name)
-                .map_err(|e| format!("{name}: cannot turn ARP off: {e}"))?;
-        }
-    }
-    Ok(())
 }
 
 /// Adds what went through each port's mirror to its interface counters.

@@ -105,9 +105,19 @@ impl Mirrors {
     /// # Errors
     /// Which mirror could not be created and why (missing CAP_NET_ADMIN, no
     /// `/dev/net/tun`, a name taken by another kind of interface).
-    pub fn create(model: &SwitchModel) -> Result<Mirrors, String> {
+    /// `port_interfaces` are the Linux interfaces the ports are bound to:
+    /// ARP goes off on them (see [`Rtnl::set_noarp`]), so that only the
+    /// switch answers for the addresses the mirrors give the kernel.
+    pub fn create<'a>(
+        model: &SwitchModel,
+        port_interfaces: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Mirrors, String> {
         let mut rtnl =
             Rtnl::open().map_err(|e| format!("mirror interfaces: rtnetlink socket: {e}"))?;
+        for name in port_interfaces {
+            rtnl.set_noarp(name)
+                .map_err(|e| format!("{name}: cannot turn ARP off: {e}"))?;
+        }
         let mut mirrors = Vec::new();
         for (port, ifc) in model.interfaces.iter().enumerate() {
             let want = addresses(ifc);
