@@ -23,6 +23,7 @@ pub mod counters;
 pub mod fib;
 pub mod host;
 pub mod lanes;
+pub mod mac_table;
 pub mod meta;
 pub mod model;
 pub mod neighbor;

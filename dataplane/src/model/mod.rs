@@ -28,16 +28,19 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub mod balance;
+pub mod l2;
 pub mod pfc;
 
 use crate::wire::MacAddr;
 pub use balance::{DlbMode, DlbModel, EcmpHashModel, LoadBalanceModel};
+pub use l2::{Logical, MacTableModel, PortL2, StaticMac, VlanSet};
 pub use pfc::{PeerResponse, PfcDelays, PfcModel, PgThresholds, WatchdogModel};
 
 /// Index of an interface in [`SwitchModel::interfaces`].
 pub type PortId = u16;
 
-/// One routed interface.
+/// One interface: a physical port (routed, or a switchport when `l2` is
+/// set), or a logical one (`logical`: an SVI or a port-channel).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterfaceModel {
     /// Canonical name, e.g. `Ethernet1/1`.
@@ -77,6 +80,13 @@ pub struct InterfaceModel {
     /// Priority flow control: lossless priorities, ingress thresholds,
     /// PAUSE handling ([`crate::pfc`] describes the semantics and defaults).
     pub pfc: PfcModel,
+    /// A switchport's VLANs (also a switched port-channel's); `None`: routed.
+    pub l2: Option<PortL2>,
+    /// An SVI or port-channel: no backend of its own (see [`l2`]).
+    pub logical: Option<Logical>,
+    /// The port-channel (its port number) this physical port is a member
+    /// of: frames it receives count as the port-channel's.
+    pub member_of: Option<PortId>,
 }
 
 impl InterfaceModel {
@@ -98,6 +108,9 @@ impl InterfaceModel {
             queues: [QueueModel::default(); 8],
             buffer_bytes: DEFAULT_BUFFER_BYTES,
             pfc: PfcModel::default(),
+            l2: None,
+            logical: None,
+            member_of: None,
         }
     }
 }
@@ -343,6 +356,8 @@ pub struct SwitchModel {
     pub random_seed: u64,
     /// How ECMP groups spread traffic: hash fields and seed, and DLB.
     pub load_balance: LoadBalanceModel,
+    /// The MAC table of the switchports: size, aging, static entries.
+    pub mac_table: MacTableModel,
 }
 
 /// The default [`SwitchModel::random_seed`].
@@ -392,6 +407,7 @@ impl Default for SwitchModel {
             neighbor_queue_total: 1024,
             random_seed: DEFAULT_RANDOM_SEED,
             load_balance: LoadBalanceModel::default(),
+            mac_table: MacTableModel::default(),
         }
     }
 }
