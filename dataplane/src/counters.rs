@@ -82,6 +82,12 @@ drop_reasons! {
     /// A received frame longer than the largest packet buffer (a capture of
     /// GRO/TSO super-frames, say), discarded by the port before the pipeline.
     Oversize = "oversize",
+    /// A frame on a switchport in a VLAN the port does not carry (or
+    /// untagged on a trunk without a native VLAN).
+    VlanNotAllowed = "vlan_not_allowed",
+    /// A bridged frame whose only destination is the port it came in on
+    /// (its address was learned there, or its VLAN has no other port).
+    L2Filtered = "l2_filtered",
     /// A damaged capture record at which a replay stopped because it was
     /// told to (`replay --truncated ok`); the rest of that trace is not read.
     CaptureDamaged = "capture_damaged",
@@ -190,6 +196,10 @@ pub struct PortCounters {
     pub punted: u64,
     /// Of the punted frames, those sent up the port's kernel mirror.
     pub mirrored: u64,
+    /// Copies made of frames this port received, to flood them in their
+    /// VLAN: each frame sent beyond the one received (so `rx_packets +
+    /// flood_copies` = what left + drops + what is queued).
+    pub flood_copies: u64,
     /// Drops by reason, indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::COUNT],
     /// Per-queue counters, queue N = qos-group N.
@@ -208,6 +218,7 @@ impl Default for PortCounters {
             rx_malformed: 0,
             punted: 0,
             mirrored: 0,
+            flood_copies: 0,
             drops: [0; DropReason::COUNT],
             queues: [QueueCounters::default(); 8],
             pfc: PfcCounters::default(),

@@ -212,6 +212,9 @@ pub struct InterfaceStats {
     /// Of the punted frames, those sent up the port's kernel mirror.
     #[serde(default)]
     pub mirrored: u64,
+    /// Copies made of frames received here to flood them in their VLAN.
+    #[serde(default)]
+    pub flood_copies: u64,
     /// Of the mirrored frames, those the kernel mirror could not take.
     #[serde(default)]
     pub to_kernel_dropped: u64,
@@ -247,6 +250,7 @@ impl InterfaceStats {
         self.rx_malformed = c.rx_malformed;
         self.punted = c.punted;
         self.mirrored = c.mirrored;
+        self.flood_copies = c.flood_copies;
         self.drops = DropReason::ALL
             .iter()
             .map(|r| (r.name().to_string(), c.drops[*r as usize]))

@@ -30,6 +30,17 @@ pub struct NeighborEvent {
     pub mac: MacAddr,
 }
 
+/// A MAC address one worker learned on a switchport, told to the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacEvent {
+    /// Its VLAN.
+    pub vlan: u16,
+    /// The address.
+    pub mac: MacAddr,
+    /// The switchport (or port-channel) it was heard on.
+    pub port: PortId,
+}
+
 /// The rings joining one worker to the others.
 pub struct WorkerLinks {
     /// This worker's number.
@@ -51,6 +62,10 @@ pub struct WorkerLinks {
     pub events: Arc<ArrayQueue<NeighborEvent>>,
     /// Every worker's event ring, by worker number.
     pub all_events: Vec<Arc<ArrayQueue<NeighborEvent>>>,
+    /// MAC addresses learned by other workers, for this worker.
+    pub macs: Arc<ArrayQueue<MacEvent>>,
+    /// Every worker's MAC ring, by worker number.
+    pub all_macs: Vec<Arc<ArrayQueue<MacEvent>>>,
     /// Lossless bytes buffered per ingress port, shared by every worker so
     /// that the ingress port's worker sees what other workers queued.
     pub ingress: Arc<IngressAccounting>,
@@ -69,6 +84,9 @@ impl WorkerLinks {
             .collect();
         let events: Vec<_> = (0..workers)
             .map(|_| Arc::new(ArrayQueue::new(1024)))
+            .collect();
+        let macs: Vec<_> = (0..workers)
+            .map(|_| Arc::new(ArrayQueue::new(4096)))
             .collect();
         let ingress = Arc::new(IngressAccounting::new(owners.len(), workers));
         let quality = Arc::new(QualityBoard::new(owners.len()));
@@ -103,6 +121,8 @@ impl WorkerLinks {
                 from_peers,
                 events: Arc::clone(&events[id]),
                 all_events: events.clone(),
+                macs: Arc::clone(&macs[id]),
+                all_macs: macs.clone(),
                 ingress: Arc::clone(&ingress),
                 quality: Arc::clone(&quality),
                 lanes: Arc::clone(&lanes),
@@ -120,6 +140,15 @@ impl Switch {
     /// or through this worker's egress admission when the port's queues are
     /// here (its own port, or a lane).
     pub(super) fn send_to_egress(&mut self, pkt: PacketBuf) {
+        let out = pkt.meta.out_port as usize;
+        let pkt = if self.ports[out].model.logical.is_some() {
+            match self.send_logical(pkt) {
+                Ok(()) => return,
+                Err(pkt) => pkt,
+            }
+        } else {
+            pkt
+        };
         let out = pkt.meta.out_port as usize;
         if self.ports[out].tx_here {
             return self.admit_egress(pkt);
@@ -186,6 +215,11 @@ impl Switch {
         let peers = links.from_peers.len();
         while let Some(ev) = events.pop() {
             self.learn(ev.port, ev.addr, ev.mac, now, false);
+        }
+        if let Some(macs) = self.links.as_ref().map(|l| Arc::clone(&l.macs)) {
+            while let Some(ev) = macs.pop() {
+                self.learned_elsewhere(ev);
+            }
         }
         let mut n = 0;
         while n < BURST_SIZE {

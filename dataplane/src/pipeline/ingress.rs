@@ -10,6 +10,9 @@ use crate::meta::FrameKind;
 use crate::packet::{Burst, PacketBuf, BURST_SIZE};
 use crate::parse::parse;
 
+/// EtherType of IEEE 802.3 Slow Protocols: LACP and the marker protocol.
+const SLOW_PROTOCOLS: u16 = 0x8809;
+
 impl Switch {
     /// One receive burst from each of this worker's ports, unless a peer
     /// worker's hand-off ring is over half full: then the frames stay in the
@@ -80,13 +83,18 @@ impl Switch {
             slot.counters.drop(DropReason::Malformed);
             return;
         }
+        // A port-channel's member works for its port-channel, except for
+        // what each link speaks for itself (pauses, LLDP, LACP).
+        let e = slot.model.member_of.map_or(p, usize::from);
         match pkt.meta.kind {
-            FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, now),
-            FrameKind::Arp => self.local_arp(pkt, p, now),
             FrameKind::MacControl => self.mac_control(&pkt, p, now),
             FrameKind::Lldp => self.punt(pkt, p),
+            FrameKind::Other(SLOW_PROTOCOLS) if e != p => self.punt(pkt, p),
+            _ if self.ports[e].model.l2.is_some() => self.bridge(pkt, p, e, now),
+            FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, e, now),
+            FrameKind::Arp => self.local_arp(pkt, p, e, now),
             FrameKind::Other(_) | FrameKind::Unparsed => {
-                slot.counters.drop(DropReason::UnknownEthertype)
+                self.count_drop(p, DropReason::UnknownEthertype)
             }
         }
     }

@@ -17,14 +17,16 @@ use crate::wire::MacAddr;
 pub(super) const TICK_INTERVAL: Nanos = 10_000_000;
 
 impl Switch {
-    pub(super) fn local_arp(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
-        let outcome = host::handle_arp(&mut pkt, &self.ports[p].model);
+    /// ARP received on physical port `p` for Layer-3 interface `l3` (`p`,
+    /// its port-channel or an SVI), whose addresses answer.
+    pub(super) fn local_arp(&mut self, mut pkt: PacketBuf, p: usize, l3: usize, now: Nanos) {
+        let outcome = host::handle_arp(&mut pkt, &self.ports[l3].model);
         if let Some((ip, mac)) = outcome.learned {
-            self.learn(p as PortId, IpAddr::V4(ip), mac, now, true);
+            self.learn(l3 as PortId, IpAddr::V4(ip), mac, now, true);
         }
         if outcome.reply {
             self.ports[p].counters.punted += 1;
-            self.send_ctrl(p, pkt);
+            self.send_ctrl(l3, pkt);
         } else if outcome.learned.is_some() && self.mirror.is_some() {
             // An answer to the switch: the kernel behind the mirror asked
             // (railyard answers requests itself), so its table learns too.
@@ -34,14 +36,16 @@ impl Switch {
         }
     }
 
-    pub(super) fn local_ip(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
-        let outcome = host::handle_ip(&mut pkt, &self.ports[p].model);
+    /// IP for the switch (or IPv6 multicast), received on physical port
+    /// `p` for Layer-3 interface `l3`.
+    pub(super) fn local_ip(&mut self, mut pkt: PacketBuf, p: usize, l3: usize, now: Nanos) {
+        let outcome = host::handle_ip(&mut pkt, &self.ports[l3].model);
         if let Some((ip, mac)) = outcome.learned {
-            self.learn(p as PortId, ip, mac, now, true);
+            self.learn(l3 as PortId, ip, mac, now, true);
         }
         if outcome.reply {
             self.ports[p].counters.punted += 1;
-            self.send_ctrl(p, pkt);
+            self.send_ctrl(l3, pkt);
         } else if outcome.consumed && (outcome.learned.is_none() || self.mirror.is_none()) {
             self.ports[p].counters.punted += 1;
         } else if self.mirror.is_some() {
@@ -68,7 +72,18 @@ impl Switch {
         }
     }
 
-    fn send_ctrl(&mut self, p: usize, pkt: PacketBuf) {
+    /// Sends an answer the switch built out of interface `p`; through the
+    /// MAC table or a member link when `p` is logical.
+    fn send_ctrl(&mut self, p: usize, mut pkt: PacketBuf) {
+        if self.ports[p].model.logical.is_some() {
+            pkt.meta.out_port = p as PortId;
+            pkt.meta.qos_group = QOS_GROUP_CONTROL;
+            pkt.meta.lossless = false;
+            if let Err(pkt) = self.send_logical(pkt) {
+                drop(pkt);
+            }
+            return;
+        }
         let slot = &mut self.ports[p];
         if slot.ctrl_tx.try_push(pkt).is_err() {
             slot.counters.drop(DropReason::TxError);
@@ -117,6 +132,7 @@ impl Switch {
     }
 
     pub(super) fn tick(&mut self, now: Nanos) {
+        self.macs.sweep(now);
         if !self.neighbors.resolving() {
             return;
         }

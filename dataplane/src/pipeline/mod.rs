@@ -38,6 +38,7 @@
 //! worker's tables converge.
 
 mod admit;
+mod bridge;
 mod classify;
 mod egress;
 mod handoff;
@@ -65,8 +66,9 @@ use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::lanes::{self, LaneBoard};
+use crate::mac_table::MacTable;
 use crate::model::pfc::PRIORITIES;
-use crate::model::{InterfaceModel, PortId, SwitchModel};
+use crate::model::{InterfaceModel, Logical, PortId, SwitchModel};
 use crate::neighbor::{NeighborTable, TickOutput};
 use crate::packet::{Burst, PacketBuf, Pool};
 use crate::pfc::{IngressAccounting, PfcPortState};
@@ -75,7 +77,7 @@ use crate::qos::classify::Classifier;
 use crate::queue::EgressQueues;
 use crate::wire::MacAddr;
 
-pub use handoff::{NeighborEvent, WorkerLinks};
+pub use handoff::{MacEvent, NeighborEvent, WorkerLinks};
 
 /// Most consecutive rounds a worker leaves its ports unread while a peer
 /// catches up: PFC pause frames and neighbour answers arriving meanwhile
@@ -132,6 +134,10 @@ pub struct Switch {
     ports: Vec<PortSlot>,
     fib: Fib,
     neighbors: NeighborTable,
+    /// Switchports' addresses, per VLAN.
+    macs: MacTable,
+    /// Which ports carry which VLAN, and the VLANs' SVIs.
+    l2: bridge::L2Tables,
     pool: Pool,
     links: Option<WorkerLinks>,
     /// Per worker: packets routed to its ports this poll, sent over in one
@@ -274,6 +280,8 @@ impl Switch {
             ports,
             fib,
             neighbors,
+            macs: MacTable::new(&model.mac_table),
+            l2: bridge::L2Tables::build(model),
             pool,
             outbox: (0..links.as_ref().map_or(0, |l| l.to_peers.len()))
                 .map(|_| Burst::new())
@@ -338,6 +346,8 @@ impl Switch {
             ) || matches!(addr, IpAddr::V6(a) if a.segments()[0] & 0xffc0 == 0xfe80)
         });
         self.fib = fib;
+        self.macs.configure(&model.mac_table);
+        self.l2 = bridge::L2Tables::build(model);
         self.hostname = model.hostname.clone();
         // Packets already counted stay counted until they leave.
         self.any_lossless |= model
@@ -370,9 +380,7 @@ impl Switch {
         self.now = now;
         if !self.rx_hints_on || self.links_changed {
             self.links_changed = false;
-            for (up, slot) in self.port_up.iter_mut().zip(&self.ports) {
-                *up = slot.model.admin_up && (!slot.owned || slot.up());
-            }
+            self.read_links();
         }
         // Port quality first, so packets of this round see the latest sample.
         self.sample_quality_if_due(now);
@@ -406,6 +414,38 @@ impl Switch {
         }
         self.lane_board = board;
         work
+    }
+
+    /// Reads which ports can take traffic: a physical port when it is up
+    /// (admin and link, for this worker's ports), an SVI when it is not
+    /// shut, a port-channel while a member is up. A switchport that went
+    /// down forgets the addresses it learned.
+    fn read_links(&mut self) {
+        for p in 0..self.ports.len() {
+            let slot = &self.ports[p];
+            if slot.model.logical.is_some() {
+                continue;
+            }
+            let up = slot.model.admin_up && (!slot.owned || slot.up());
+            if self.port_up[p] && !up && slot.model.l2.is_some() {
+                let learned_on = slot.model.member_of.unwrap_or(p as PortId);
+                self.flush_macs(learned_on);
+            }
+            self.port_up[p] = up;
+        }
+        if !self.l2.logical {
+            return;
+        }
+        for p in 0..self.ports.len() {
+            let m = &self.ports[p].model;
+            self.port_up[p] = match &m.logical {
+                None => continue,
+                Some(Logical::Svi { .. }) => m.admin_up,
+                Some(Logical::PortChannel { members, .. }) => {
+                    m.admin_up && members.iter().any(|i| self.port_up[usize::from(*i)])
+                }
+            };
+        }
     }
 
     /// Polls receive only from ports hinted with [`hint_rx`](Self::hint_rx)

@@ -24,7 +24,9 @@ struct Hop {
 }
 
 impl Switch {
-    pub(super) fn route(&mut self, mut pkt: PacketBuf, p: usize, now: Nanos) {
+    /// Routes `pkt`, received on physical port `p`, which arrived on
+    /// Layer-3 interface `ifc` (`p` itself, its port-channel, or an SVI).
+    pub(super) fn route(&mut self, mut pkt: PacketBuf, p: usize, ifc: usize, now: Nanos) {
         let dst_mac = MacAddr::from_bytes(pkt.data());
         let l3 = pkt.meta.l3_offset as usize;
         // IPv4 looks up its own table directly, without `IpAddr`'s dispatch;
@@ -43,17 +45,17 @@ impl Switch {
         if multicast {
             // IPv6 multicast carries neighbour discovery for the switch.
             if pkt.meta.kind == FrameKind::Ipv6 {
-                return self.local_ip(pkt, p, now);
+                return self.local_ip(pkt, p, ifc, now);
             }
             return self.count_drop(p, DropReason::NotRoutable);
         }
-        if dst_mac != self.ports[p].model.mac {
+        if dst_mac != self.ports[ifc].model.mac {
             return self.count_drop(p, DropReason::NotOurMac);
         }
         let hop = match action {
             None => return self.count_drop(p, DropReason::NoRoute),
             Some(RouteAction::Discard) => return self.count_drop(p, DropReason::NullRoute),
-            Some(RouteAction::Local(_)) => return self.local_ip(pkt, p, now),
+            Some(RouteAction::Local(_)) => return self.local_ip(pkt, p, ifc, now),
             Some(RouteAction::Connected(port)) => Hop {
                 port: *port,
                 addr: dst,
