@@ -347,6 +347,42 @@ pub struct SwitchStats {
     /// Per worker, in worker order: the gaps between its polls.
     #[serde(default)]
     pub poll_gaps: Vec<PollGapStats>,
+    /// The switchports' MAC address table (empty without switchports).
+    #[serde(default)]
+    pub mac_table: MacTableStats,
+}
+
+/// The MAC address table: its entries and what it did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MacTableStats {
+    /// Entries in VLAN, then MAC order.
+    pub entries: Vec<MacEntryStats>,
+    /// Entries learned (every worker's learning summed).
+    pub learned: u64,
+    /// Addresses that moved between ports.
+    pub moves: u64,
+    /// Sources not learned because the table was full.
+    pub full: u64,
+    /// Entries removed by aging.
+    pub aged: u64,
+    /// Entries removed because their port went down.
+    pub flushed: u64,
+}
+
+/// One MAC table entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MacEntryStats {
+    /// VLAN ID.
+    pub vlan: u16,
+    /// The address, `02:00:00:00:00:01`.
+    pub mac: String,
+    /// The switchport or port-channel.
+    pub port: String,
+    /// `static` or `dynamic`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Seconds since a frame from it was seen (0 for static entries).
+    pub age_secs: u64,
 }
 
 impl SwitchStats {
@@ -379,6 +415,25 @@ impl SwitchStats {
         }
         self.pool = other.pool;
         self.neighbor_parked += other.neighbor_parked;
+        let m = &mut self.mac_table;
+        let o = other.mac_table;
+        m.learned += o.learned;
+        m.moves += o.moves;
+        m.full += o.full;
+        m.aged += o.aged;
+        m.flushed += o.flushed;
+        // Workers tell each other what they learn, so their tables agree
+        // but for the latest news: the most recently seen entry wins.
+        for e in o.entries {
+            match m
+                .entries
+                .binary_search_by(|x| (x.vlan, &x.mac).cmp(&(e.vlan, &e.mac)))
+            {
+                Ok(i) if m.entries[i].age_secs > e.age_secs => m.entries[i] = e,
+                Ok(_) => {}
+                Err(i) => m.entries.insert(i, e),
+            }
+        }
         for (prefix, g) in other.load_balancing {
             match self.load_balancing.get_mut(&prefix) {
                 Some(mine) => mine.add(&g),

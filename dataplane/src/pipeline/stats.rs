@@ -7,7 +7,9 @@ use super::{PortSlot, Switch};
 use crate::counters::{DropReason, PortCounters};
 use crate::model::{DlbMode, PortId};
 use crate::queue::NUM_QUEUES;
-use crate::stats::{GroupStats, InterfaceStats, MemberStats, PoolStats, SwitchStats};
+use crate::stats::{
+    GroupStats, InterfaceStats, MacEntryStats, MacTableStats, MemberStats, PoolStats, SwitchStats,
+};
 
 impl Switch {
     /// A snapshot of the counters of the ports this worker owns, and of
@@ -83,6 +85,38 @@ impl Switch {
             neighbor_parked: self.neighbors.parked(),
             load_balancing: self.group_stats(),
             poll_gaps: vec![self.poll_gaps.stats()],
+            mac_table: self.mac_table_stats(),
+        }
+    }
+
+    fn mac_table_stats(&self) -> MacTableStats {
+        let c = self.macs.counters();
+        let entries = self
+            .macs
+            .entries(self.now)
+            .into_iter()
+            .map(|e| MacEntryStats {
+                vlan: e.vlan,
+                mac: e.mac.to_string(),
+                port: self
+                    .ports
+                    .get(usize::from(e.port))
+                    .map_or_else(String::new, |p| p.model.name.clone()),
+                kind: if e.is_static { "static" } else { "dynamic" }.to_string(),
+                age_secs: if e.is_static {
+                    0
+                } else {
+                    self.now.saturating_sub(e.last_seen) / 1_000_000_000
+                },
+            })
+            .collect();
+        MacTableStats {
+            entries,
+            learned: c.learned,
+            moves: c.moves,
+            full: c.full,
+            aged: c.aged,
+            flushed: c.flushed,
         }
     }
 
