@@ -21,7 +21,14 @@
 #[macro_use]
 extern crate railyard_wire_core;
 
+mod agent;
+pub mod snapshot;
 pub mod wire;
+
+pub use agent::*;
+pub use snapshot::{
+    ChannelSnapshot, InfoSnapshot, LacpCounters, LacpSnapshot, MemberStatus, PortSnapshot,
+};
 
 /// Nanoseconds since an arbitrary epoch chosen by the caller; every entry
 /// point of the agent takes the time in these.
