@@ -343,3 +343,52 @@ proptest! {
         }
     }
 }
+
+/// A whole frame Open vSwitch 3.1 (`lacp=active`, `lacp-time=fast`,
+/// userspace datapath) sent to the agent in the interop test, before it
+/// had the agent in sync.
+static OVS_FRAME: [u8; FRAME_LEN] = [
+    0x01, 0x80, 0xc2, 0x00, 0x00, 0x02, // destination: Slow Protocols
+    0x82, 0x68, 0xc8, 0x06, 0xf9, 0x7d, // source: the OVS member's MAC
+    0x88, 0x09, // EtherType: Slow Protocols
+    0x01, 0x01, // LACP, version 1
+    0x01, 0x14, 0xff, 0xfe, // Actor TLV; system priority 65534
+    0x02, 0x4f, 0x56, 0x53, 0x00, 0x01, // actor system (lacp-system-id)
+    0x00, 0x01, 0xff, 0xff, 0x00, 0x02, // key 1, port priority 65535, port 2
+    0x3f, 0x00, 0x00, 0x00, // state A T G S C D, reserved
+    0x02, 0x14, 0x80, 0x00, // Partner TLV; system priority 32768
+    0x02, 0x4c, 0x41, 0x43, 0x50, 0x01, // partner system: the agent
+    0x00, 0x07, 0x80, 0x00, 0x00, 0x02, // key 7, port priority 32768, port 2
+    0x07, 0x00, 0x00, 0x00, // state A T G (agent not yet in sync), reserved
+    0x03, 0x10, 0x00, 0x00, // Collector TLV, max delay 0
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // reserved
+    0x00, 0x00, // Terminator
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, // 50 reserved octets
+];
+
+#[test]
+fn open_vswitch_frame() {
+    let (src, payload) = slow_payload(&OVS_FRAME).unwrap();
+    assert_eq!(src.to_string(), "82:68:c8:06:f9:7d");
+    let r = LacpduRepr::parse(payload).unwrap();
+    assert_eq!(r.actor.system.to_string(), "65534,02:4f:56:53:00:01");
+    assert_eq!(
+        (r.actor.key, r.actor.port_priority, r.actor.port),
+        (1, 65535, 2)
+    );
+    assert_eq!(r.actor.state, State(0x3f));
+    assert_eq!(r.partner.system.to_string(), "32768,02:4c:41:43:50:01");
+    assert_eq!(
+        (r.partner.key, r.partner.port_priority, r.partner.port),
+        (7, 32768, 2)
+    );
+    assert_eq!(r.partner.state.letters(), "*****GSA");
+    assert_eq!(r.collector_max_delay, 0);
+    // Emitting what was parsed, from the same source, gives the frame back.
+    let mut again = [0u8; FRAME_LEN];
+    assert_eq!(emit_frame(src, &r, &mut again), Ok(FRAME_LEN));
+    assert_eq!(again, OVS_FRAME);
+}
