@@ -298,6 +298,20 @@ enum ShowWhat {
         #[command(flatten)]
         source: ConfigSource,
     },
+    /// `show mac address-table [vlan N]`: the addresses the switchports
+    /// learned (and static ones), with VLAN, type, age and port, from a
+    /// running switch.
+    Mac {
+        /// `address-table`, optionally followed by `vlan N`.
+        #[arg(num_args = 1..=3, required = true)]
+        args: Vec<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
     /// `show ipv6 route`: the IPv6 routing table, like `show ip route`.
     Ipv6 {
         /// `route`.
@@ -898,6 +912,39 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         Command::Show {
             what: ShowWhat::Ipv6 { json, source, .. },
         } => show_routing(&mut out, false, true, json, &source),
+        Command::Show {
+            what: ShowWhat::Mac { args, json, socket },
+        } => {
+            let vlan = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                ["address-table"] => None,
+                ["address-table", "vlan", v] => Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|v| (1..=4094).contains(v))
+                        .ok_or_else(|| format!("`{v}` is not a VLAN ID (1-4094)"))?,
+                ),
+                _ => {
+                    return Err(format!(
+                        "unknown `show mac {}`: try `show mac address-table [vlan N]`",
+                        args.join(" ")
+                    ))
+                }
+            };
+            let stats = mgmt::fetch_stats(&socket)?;
+            if json {
+                print_json(
+                    &mut out,
+                    &serde_json::json!({ "entries": show::l2::entries(&stats.mac_table, vlan) }),
+                )
+            } else {
+                write!(
+                    out,
+                    "{}",
+                    show::l2::render_mac_table(&stats.mac_table, vlan)
+                )
+                .map_err(io)
+            }
+        }
         Command::Show {
             what: ShowWhat::Hardware { json, source, .. },
         } => {

@@ -4,10 +4,12 @@
 //! the client side from the same structures, so `--json` and text never
 //! disagree. This module renders the interfaces, their PFC and the
 //! replay summaries, and writes JSON in port order; [`qos`] the class-,
-//! policy-map and queuing shows, [`lb`] routes, load-sharing and DLB, and
-//! [`lldp`] the LLDP neighbours, DCBX and counters.
+//! policy-map and queuing shows, [`lb`] routes, load-sharing and DLB,
+//! [`lldp`] the LLDP neighbours, DCBX and counters, and [`l2`] the MAC
+//! address table.
 
 pub mod bgp;
+pub mod l2;
 pub mod lb;
 pub mod lldp;
 pub mod qos;
