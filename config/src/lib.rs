@@ -70,6 +70,7 @@ mod bgp;
 mod bits;
 mod diag;
 mod effective;
+mod l2;
 mod lexer;
 mod lldp;
 mod model;
@@ -94,6 +95,12 @@ pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
     QueueConfig, RuleTerm, WatchdogConfig,
+};
+pub use l2::{
+    ChannelGroup, ChannelMode, L2Port, LacpRate, MacTable, PortChannel, StaticMac, Svi, Switchport,
+    SwitchportMode, Vlan, VlanSet, Vlans, DEFAULT_LACP_PRIORITY, DEFAULT_MAC_AGING_SECS,
+    DEFAULT_VLAN, MAX_MAC_AGING_SECS, MAX_MIN_LINKS, MAX_PORT_CHANNEL, MAX_VLAN, MAX_VLAN_NAME,
+    MIN_MAC_AGING_SECS,
 };
 pub use lldp::{
     CustomTlv, Lldp, LldpTlvSelect, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S,
