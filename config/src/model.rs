@@ -592,15 +592,43 @@ mod tests {
             ("loopback0", "loopback"),
             ("lo0", "loopback"),
             ("mgmt0", "mgmt"),
-            ("Vlan10", "Vlan"),
-            ("po10", "port-channel"),
-            ("port-channel10", "port-channel"),
             ("nve1", "nve"),
             ("Ethernet1/1.100", "Ethernet subinterface"),
+            ("po10.100", "port-channel subinterface"),
         ] {
             assert_eq!(parse_interface_spec(s), Ok(IfSpec::Other(kind)), "{s}");
         }
         assert!(parse_interface_spec("loopback").is_err());
+        assert_eq!(parse_interface_spec("Vlan10"), Ok(IfSpec::Vlan(vec![10])));
+        assert_eq!(
+            parse_interface_spec("vlan10-12"),
+            Ok(IfSpec::Vlan(vec![10, 11, 12]))
+        );
+        assert_eq!(
+            parse_interface_spec("po10"),
+            Ok(IfSpec::PortChannel(vec![10]))
+        );
+        assert_eq!(
+            parse_interface_spec("port-channel4096"),
+            Ok(IfSpec::PortChannel(vec![4096]))
+        );
+        for (s, message) in [
+            ("Vlan0", "invalid interface `Vlan0`: 0 is out of range"),
+            (
+                "Vlan4095",
+                "invalid interface `Vlan4095`: 4095 is out of range",
+            ),
+            ("po4097", "invalid interface `po4097`: 4097 is out of range"),
+            ("Vlan1x", "invalid interface `Vlan1x`"),
+            ("po3-1", "range `po3-1` ends (1) before it starts (3)"),
+        ] {
+            let e = parse_interface_spec(s).unwrap_err();
+            assert_eq!(e.message(), message, "{s}");
+        }
+        assert_eq!(
+            parse_interface_spec("Vlan0").unwrap_err().hint(),
+            Some("Vlan interfaces are numbered 1-4094, e.g. Vlan10")
+        );
     }
 
     #[test]
