@@ -228,7 +228,7 @@ impl PartialEq for Source {
 impl Eq for Source {}
 
 /// A 1-based line and column in the file being parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Pos {
     /// 1-based line (0: unknown).
     pub line: usize,

@@ -19,14 +19,19 @@
 //! assert!(parsed.warnings.is_empty());
 //! ```
 //!
-//! Modelled: `hostname`/`switchname`, `feature` (any name is kept; only
-//! `lldp` has an effect, the others warn once per name), `version`, `interface`
-//! (Ethernet aliases, ranges and lists) with `[no] switchport`, `ip address`
-//! (mask form, `secondary`), `ipv6 address`, `mtu`, `[no] shutdown`,
-//! `description`, `mac-address`, `speed`, `ip arp`, `ipv6 neighbor`,
-//! `service-policy`, `priority-flow-control mode|watch-dog-interval`,
-//! `[no] lldp transmit|receive` and railyard's `bind` and `lldp dcbx version`; `ip route` and
-//! `ipv6 route`; and the QoS language of a Nexus 9000: `ip access-list`,
+//! Modelled: `hostname`/`switchname`, `feature` (any name is kept; `lldp`,
+//! `bgp`, `bfd`, `lacp` and `interface-vlan` are modelled, the others warn
+//! once per name), `version`, `interface` (Ethernet aliases, ranges and
+//! lists) with `[no] switchport`, `ip address` (mask form, `secondary`),
+//! `ipv6 address`, `mtu`, `[no] shutdown`, `description`, `mac-address`,
+//! `speed`, `ip arp`, `ipv6 neighbor`, `service-policy`,
+//! `priority-flow-control mode|watch-dog-interval`, `[no] lldp
+//! transmit|receive` and railyard's `bind` and `lldp dcbx version`; Layer
+//! 2: `vlan` lists with `name`, `switchport mode|access vlan|trunk allowed
+//! vlan|trunk native vlan`, `channel-group … mode`, `lacp
+//! rate|port-priority|system-priority|min-links`, `interface VlanN` (SVIs)
+//! and `interface port-channelN`, `mac address-table aging-time|static`;
+//! `ip route` and `ipv6 route`; and the QoS language of a Nexus 9000: `ip access-list`,
 //! `class-map type qos`, `policy-map type qos|queuing|network-qos` with
 //! their classes, `system qos`, the global PFC watchdog, `hardware profile
 //! dlb`, `ip load-sharing` and the LLDP globals (with railyard's `lldp tlv
@@ -70,6 +75,7 @@ mod bgp;
 mod bits;
 mod diag;
 mod effective;
+mod l2;
 mod lexer;
 mod lldp;
 mod model;
@@ -94,6 +100,12 @@ pub use diag::{Diagnostic, Severity, Source, ValueError};
 pub use effective::{
     AclRule, AppliedPolicies, Classifier, ClassifyInput, EffectiveQos, IngressPgConfig,
     QueueConfig, RuleTerm, WatchdogConfig,
+};
+pub use l2::{
+    ChannelGroup, ChannelMode, L2Port, LacpRate, MacTable, PortChannel, StaticMac, Svi, Switchport,
+    SwitchportMode, Vlan, VlanSet, Vlans, DEFAULT_LACP_PRIORITY, DEFAULT_MAC_AGING_SECS,
+    DEFAULT_VLAN, MAX_MAC_AGING_SECS, MAX_MIN_LINKS, MAX_PORT_CHANNEL, MAX_VLAN, MAX_VLAN_NAME,
+    MIN_MAC_AGING_SECS,
 };
 pub use lldp::{
     CustomTlv, Lldp, LldpTlvSelect, DEFAULT_LLDP_HOLDTIME_S, DEFAULT_LLDP_REINIT_S,

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::bgp::{Afi, BfdInterval, Bgp, PrefixList, RouteMap};
 use crate::diag::Source;
+use crate::l2::{ChannelGroup, LacpRate, MacTable, PortChannel, Svi, Switchport, Vlans};
 use crate::lldp::Lldp;
 pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
@@ -41,6 +42,17 @@ pub struct Config {
     pub features: BTreeSet<String>,
     /// Ethernet interfaces in order of first appearance.
     pub interfaces: Vec<Interface>,
+    /// `vlan N` with their names, sorted by ID; VLAN 1 is always there.
+    pub vlans: Vlans,
+    /// VLAN interfaces (`interface Vlan10`), sorted by VLAN.
+    pub svis: Vec<Svi>,
+    /// Port-channels, sorted by number: those written as `interface
+    /// port-channelN` and those a member's `channel-group N` created.
+    pub port_channels: Vec<PortChannel>,
+    /// `mac address-table aging-time` and static entries.
+    pub mac_table: MacTable,
+    /// `lacp system-priority N`; `None`: the default, 32768.
+    pub lacp_system_priority: Option<u16>,
     /// Static routes in file order; several with one prefix form an ECMP group.
     pub routes: Vec<StaticRoute>,
     /// `ip access-list` sections, in order of first appearance.
@@ -221,6 +233,14 @@ pub struct Interface {
     /// `bfd interval … min_rx … multiplier …` on the interface; `None`
     /// follows the global setting.
     pub bfd_interval: Option<BfdInterval>,
+    /// The VLAN settings of a Layer 2 port (defaults when routed).
+    pub switchport: Switchport,
+    /// `channel-group N [mode …]`: the port-channel the port is a member of.
+    pub channel_group: Option<ChannelGroup>,
+    /// `lacp rate fast|normal` (default normal).
+    pub lacp_rate: LacpRate,
+    /// `lacp port-priority N`; `None`: the default, 32768.
+    pub lacp_port_priority: Option<u16>,
     /// Line of the first `interface` command naming this interface (0 if built in code).
     pub line: usize,
 }
@@ -255,6 +275,10 @@ impl Interface {
             lldp_receive: true,
             dcbx_version: DcbxVersion::Auto,
             bfd_interval: None,
+            switchport: Switchport::default(),
+            channel_group: None,
+            lacp_rate: LacpRate::Normal,
+            lacp_port_priority: None,
             line,
         }
     }
@@ -293,6 +317,10 @@ impl PartialEq for Interface {
             && self.lldp_receive == other.lldp_receive
             && self.dcbx_version == other.dcbx_version
             && self.bfd_interval == other.bfd_interval
+            && self.switchport == other.switchport
+            && self.channel_group == other.channel_group
+            && self.lacp_rate == other.lacp_rate
+            && self.lacp_port_priority == other.lacp_port_priority
     }
 }
 
@@ -564,15 +592,43 @@ mod tests {
             ("loopback0", "loopback"),
             ("lo0", "loopback"),
             ("mgmt0", "mgmt"),
-            ("Vlan10", "Vlan"),
-            ("po10", "port-channel"),
-            ("port-channel10", "port-channel"),
             ("nve1", "nve"),
             ("Ethernet1/1.100", "Ethernet subinterface"),
+            ("po10.100", "port-channel subinterface"),
         ] {
             assert_eq!(parse_interface_spec(s), Ok(IfSpec::Other(kind)), "{s}");
         }
         assert!(parse_interface_spec("loopback").is_err());
+        assert_eq!(parse_interface_spec("Vlan10"), Ok(IfSpec::Vlan(vec![10])));
+        assert_eq!(
+            parse_interface_spec("vlan10-12"),
+            Ok(IfSpec::Vlan(vec![10, 11, 12]))
+        );
+        assert_eq!(
+            parse_interface_spec("po10"),
+            Ok(IfSpec::PortChannel(vec![10]))
+        );
+        assert_eq!(
+            parse_interface_spec("port-channel4096"),
+            Ok(IfSpec::PortChannel(vec![4096]))
+        );
+        for (s, message) in [
+            ("Vlan0", "invalid interface `Vlan0`: 0 is out of range"),
+            (
+                "Vlan4095",
+                "invalid interface `Vlan4095`: 4095 is out of range",
+            ),
+            ("po4097", "invalid interface `po4097`: 4097 is out of range"),
+            ("Vlan1x", "invalid interface `Vlan1x`"),
+            ("po3-1", "range `po3-1` ends (1) before it starts (3)"),
+        ] {
+            let e = parse_interface_spec(s).unwrap_err();
+            assert_eq!(e.message(), message, "{s}");
+        }
+        assert_eq!(
+            parse_interface_spec("Vlan0").unwrap_err().hint(),
+            Some("Vlan interfaces are numbered 1-4094, e.g. Vlan10")
+        );
     }
 
     #[test]

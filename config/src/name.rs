@@ -75,9 +75,9 @@ impl FromStr for InterfaceName {
                 format!("`{s}` names a range of interfaces"),
                 Some("name a single interface, e.g. Ethernet1/1".into()),
             )),
-            IfSpec::Other(kind) => Err(ValueError::new(
-                format!("`{s}` is a {kind} interface"),
-                Some("only Ethernet interfaces are modelled".into()),
+            other => Err(ValueError::new(
+                format!("`{s}` is a {} interface", other.kind()),
+                Some("an Ethernet interface is needed here, e.g. Ethernet1/1".into()),
             )),
         }
     }
@@ -88,8 +88,24 @@ impl FromStr for InterfaceName {
 pub(crate) enum IfSpec {
     /// One or more Ethernet ports (a range expands to all of them).
     Ethernet(Vec<InterfaceName>),
+    /// One or more VLAN interfaces (`Vlan10`, `vlan10-12`), by VLAN.
+    Vlan(Vec<u16>),
+    /// One or more port-channels (`port-channel10`, `po1-2`), by number.
+    PortChannel(Vec<u16>),
     /// A recognised but unmodelled interface type (`loopback`, `mgmt`, ...).
     Other(&'static str),
+}
+
+impl IfSpec {
+    /// The interface type's canonical spelling, for messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            IfSpec::Ethernet(_) => "Ethernet",
+            IfSpec::Vlan(_) => "Vlan",
+            IfSpec::PortChannel(_) => "port-channel",
+            IfSpec::Other(kind) => kind,
+        }
+    }
 }
 
 /// Interface types NX-OS has that railyard recognises but does not model,
@@ -129,6 +145,11 @@ pub(crate) fn parse_interface_spec(item: &str) -> Result<IfSpec, ValueError> {
         .find(|(full, _)| lower.len() >= 2 && full.starts_with(&lower))
         .map(|(_, canonical)| *canonical);
     match other {
+        Some("Vlan") if !rest.is_empty() => numbered(item, rest, "Vlan", 1, 4094).map(IfSpec::Vlan),
+        Some("port-channel") if !rest.is_empty() && !rest.contains('.') => {
+            numbered(item, rest, "port-channel", 1, 4096).map(IfSpec::PortChannel)
+        }
+        Some("port-channel") if !rest.is_empty() => Ok(IfSpec::Other("port-channel subinterface")),
         Some(canonical) if !rest.is_empty() => Ok(IfSpec::Other(canonical)),
         Some(canonical) => Err(ValueError::new(
             format!("missing {canonical} interface number"),
@@ -139,6 +160,46 @@ pub(crate) fn parse_interface_spec(item: &str) -> Result<IfSpec, ValueError> {
             Some(ETHERNET_FORM.into()),
         )),
     }
+}
+
+/// Parse the number or range of a `Vlan` or `port-channel` item: `10`, `10-12`.
+fn numbered(item: &str, rest: &str, kind: &str, lo: u16, hi: u16) -> Result<Vec<u16>, ValueError> {
+    let hint = || {
+        Some(format!(
+            "{kind} interfaces are numbered {lo}-{hi}, e.g. {kind}10"
+        ))
+    };
+    let number = |text: &str| -> Result<u16, ValueError> {
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(ValueError::new(
+                format!("invalid interface `{item}`"),
+                hint(),
+            ));
+        }
+        match text.parse::<u16>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+            _ => Err(ValueError::new(
+                format!("invalid interface `{item}`: {text} is out of range"),
+                hint(),
+            )),
+        }
+    };
+    let (first, last) = match rest.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => {
+            let n = number(rest)?;
+            (n, n)
+        }
+    };
+    if last < first {
+        return Err(ValueError::new(
+            format!("range `{item}` ends ({last}) before it starts ({first})"),
+            Some(format!(
+                "write the lower number first, e.g. {kind}{last}-{first}"
+            )),
+        ));
+    }
+    Ok((first..=last).collect())
 }
 
 /// Parse the numeric part of an Ethernet item: `1/1`, `1/1-4`, `1/1/2`, `1/1.100`.

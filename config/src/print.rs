@@ -1,12 +1,14 @@
 //! The printer: canonical NX-OS-like text for a model, which parses back to an equal model.
 //!
 //! Layout, blocks separated by blank lines: `hostname`; `feature` lines;
-//! railyard's `buffer-size`; access lists; class-maps; `policy-map type
+//! the `vlan` list and each named VLAN; the global `mac address-table` and
+//! `lacp system-priority` lines; railyard's `buffer-size`; access lists; class-maps; `policy-map type
 //! qos`, `queuing` and `network-qos`; `system qos`; the global PFC watchdog;
 //! `hardware profile dlb`; `ip load-sharing`; LLDP globals; the global
 //! `bfd interval`; prefix-lists; route-map entries; one block per
-//! interface (sub-commands indented two spaces, in a fixed order, `no
-//! shutdown` spelled out); static routes in their original order; `router
+//! interface, VLAN interfaces first, then port-channels, then Ethernet
+//! ports, as NX-OS orders them (sub-commands indented two spaces, in a
+//! fixed order, `no shutdown` spelled out); static routes in their original order; `router
 //! bgp` last, as NX-OS prints it. Settings
 //! at their default are left out. MACs print in NX-OS dotted form (DLB's in
 //! colon form, as NX-OS writes it); DSCP and CoS sets as sorted lists of
@@ -15,6 +17,10 @@
 use std::fmt::{self, Write as _};
 
 use crate::bgp::{Afi, Bgp, BgpAf, PeerConfig, PrefixList, RouteMap};
+use crate::l2::{
+    ChannelMode, LacpRate, MacTable, PortChannel, Svi, Switchport, SwitchportMode, Vlans,
+    DEFAULT_MAC_AGING_SECS, DEFAULT_VLAN,
+};
 use crate::lldp::{Lldp, LldpTlvSelect};
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
@@ -48,6 +54,8 @@ impl fmt::Display for Config {
             writeln!(head, "feature {feature}")?;
         }
         blocks.push(head);
+        blocks.push(vlans(&self.vlans));
+        blocks.push(layer2_globals(&self.mac_table, self.lacp_system_priority));
         if let Some(bytes) = self.buffer_bytes {
             blocks.push(format!("buffer-size {}\n", Bytes(bytes)));
         }
@@ -87,6 +95,9 @@ impl fmt::Display for Config {
         }
         blocks.extend(self.prefix_lists.iter().map(ToString::to_string));
         blocks.extend(route_maps(&self.route_maps));
+        // As NX-OS orders them: VLAN interfaces, port-channels, Ethernet ports.
+        blocks.extend(self.svis.iter().map(ToString::to_string));
+        blocks.extend(self.port_channels.iter().map(ToString::to_string));
         blocks.extend(self.interfaces.iter().map(ToString::to_string));
         let mut routes = String::new();
         for route in &self.routes {
@@ -586,6 +597,133 @@ fn lldp(l: &Lldp) -> String {
     s
 }
 
+/// The `vlan` lines: the list of VLANs, then a block per named VLAN
+/// (empty when VLAN 1 alone exists with its default name).
+fn vlans(v: &Vlans) -> String {
+    let mut s = String::new();
+    if v.len() == 1 && v.iter().all(|x| x.id == DEFAULT_VLAN && x.name.is_none()) {
+        return s;
+    }
+    s += &format!("vlan {}\n", v.ids());
+    for x in v {
+        if let Some(n) = &x.name {
+            s += &format!("vlan {}\n  name {n}\n", x.id);
+        }
+    }
+    s
+}
+
+/// The global `mac address-table` and `lacp system-priority` lines (empty at the defaults).
+fn layer2_globals(t: &MacTable, lacp_system_priority: Option<u16>) -> String {
+    let mut s = String::new();
+    if t.aging_secs != DEFAULT_MAC_AGING_SECS {
+        s += &format!("mac address-table aging-time {}\n", t.aging_secs);
+    }
+    for m in &t.statics {
+        s += &format!(
+            "mac address-table static {} vlan {} interface {}\n",
+            Mac(&m.mac),
+            m.vlan,
+            m.target
+        );
+    }
+    if let Some(p) = lacp_system_priority {
+        s += &format!("lacp system-priority {p}\n");
+    }
+    s
+}
+
+/// The `switchport` lines of a Layer 2 port that differ from the defaults.
+fn switchport_lines(f: &mut fmt::Formatter<'_>, sp: &Switchport) -> fmt::Result {
+    let d = Switchport::default();
+    if sp.mode != SwitchportMode::Access {
+        writeln!(f, "  switchport mode {}", sp.mode.keyword())?;
+    }
+    if sp.access_vlan != d.access_vlan {
+        writeln!(f, "  switchport access vlan {}", sp.access_vlan)?;
+    }
+    if sp.native_vlan != d.native_vlan {
+        writeln!(f, "  switchport trunk native vlan {}", sp.native_vlan)?;
+    }
+    if sp.trunk_allowed != d.trunk_allowed {
+        writeln!(f, "  switchport trunk allowed vlan {}", sp.trunk_allowed)?;
+    }
+    Ok(())
+}
+
+/// The state line every interface block ends with.
+fn state(f: &mut fmt::Formatter<'_>, shutdown: bool) -> fmt::Result {
+    writeln!(f, "  {}", if shutdown { "shutdown" } else { "no shutdown" })
+}
+
+/// The `interface VlanN` block.
+impl fmt::Display for Svi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "interface {}", self.name())?;
+        if let Some(d) = &self.description {
+            writeln!(f, "  description {d}")?;
+        }
+        if let Some(v) = &self.vrf {
+            writeln!(f, "  vrf member {v}")?;
+        }
+        if self.mtu != DEFAULT_MTU {
+            writeln!(f, "  mtu {}", self.mtu)?;
+        }
+        if let Some(mac) = &self.mac {
+            writeln!(f, "  mac-address {}", Mac(mac))?;
+        }
+        for (i, p) in self.ipv4.iter().enumerate() {
+            let secondary = if i == 0 { "" } else { " secondary" };
+            writeln!(f, "  ip address {p}{secondary}")?;
+        }
+        for p in &self.ipv6 {
+            writeln!(f, "  ipv6 address {p}")?;
+        }
+        state(f, self.shutdown)
+    }
+}
+
+/// The `interface port-channelN` block.
+impl fmt::Display for PortChannel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "interface {}", self.name())?;
+        if let Some(d) = &self.description {
+            writeln!(f, "  description {d}")?;
+        }
+        if self.routed {
+            writeln!(f, "  no switchport")?;
+        } else {
+            switchport_lines(f, &self.switchport)?;
+        }
+        if let Some(v) = &self.vrf {
+            writeln!(f, "  vrf member {v}")?;
+        }
+        if self.mtu != DEFAULT_MTU {
+            writeln!(f, "  mtu {}", self.mtu)?;
+        }
+        for (i, p) in self.ipv4.iter().enumerate() {
+            let secondary = if i == 0 { "" } else { " secondary" };
+            writeln!(f, "  ip address {p}{secondary}")?;
+        }
+        for p in &self.ipv6 {
+            writeln!(f, "  ipv6 address {p}")?;
+        }
+        if let Some(p) = &self.service_policy_qos_input {
+            writeln!(f, "  service-policy type qos input {p}")?;
+        }
+        if let Some(p) = &self.service_policy_queuing_input {
+            writeln!(f, "  service-policy type queuing input {p}")?;
+        }
+        if let Some(p) = &self.service_policy_queuing_output {
+            writeln!(f, "  service-policy type queuing output {p}")?;
+        }
+        if let Some(n) = self.min_links {
+            writeln!(f, "  lacp min-links {n}")?;
+        }
+        state(f, self.shutdown)
+    }
+}
+
 /// The `interface` block, header and sub-commands, each line ending in a newline.
 impl fmt::Display for Interface {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -595,6 +733,8 @@ impl fmt::Display for Interface {
         }
         if self.routed {
             writeln!(f, "  no switchport")?;
+        } else {
+            switchport_lines(f, &self.switchport)?;
         }
         if let Some(v) = &self.vrf {
             writeln!(f, "  vrf member {v}")?;
@@ -680,12 +820,18 @@ impl fmt::Display for Interface {
         if let Some(b) = &self.bfd_interval {
             writeln!(f, "  {b}")?;
         }
-        let state = if self.shutdown {
-            "shutdown"
-        } else {
-            "no shutdown"
-        };
-        writeln!(f, "  {state}")
+        if let Some(p) = self.lacp_port_priority {
+            writeln!(f, "  lacp port-priority {p}")?;
+        }
+        if self.lacp_rate != LacpRate::Normal {
+            writeln!(f, "  lacp rate {}", self.lacp_rate.keyword())?;
+        }
+        match self.channel_group {
+            Some(g) if g.mode == ChannelMode::On => writeln!(f, "  channel-group {}", g.id)?,
+            Some(g) => writeln!(f, "  channel-group {} mode {}", g.id, g.mode.keyword())?,
+            None => {}
+        }
+        state(f, self.shutdown)
     }
 }
 

@@ -8,12 +8,13 @@ use std::path::PathBuf;
 
 use common::{clean, ok, render};
 use railyard_config::{
-    AccessList, AclEntry, Bandwidth, Bind, ClassMap, ClassMapKind, Config, CustomTlv, DcbxVersion,
-    Direction, Dlb, DlbInterfaces, DlbMode, DlbPin, Interface, InterfaceName, IpPrefix, Ipv4Prefix,
-    Ipv6Prefix, LldpTlvSelect, LoadSharing, Match, MatchMode, NetworkQosPolicy, NqClass,
-    PauseThresholds, PfcMode, PortMatch, QosPolicy, QosPolicyClass, QueueLimit, QueuingClass,
-    QueuingPolicy, RouteTarget, Shape, StaticRoute, Threshold, Wred, WredPreset, CLASS_DEFAULT,
-    DEFAULT_FLOWLET_TABLE_SIZE,
+    AccessList, AclEntry, Bandwidth, Bind, ChannelGroup, ChannelMode, ClassMap, ClassMapKind,
+    Config, CustomTlv, DcbxVersion, Direction, Dlb, DlbInterfaces, DlbMode, DlbPin, Interface,
+    InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, L2Port, LacpRate, LldpTlvSelect, LoadSharing,
+    Match, MatchMode, NetworkQosPolicy, NqClass, PauseThresholds, PfcMode, PortChannel, PortMatch,
+    QosPolicy, QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, RouteTarget, Shape,
+    StaticMac, StaticRoute, Svi, Switchport, SwitchportMode, Threshold, VlanSet, Wred, WredPreset,
+    CLASS_DEFAULT, DEFAULT_FLOWLET_TABLE_SIZE,
 };
 
 #[test]
@@ -249,8 +250,156 @@ fn config(rng: &mut Rng) -> Config {
             c.routes.push(r);
         }
     }
+    layer2(rng, &mut c);
     qos(rng, &mut c, &names);
     c
+}
+
+/// Legal switchport settings over the created VLANs `ids`.
+fn switchport(rng: &mut Rng, ids: &[u16]) -> Switchport {
+    let mut sp = Switchport::default();
+    if rng.chance(50) {
+        sp.mode = SwitchportMode::Trunk;
+    }
+    if rng.chance(60) {
+        sp.access_vlan = *rng.pick(ids);
+    }
+    if rng.chance(40) {
+        sp.native_vlan = *rng.pick(ids);
+    }
+    sp.trunk_allowed = match rng.below(4) {
+        0 => VlanSet::all(),
+        1 => VlanSet::new(),
+        2 => ids
+            .iter()
+            .filter(|_| rng.chance(50))
+            .fold(VlanSet::new(), |mut s, id| {
+                s.insert(*id);
+                s
+            }),
+        _ => {
+            let a = 1 + rng.below(4000) as u16;
+            VlanSet::range(a..=a + rng.below(90) as u16)
+        }
+    };
+    sp
+}
+
+/// Legal Layer 2 settings: VLANs, switchports of the Layer 2 ports,
+/// port-channels whose members agree with them, SVIs, the MAC table.
+fn layer2(rng: &mut Rng, c: &mut Config) {
+    for _ in 0..rng.below(5) {
+        let id = 2 + rng.below(4093) as u16;
+        let named = rng.chance(50);
+        if let Some(v) = c.vlans.get_or_insert(id, 0) {
+            v.name = named.then(|| format!("RAIL-{id}"));
+        }
+    }
+    let ids: Vec<u16> = c.vlans.iter().map(|v| v.id).collect();
+    for i in c.interfaces.iter_mut().filter(|i| !i.routed) {
+        i.switchport = switchport(rng, &ids);
+    }
+    // Port-channels: some interfaces join one, taking its layer and settings.
+    let mut lacp = false;
+    for (k, id) in [1u16, 10, 4096].into_iter().enumerate() {
+        if !rng.chance(40) {
+            continue;
+        }
+        let mut pc = PortChannel::new(id, 0);
+        pc.routed = rng.chance(50);
+        if pc.routed {
+            pc.ipv4
+                .push(Ipv4Prefix::new(Ipv4Addr::new(10, 150 + k as u8, 0, 0), 31).unwrap());
+            if rng.chance(50) {
+                let addr = Ipv6Addr::new(0x2001, 0xdb8, 0x150 + k as u16, 0, 0, 0, 0, 1);
+                pc.ipv6.push(Ipv6Prefix::new(addr, 127).unwrap());
+            }
+        } else {
+            pc.switchport = switchport(rng, &ids);
+        }
+        pc.shutdown = rng.chance(20);
+        pc.description = rng.chance(30).then(|| format!("bundle {id}"));
+        pc.mtu = if rng.chance(50) { 9216 } else { 1500 };
+        pc.min_links = rng.chance(30).then(|| 1 + rng.below(32) as u8);
+        pc.vrf = rng.chance(10).then(|| "tenant".to_string());
+        let mode = *rng.pick(&[ChannelMode::On, ChannelMode::Active, ChannelMode::Passive]);
+        lacp |= mode.is_lacp() || pc.min_links.is_some();
+        for i in c.interfaces.iter_mut() {
+            if i.channel_group.is_some() || !rng.chance(30) {
+                continue;
+            }
+            i.channel_group = Some(ChannelGroup { id, mode });
+            i.routed = pc.routed;
+            i.switchport = if pc.routed {
+                Switchport::default()
+            } else {
+                pc.switchport
+            };
+            i.ipv4.clear();
+            i.ipv6.clear();
+            if mode.is_lacp() && rng.chance(50) {
+                i.lacp_rate = LacpRate::Fast;
+                i.lacp_port_priority = rng.chance(50).then(|| 1 + rng.below(65535) as u16);
+            }
+        }
+        c.port_channels.push(pc);
+    }
+    if rng.chance(30) {
+        c.lacp_system_priority = Some(1 + rng.below(65535) as u16);
+        lacp = true;
+    }
+    if lacp {
+        c.features.insert("lacp".to_string());
+    }
+    for k in 0..rng.below(3) as u8 {
+        let vlan = *rng.pick(&ids);
+        if c.svis.iter().any(|s| s.vlan == vlan) {
+            continue;
+        }
+        let mut s = Svi::new(vlan, 0);
+        s.ipv4
+            .push(Ipv4Prefix::new(Ipv4Addr::new(10, 100 + k, 0, 1), 24).unwrap());
+        s.shutdown = rng.chance(30);
+        s.mtu = if rng.chance(50) { 9216 } else { 1500 };
+        s.mac = rng.chance(30).then(|| rng.mac());
+        s.description = rng.chance(30).then(|| "rail gateway".to_string());
+        s.vrf = rng.chance(10).then(|| "tenant".to_string());
+        c.svis.push(s);
+        c.features.insert("interface-vlan".to_string());
+    }
+    c.svis.sort_by_key(|s| s.vlan);
+    if rng.chance(30) {
+        c.mac_table.aging_secs = *rng.pick(&[0, 10, 300, 1_000_000]);
+    }
+    // Static entries on Layer 2 ports that carry their VLAN.
+    let mut targets: Vec<(L2Port, Switchport)> = c
+        .interfaces
+        .iter()
+        .filter(|i| !i.routed && i.channel_group.is_none())
+        .map(|i| (L2Port::Ethernet(i.name), i.switchport))
+        .collect();
+    targets.extend(
+        c.port_channels
+            .iter()
+            .filter(|p| !p.routed)
+            .map(|p| (L2Port::PortChannel(p.id), p.switchport)),
+    );
+    for _ in 0..rng.below(3) {
+        if targets.is_empty() {
+            break;
+        }
+        let (target, sp) = *rng.pick(&targets);
+        let Some(vlan) = sp.vlans().iter().next() else {
+            continue;
+        };
+        let mac = rng.mac();
+        c.mac_table.statics.push(StaticMac {
+            mac,
+            vlan,
+            target,
+            line: 0,
+        });
+    }
 }
 
 /// A non-empty set of the values below `n` (bit v = value v).
@@ -690,7 +839,7 @@ fn qos(rng: &mut Rng, c: &mut Config, names: &[InterfaceName]) {
 fn generated_configs_round_trip() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     // How many cases exercised each kind of section, so the generator is known to reach them.
-    let mut seen = [0usize; 10];
+    let mut seen = [0usize; 15];
     for case in 0..500 {
         let want = config(&mut rng);
         let kinds = [
@@ -712,6 +861,13 @@ fn generated_configs_round_trip() {
                 .iter()
                 .any(|i| i.dcbx_version != DcbxVersion::Auto),
             !want.lldp.custom_tlvs.is_empty(),
+            want.vlans.iter().any(|v| v.name.is_some()),
+            want.interfaces
+                .iter()
+                .any(|i| i.switchport.mode == SwitchportMode::Trunk),
+            want.interfaces.iter().any(|i| i.channel_group.is_some()),
+            !want.svis.is_empty(),
+            !want.mac_table.statics.is_empty(),
         ];
         for (n, k) in seen.iter_mut().zip(kinds) {
             *n += usize::from(k);

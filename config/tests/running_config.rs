@@ -244,11 +244,6 @@ fn the_warnings() {
             "`vdc` is not modelled; skipped with the 2 lines indented under it (lines 8-9)",
         ),
         (
-            line_of("feature interface-vlan"),
-            9,
-            "`feature interface-vlan` is not modelled; kept in the configuration, it enables nothing",
-        ),
-        (
             line_of("username admin"),
             1,
             "`username` is not modelled; skipped",
@@ -274,7 +269,6 @@ fn the_warnings() {
             24,
             "next hop 10.50.0.1 of 172.16.0.0/12 is not in any connected subnet",
         ),
-        (line_of("vlan 1"), 1, "`vlan` is not modelled; skipped"),
         (
             line_of("vrf context management"),
             1,
@@ -301,8 +295,8 @@ fn the_warnings() {
     assert_eq!(
         skip_summary(&p),
         Some(
-            "skipped 13 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
-             snmp-server (1), ntp (1), vlan (1), vrf context (1), interface mgmt (1), interface loopback (1), \
+            "skipped 12 unmodelled commands: vdc (1), username (1), ip domain-lookup (1), copp (1), \
+             snmp-server (1), ntp (1), vrf context (1), interface mgmt (1), interface loopback (1), \
              line (2), boot (1)"
         )
     );
@@ -314,9 +308,8 @@ fn strict_mode_rejects_it_with_one_error_per_skipped_command() {
     let es =
         railyard_config::parse_str(RUNNING_CONFIG, "leaf1.conf", &ParseOptions { strict: true })
             .unwrap_err();
-    // 13 skipped commands and the feature railyard does not model
-    // (`router bgp` and `feature bgp` are modelled).
-    assert_eq!(es.len(), 14);
+    // One per skipped command (`vlan`, `router bgp` and the features are modelled).
+    assert_eq!(es.len(), 12);
     assert!(es.iter().all(|d| d.file == "leaf1.conf" && d.is_error()));
 }
 

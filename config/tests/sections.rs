@@ -153,7 +153,7 @@ interface mgmt0
   vrf member management
   ip address 192.168.1.10/24
 interface lo1
-interface Vlan10
+interface tunnel5
 interface e1/1
   mtu 9216
 ";
@@ -176,7 +176,7 @@ interface e1/1
             (
                 8,
                 11,
-                "`interface Vlan` is not modelled; skipped".to_string()
+                "`interface tunnel` is not modelled; skipped".to_string()
             ),
         ]
     );
@@ -206,7 +206,7 @@ interface e1/1-2
   no cdp enable
   lldp tlv-set management-address 10.0.0.1
   no lldp tlv-set system-name
-  switchport mode trunk
+  switchport autostate exclude
   mtu 9216
 ";
     let p = ok(text);
@@ -237,13 +237,13 @@ interface e1/1-2
             (
                 7,
                 3,
-                "interface command `switchport mode` is not modelled; skipped".to_string()
+                "interface command `switchport autostate` is not modelled; skipped".to_string()
             ),
         ]
     );
     assert_eq!(
         skip_summary(&p),
-        Some("skipped 6 unmodelled commands: interface: storm-control (1), interface: flowcontrol (1), interface: cdp (1), interface: lldp (2), interface: switchport mode (1)")
+        Some("skipped 6 unmodelled commands: interface: storm-control (1), interface: flowcontrol (1), interface: cdp (1), interface: lldp (2), interface: switchport autostate (1)")
     );
 }
 

@@ -714,7 +714,7 @@ fn update_source(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
                 Some("name one interface".into()),
             ))
         }
-        Ok(IfSpec::Other(_)) => compact.to_ascii_lowercase(),
+        Ok(_) => compact.to_ascii_lowercase(),
         Err(e) => return Err(Fail::new(col, e.message(), e.hint().map(str::to_owned))),
     };
     if let Some((peer, key)) = peer_mut(b) {

@@ -223,10 +223,13 @@ fn dlb_interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     for (spec, item_col) in super::top::interface_list(rest, col)? {
         match spec {
             crate::model::IfSpec::Ethernet(list) => names.extend(list),
-            crate::model::IfSpec::Other(kind) => {
+            other => {
                 return Err(Fail::new(
                     item_col,
-                    format!("DLB balances over Ethernet ports, not {kind} interfaces"),
+                    format!(
+                        "DLB balances over Ethernet ports, not {} interfaces",
+                        other.kind()
+                    ),
                     Some("list Ethernet ports, e.g. dlb-interface Ethernet1/1-4".into()),
                 ))
             }
@@ -459,9 +462,9 @@ fn pin_port(a: &mut Args<'_>, what: &str) -> Result<(InterfaceName, usize), Fail
             format!("a pin names one {what} port, not the range `{}`", t.text),
             Some("write one `source … destination …` line per port".into()),
         )),
-        crate::model::IfSpec::Other(kind) => Err(Fail::new(
+        other => Err(Fail::new(
             t.col,
-            format!("DLB pins Ethernet ports, not {kind} interfaces"),
+            format!("DLB pins Ethernet ports, not {} interfaces", other.kind()),
             Some(format!("usage: {PIN_USAGE}")),
         )),
     }

@@ -10,14 +10,15 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::table::Spec;
 use super::value::keyword;
-use super::{policy, qos, value, Args, Builder, Fail};
+use super::{l2, policy, qos, value, Args, Builder, Fail};
+use crate::l2::Switchport;
 use crate::model::{
-    Bind, Interface, Ipv4Prefix, Ipv6Prefix, RxHandover, DEFAULT_MTU, MAX_MTU, MIN_MTU,
+    Bind, Config, Interface, Ipv4Prefix, Ipv6Prefix, RxHandover, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
 use crate::qos::{
     DcbxVersion, PeerResponse, PfcMode, MAX_CABLE_METRES, MAX_RESPONSE_BITS, MAX_RESPONSE_NS,
 };
-use crate::validate::{At, GlobalItem};
+use crate::validate::{At, GlobalItem, IfKey};
 
 /// Speeds (Mb/s) `speed` accepts.
 const SPEEDS: &[u32] = &[
@@ -206,13 +207,62 @@ pub(super) static TABLE: &[Spec] = &[
         "no bfd interval",
         policy::no_interface_bfd_interval,
     ),
+    Spec::run(&["switchport", "mode"], l2::SWITCHPORT_MODE, l2::switchport_mode),
+    Spec::run(
+        &["no", "switchport", "mode"],
+        "no switchport mode",
+        l2::no_switchport_mode,
+    ),
+    Spec::run(&["switchport", "access", "vlan"], l2::ACCESS_VLAN, l2::access_vlan),
+    Spec::run(
+        &["no", "switchport", "access", "vlan"],
+        "no switchport access vlan",
+        l2::no_access_vlan,
+    ),
+    Spec::run(
+        &["switchport", "trunk", "allowed", "vlan"],
+        l2::TRUNK_ALLOWED,
+        l2::trunk_allowed,
+    ),
+    Spec::run(
+        &["no", "switchport", "trunk", "allowed", "vlan"],
+        "no switchport trunk allowed vlan",
+        l2::no_trunk_allowed,
+    ),
+    Spec::run(
+        &["switchport", "trunk", "native", "vlan"],
+        l2::NATIVE_VLAN,
+        l2::native_vlan,
+    ),
+    Spec::run(
+        &["no", "switchport", "trunk", "native", "vlan"],
+        "no switchport trunk native vlan",
+        l2::no_native_vlan,
+    ),
+    Spec::run(&["channel-group"], l2::CHANNEL_GROUP, l2::channel_group),
+    Spec::run(
+        &["no", "channel-group"],
+        "no channel-group [1-4096]",
+        l2::no_channel_group,
+    ),
+    Spec::run(&["lacp", "rate"], "lacp rate fast | normal", l2::lacp_rate),
+    Spec::run(&["no", "lacp", "rate"], "no lacp rate", l2::no_lacp_rate),
+    Spec::run(
+        &["lacp", "port-priority"],
+        "lacp port-priority 1-65535",
+        l2::lacp_port_priority,
+    ),
+    Spec::run(
+        &["no", "lacp", "port-priority"],
+        "no lacp port-priority",
+        l2::no_lacp_port_priority,
+    ),
     // Known NX-OS interface commands that are not modelled (yet).
     Spec::skip(&["bandwidth"]),
     Spec::skip(&["beacon"]),
     Spec::skip(&["bfd"]),
     Spec::skip(&["carrier-delay"]),
     Spec::skip(&["cdp"]),
-    Spec::skip(&["channel-group"]),
     Spec::skip(&["delay"]),
     Spec::skip(&["duplex"]),
     Spec::skip(&["encapsulation"]),
@@ -258,48 +308,344 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["snmp"]),
     Spec::skip(&["spanning-tree"]),
     Spec::skip(&["storm-control"]),
-    Spec::skip(&["switchport", "access"]),
     Spec::skip(&["switchport", "autostate"]),
     Spec::skip(&["switchport", "host"]),
-    Spec::skip(&["switchport", "mode"]),
     Spec::skip(&["switchport", "monitor"]),
     Spec::skip(&["switchport", "trunk"]),
     Spec::skip(&["udld"]),
     Spec::skip(&["vpc"]),
 ];
 
-/// Apply an infallible change to every interface of the current section.
+/// Commands accepted under `interface VlanN` (an SVI).
+pub(super) static SVI_TABLE: &[Spec] = &[
+    Spec::run(&["shutdown"], "shutdown", shutdown),
+    Spec::run(&["no", "shutdown"], "no shutdown", no_shutdown),
+    Spec::run(&["description"], "description TEXT", description),
+    Spec::run(&["no", "description"], "no description", no_description),
+    Spec::run(&["ip", "address"], IP_ADDRESS, ip_address),
+    Spec::run(&["no", "ip", "address"], NO_IP_ADDRESS, no_ip_address),
+    Spec::run(
+        &["ipv6", "address"],
+        "ipv6 address X:X::X/LEN",
+        ipv6_address,
+    ),
+    Spec::run(
+        &["no", "ipv6", "address"],
+        "no ipv6 address [X:X::X/LEN]",
+        no_ipv6_address,
+    ),
+    Spec::run(&["mtu"], "mtu 576-9216", mtu),
+    Spec::run(&["no", "mtu"], "no mtu", no_mtu),
+    Spec::run(&["mac-address"], "mac-address XXXX.XXXX.XXXX", mac_address),
+    Spec::run(&["no", "mac-address"], "no mac-address", no_mac_address),
+    Spec::run(&["vrf", "member"], "vrf member NAME", vrf_member),
+    Spec::run(
+        &["no", "vrf", "member"],
+        "no vrf member [NAME]",
+        no_vrf_member,
+    ),
+    // Known NX-OS SVI commands that are not modelled (yet).
+    Spec::skip(&["autostate"]),
+    Spec::skip(&["bandwidth"]),
+    Spec::skip(&["bfd"]),
+    Spec::skip(&["carrier-delay"]),
+    Spec::skip(&["delay"]),
+    Spec::skip(&["fabric"]),
+    Spec::skip(&["hsrp"]),
+    Spec::skip(&["inherit"]),
+    Spec::skip(&["ip", "access-group"]),
+    Spec::skip(&["ip", "arp"]),
+    Spec::skip(&["ip", "dhcp"]),
+    Spec::skip(&["ip", "directed-broadcast"]),
+    Spec::skip(&["ip", "flow"]),
+    Spec::skip(&["ip", "igmp"]),
+    Spec::skip(&["ip", "local-proxy-arp"]),
+    Spec::skip(&["ip", "ospf"]),
+    Spec::skip(&["ip", "pim"]),
+    Spec::skip(&["ip", "policy"]),
+    Spec::skip(&["ip", "proxy-arp"]),
+    Spec::skip(&["ip", "redirects"]),
+    Spec::skip(&["ip", "router"]),
+    Spec::skip(&["ip", "unreachables"]),
+    Spec::skip(&["ip", "verify"]),
+    Spec::skip(&["ipv6", "dhcp"]),
+    Spec::skip(&["ipv6", "link-local"]),
+    Spec::skip(&["ipv6", "nd"]),
+    Spec::skip(&["ipv6", "neighbor"]),
+    Spec::skip(&["ipv6", "policy"]),
+    Spec::skip(&["ipv6", "redirects"]),
+    Spec::skip(&["ipv6", "router"]),
+    Spec::skip(&["ipv6", "traffic-filter"]),
+    Spec::skip(&["load-interval"]),
+    Spec::skip(&["logging"]),
+    Spec::skip(&["management"]),
+    Spec::skip(&["medium"]),
+    Spec::skip(&["service-policy"]),
+    Spec::skip(&["snmp"]),
+    Spec::skip(&["vrrp"]),
+    Spec::skip(&["vrrpv3"]),
+];
+
+/// Commands accepted under `interface port-channelN`.
+pub(super) static PORT_CHANNEL_TABLE: &[Spec] = &[
+    Spec::run(&["switchport"], "switchport", switchport),
+    Spec::run(&["no", "switchport"], "no switchport", no_switchport),
+    Spec::run(
+        &["switchport", "mode"],
+        l2::SWITCHPORT_MODE,
+        l2::switchport_mode,
+    ),
+    Spec::run(
+        &["no", "switchport", "mode"],
+        "no switchport mode",
+        l2::no_switchport_mode,
+    ),
+    Spec::run(
+        &["switchport", "access", "vlan"],
+        l2::ACCESS_VLAN,
+        l2::access_vlan,
+    ),
+    Spec::run(
+        &["no", "switchport", "access", "vlan"],
+        "no switchport access vlan",
+        l2::no_access_vlan,
+    ),
+    Spec::run(
+        &["switchport", "trunk", "allowed", "vlan"],
+        l2::TRUNK_ALLOWED,
+        l2::trunk_allowed,
+    ),
+    Spec::run(
+        &["no", "switchport", "trunk", "allowed", "vlan"],
+        "no switchport trunk allowed vlan",
+        l2::no_trunk_allowed,
+    ),
+    Spec::run(
+        &["switchport", "trunk", "native", "vlan"],
+        l2::NATIVE_VLAN,
+        l2::native_vlan,
+    ),
+    Spec::run(
+        &["no", "switchport", "trunk", "native", "vlan"],
+        "no switchport trunk native vlan",
+        l2::no_native_vlan,
+    ),
+    Spec::run(&["shutdown"], "shutdown", shutdown),
+    Spec::run(&["no", "shutdown"], "no shutdown", no_shutdown),
+    Spec::run(&["description"], "description TEXT", description),
+    Spec::run(&["no", "description"], "no description", no_description),
+    Spec::run(&["ip", "address"], IP_ADDRESS, ip_address),
+    Spec::run(&["no", "ip", "address"], NO_IP_ADDRESS, no_ip_address),
+    Spec::run(
+        &["ipv6", "address"],
+        "ipv6 address X:X::X/LEN",
+        ipv6_address,
+    ),
+    Spec::run(
+        &["no", "ipv6", "address"],
+        "no ipv6 address [X:X::X/LEN]",
+        no_ipv6_address,
+    ),
+    Spec::run(&["mtu"], "mtu 576-9216", mtu),
+    Spec::run(&["no", "mtu"], "no mtu", no_mtu),
+    Spec::run(&["vrf", "member"], "vrf member NAME", vrf_member),
+    Spec::run(
+        &["no", "vrf", "member"],
+        "no vrf member [NAME]",
+        no_vrf_member,
+    ),
+    Spec::run(
+        &["service-policy"],
+        qos::IFACE_SERVICE_POLICY,
+        qos::iface_service_policy,
+    ),
+    Spec::run(
+        &["no", "service-policy"],
+        qos::IFACE_SERVICE_POLICY,
+        qos::no_iface_service_policy,
+    ),
+    Spec::run(
+        &["lacp", "min-links"],
+        "lacp min-links 1-32",
+        l2::lacp_min_links,
+    ),
+    Spec::run(
+        &["no", "lacp", "min-links"],
+        "no lacp min-links",
+        l2::no_lacp_min_links,
+    ),
+    // Known NX-OS port-channel commands that are not modelled (yet).
+    Spec::skip(&["bandwidth"]),
+    Spec::skip(&["bfd"]),
+    Spec::skip(&["carrier-delay"]),
+    Spec::skip(&["cdp"]),
+    Spec::skip(&["delay"]),
+    Spec::skip(&["duplex"]),
+    Spec::skip(&["evpn"]),
+    Spec::skip(&["flowcontrol"]),
+    Spec::skip(&["hardware"]),
+    Spec::skip(&["inherit"]),
+    Spec::skip(&["ip", "access-group"]),
+    Spec::skip(&["ip", "arp"]),
+    Spec::skip(&["ip", "dhcp"]),
+    Spec::skip(&["ip", "directed-broadcast"]),
+    Spec::skip(&["ip", "flow"]),
+    Spec::skip(&["ip", "igmp"]),
+    Spec::skip(&["ip", "ospf"]),
+    Spec::skip(&["ip", "pim"]),
+    Spec::skip(&["ip", "policy"]),
+    Spec::skip(&["ip", "proxy-arp"]),
+    Spec::skip(&["ip", "redirects"]),
+    Spec::skip(&["ip", "router"]),
+    Spec::skip(&["ip", "unreachables"]),
+    Spec::skip(&["ip", "verify"]),
+    Spec::skip(&["ipv6", "dhcp"]),
+    Spec::skip(&["ipv6", "link-local"]),
+    Spec::skip(&["ipv6", "nd"]),
+    Spec::skip(&["ipv6", "neighbor"]),
+    Spec::skip(&["ipv6", "redirects"]),
+    Spec::skip(&["ipv6", "router"]),
+    Spec::skip(&["ipv6", "traffic-filter"]),
+    Spec::skip(&["lacp"]),
+    Spec::skip(&["link"]),
+    Spec::skip(&["load-interval"]),
+    Spec::skip(&["logging"]),
+    Spec::skip(&["mac-address"]),
+    Spec::skip(&["medium"]),
+    Spec::skip(&["mpls"]),
+    Spec::skip(&["port-channel"]),
+    Spec::skip(&["priority-flow-control"]),
+    Spec::skip(&["ptp"]),
+    Spec::skip(&["snmp"]),
+    Spec::skip(&["spanning-tree"]),
+    Spec::skip(&["speed"]),
+    Spec::skip(&["storm-control"]),
+    Spec::skip(&["switchport", "autostate"]),
+    Spec::skip(&["switchport", "host"]),
+    Spec::skip(&["switchport", "monitor"]),
+    Spec::skip(&["switchport", "trunk"]),
+    Spec::skip(&["udld"]),
+    Spec::skip(&["vpc"]),
+];
+
+/// Usage of `ip address`.
+const IP_ADDRESS: &str = "ip address A.B.C.D/LEN | A.B.C.D M.M.M.M [secondary]";
+/// Usage of `no ip address`.
+const NO_IP_ADDRESS: &str = "no ip address [A.B.C.D/LEN | A.B.C.D M.M.M.M [secondary]]";
+
+/// Apply an infallible change to every Ethernet interface of the current section.
 fn set(b: &mut Builder<'_>, mut f: impl FnMut(&mut Interface)) {
     for index in b.members() {
         f(&mut b.config.interfaces[index]);
     }
 }
 
+/// The settings every modelled kind of interface has, borrowed from one of them.
+pub(super) struct Common<'c> {
+    /// The interface's name, for messages.
+    pub name: String,
+    pub shutdown: &'c mut bool,
+    pub description: &'c mut Option<String>,
+    pub vrf: &'c mut Option<String>,
+    pub ipv4: &'c mut Vec<Ipv4Prefix>,
+    pub ipv6: &'c mut Vec<Ipv6Prefix>,
+    pub mtu: &'c mut u16,
+    /// `mac-address` (Ethernet ports and SVIs).
+    pub mac: Option<&'c mut Option<[u8; 6]>>,
+    /// Layer and VLAN settings (Ethernet ports and port-channels).
+    pub layer2: Option<(&'c mut bool, &'c mut Switchport)>,
+}
+
+/// The common settings of interface `key`.
+pub(super) fn common(config: &mut Config, key: IfKey) -> Common<'_> {
+    match key {
+        IfKey::Ethernet(i) => {
+            let x = &mut config.interfaces[i];
+            Common {
+                name: x.name.to_string(),
+                shutdown: &mut x.shutdown,
+                description: &mut x.description,
+                vrf: &mut x.vrf,
+                ipv4: &mut x.ipv4,
+                ipv6: &mut x.ipv6,
+                mtu: &mut x.mtu,
+                mac: Some(&mut x.mac),
+                layer2: Some((&mut x.routed, &mut x.switchport)),
+            }
+        }
+        IfKey::Svi(i) => {
+            let x = &mut config.svis[i];
+            Common {
+                name: x.name(),
+                shutdown: &mut x.shutdown,
+                description: &mut x.description,
+                vrf: &mut x.vrf,
+                ipv4: &mut x.ipv4,
+                ipv6: &mut x.ipv6,
+                mtu: &mut x.mtu,
+                mac: Some(&mut x.mac),
+                layer2: None,
+            }
+        }
+        IfKey::PortChannel(i) => {
+            let x = &mut config.port_channels[i];
+            Common {
+                name: x.name(),
+                shutdown: &mut x.shutdown,
+                description: &mut x.description,
+                vrf: &mut x.vrf,
+                ipv4: &mut x.ipv4,
+                ipv6: &mut x.ipv6,
+                mtu: &mut x.mtu,
+                mac: None,
+                layer2: Some((&mut x.routed, &mut x.switchport)),
+            }
+        }
+    }
+}
+
+/// Apply an infallible change to every interface, of any kind, of the current section.
+pub(super) fn each(b: &mut Builder<'_>, mut f: impl FnMut(Common<'_>)) {
+    for key in b.ports() {
+        f(common(&mut b.config, key));
+    }
+}
+
 /// `switchport`: make the port Layer 2.
 fn switchport(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
-    set(b, |i| i.routed = false);
+    each(b, |c| {
+        if let Some((routed, _)) = c.layer2 {
+            *routed = false;
+        }
+    });
     Ok(())
 }
 
-/// `no switchport`: make the port routed.
+/// `no switchport`: make the port routed. As on NX-OS, its VLAN settings
+/// are lost.
 fn no_switchport(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
-    set(b, |i| i.routed = true);
+    each(b, |c| {
+        if let Some((routed, sp)) = c.layer2 {
+            *routed = true;
+            *sp = Switchport::default();
+        }
+    });
     Ok(())
 }
 
 /// `shutdown`.
 fn shutdown(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
-    set(b, |i| i.shutdown = true);
+    each(b, |c| *c.shutdown = true);
     Ok(())
 }
 
 /// `no shutdown`.
 fn no_shutdown(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
-    set(b, |i| i.shutdown = false);
+    each(b, |c| *c.shutdown = false);
     Ok(())
 }
 
@@ -316,14 +662,14 @@ fn description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             Some(format!("NX-OS allows at most {MAX_DESCRIPTION}")),
         ));
     }
-    set(b, |i| i.description = Some(text.to_owned()));
+    each(b, |c| *c.description = Some(text.to_owned()));
     Ok(())
 }
 
 /// `no description [TEXT]`.
 fn no_description(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    set(b, |i| i.description = None);
+    each(b, |c| *c.description = None);
     Ok(())
 }
 
@@ -335,14 +681,14 @@ fn vrf_member(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let name = value::name_up_to(a.expect("VRF name")?, "VRF", MAX_VRF_NAME)?;
     a.finish()?;
     let vrf = (name != "default").then_some(name);
-    set(b, |i| i.vrf = vrf.clone());
+    each(b, |c| *c.vrf = vrf.clone());
     Ok(())
 }
 
 /// `no vrf member [NAME]`: back to the default VRF.
 fn no_vrf_member(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    set(b, |i| i.vrf = None);
+    each(b, |c| *c.vrf = None);
     Ok(())
 }
 
@@ -423,8 +769,8 @@ fn ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.finish()?;
     check_ipv4_host(prefix, at)?;
     let pos = b.pos(at);
-    for index in b.members() {
-        let iface = &mut b.config.interfaces[index];
+    for key in b.ports() {
+        let iface = common(&mut b.config, key);
         let existing = iface.ipv4.iter().position(|p| p.addr == prefix.addr);
         match (secondary, existing) {
             (Some(tok), _) if iface.ipv4.is_empty() => {
@@ -462,7 +808,7 @@ fn ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             (None, _) if iface.ipv4.is_empty() => iface.ipv4.push(prefix),
             (None, _) => iface.ipv4[0] = prefix,
         }
-        b.map.ipv4.insert((index, prefix.addr), pos);
+        b.map.ipv4.insert((key, prefix.addr), pos);
     }
     Ok(())
 }
@@ -470,13 +816,13 @@ fn ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `no ip address [A.B.C.D/LEN [secondary]]`: remove one address or all of them.
 fn no_ip_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     if a.peek().is_none() {
-        set(b, |i| i.ipv4.clear());
+        each(b, |c| c.ipv4.clear());
         return Ok(());
     }
     let (prefix, _) = ipv4_prefix_arg(a)?;
     a.eat("secondary");
     a.finish()?;
-    set(b, |i| i.ipv4.retain(|p| p.addr != prefix.addr));
+    each(b, |c| c.ipv4.retain(|p| p.addr != prefix.addr));
     Ok(())
 }
 
@@ -504,13 +850,13 @@ fn ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         ));
     }
     let pos = b.pos(tok.col);
-    for index in b.members() {
-        let iface = &mut b.config.interfaces[index];
+    for key in b.ports() {
+        let iface = common(&mut b.config, key);
         match iface.ipv6.iter().position(|p| p.addr == addr) {
             Some(i) => iface.ipv6[i] = prefix,
             None => iface.ipv6.push(prefix),
         }
-        b.map.ipv6.insert((index, addr), pos);
+        b.map.ipv6.insert((key, addr), pos);
     }
     Ok(())
 }
@@ -518,7 +864,7 @@ fn ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `no ipv6 address [X:X::X/LEN]`.
 fn no_ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let Some(tok) = a.next_token() else {
-        set(b, |i| i.ipv6.clear());
+        each(b, |c| c.ipv6.clear());
         return Ok(());
     };
     a.finish()?;
@@ -526,7 +872,7 @@ fn no_ipv6_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
         .text
         .parse::<Ipv6Prefix>()
         .map_err(|e| Fail::value(tok, e))?;
-    set(b, |i| i.ipv6.retain(|p| p.addr != prefix.addr));
+    each(b, |c| c.ipv6.retain(|p| p.addr != prefix.addr));
     Ok(())
 }
 
@@ -539,9 +885,9 @@ fn mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let mtu = u16::try_from(n)
         .map_err(|_| Fail::new(tok.col, format!("MTU {n} is out of range"), Some(hint)))?;
     let pos = b.pos(tok.col);
-    for index in b.members() {
-        b.config.interfaces[index].mtu = mtu;
-        b.map.mtu.insert(index, pos);
+    for key in b.ports() {
+        *common(&mut b.config, key).mtu = mtu;
+        b.map.mtu.insert(key, pos);
     }
     Ok(())
 }
@@ -549,12 +895,12 @@ fn mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `no mtu [N]`.
 fn no_mtu(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    set(b, |i| i.mtu = DEFAULT_MTU);
+    each(b, |c| *c.mtu = DEFAULT_MTU);
     Ok(())
 }
 
 /// Read a MAC argument.
-fn mac_arg(a: &mut Args<'_>) -> Result<([u8; 6], usize), Fail> {
+pub(super) fn mac_arg(a: &mut Args<'_>) -> Result<([u8; 6], usize), Fail> {
     let tok = a.expect("MAC address")?;
     let mac = value::mac(tok.text).map_err(|e| Fail::value(tok, e))?;
     if mac == [0; 6] || mac == [0xff; 6] {
@@ -578,14 +924,22 @@ fn mac_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             Some("the least significant bit of the first octet must be 0".into()),
         ));
     }
-    set(b, |i| i.mac = Some(mac));
+    each(b, |c| {
+        if let Some(m) = c.mac {
+            *m = Some(mac);
+        }
+    });
     Ok(())
 }
 
 /// `no mac-address [MAC]`.
 fn no_mac_address(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     a.skip_rest();
-    set(b, |i| i.mac = None);
+    each(b, |c| {
+        if let Some(m) = c.mac {
+            *m = None;
+        }
+    });
     Ok(())
 }
 

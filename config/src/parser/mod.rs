@@ -27,6 +27,7 @@
 mod bgp;
 mod global;
 mod interface;
+mod l2;
 mod policy;
 mod qos;
 mod table;
@@ -41,7 +42,7 @@ use std::collections::HashMap;
 use crate::diag::{Diagnostic, Severity, Sources, ValueError};
 use crate::lexer::{Line, Token};
 use crate::model::{Config, Interface, InterfaceName, IpPrefix, RouteTarget};
-use crate::validate::{self, Pos, SourceMap};
+use crate::validate::{self, IfKey, Pos, SourceMap};
 use crate::ParseOptions;
 
 /// A command's failure: where on the line, what, and how to fix it.
@@ -208,6 +209,8 @@ pub(crate) enum Section {
     PeerAf,
     /// `route-map NAME permit|deny SEQ` (index into the entries).
     RouteMap,
+    /// `vlan N[,…]` (the VLANs are in [`Builder::open_vlans`]).
+    Vlan,
 }
 
 impl Section {
@@ -231,6 +234,7 @@ impl Section {
             Section::Neighbor | Section::Template => bgp::PEER,
             Section::PeerAf => bgp::PEER_AF,
             Section::RouteMap => policy::ROUTE_MAP_ENTRY,
+            Section::Vlan => l2::VLAN,
         }
     }
 
@@ -250,6 +254,7 @@ impl Section {
             Section::Template => "template peer",
             Section::PeerAf => "neighbor address-family",
             Section::RouteMap => "route-map",
+            Section::Vlan => "vlan",
         }
     }
 
@@ -277,6 +282,10 @@ enum FrameKind {
     Top,
     /// `interface ...` naming modelled Ethernet ports (indices into `Config::interfaces`).
     Interface(Vec<usize>),
+    /// `interface VlanN` (indices into `Config::svis`).
+    Svi(Vec<usize>),
+    /// `interface port-channelN` (indices into `Config::port_channels`).
+    PortChannel(Vec<usize>),
     /// `interface ...` naming unmodelled interfaces: interface sub-commands are swallowed.
     SkipInterface,
     /// An unknown or unmodelled top-level command: its deeper-indented body is swallowed.
@@ -293,6 +302,8 @@ impl FrameKind {
         match self {
             FrameKind::Top => top::TABLE,
             FrameKind::Interface(_) | FrameKind::SkipInterface => interface::TABLE,
+            FrameKind::Svi(_) => interface::SVI_TABLE,
+            FrameKind::PortChannel(_) => interface::PORT_CHANNEL_TABLE,
             FrameKind::Skip => &[],
             FrameKind::Section(s, ..) | FrameKind::Broken(s) => s.table(),
         }
@@ -303,6 +314,8 @@ impl FrameKind {
         match self {
             FrameKind::Top | FrameKind::Skip => "",
             FrameKind::Interface(_) | FrameKind::SkipInterface => "interface",
+            FrameKind::Svi(_) => "interface Vlan",
+            FrameKind::PortChannel(_) => "interface port-channel",
             FrameKind::Section(s, ..) | FrameKind::Broken(s) => s.context(),
         }
     }
@@ -322,7 +335,13 @@ impl FrameKind {
 
     /// Whether unknown lines inside the section are errors (a typo in it).
     fn is_modelled(&self) -> bool {
-        matches!(self, FrameKind::Interface(_) | FrameKind::Section(..)) || self.checks_body()
+        matches!(
+            self,
+            FrameKind::Interface(_)
+                | FrameKind::Svi(_)
+                | FrameKind::PortChannel(_)
+                | FrameKind::Section(..)
+        ) || self.checks_body()
     }
 
     /// Whether the commands of a section whose header failed are still
@@ -388,6 +407,12 @@ pub(crate) struct Builder<'a> {
     routes_removed: bool,
     /// The body of the skipped top-level section open now, if any.
     skipped_body: Option<SkippedBody>,
+    /// Index of each configured SVI in `config.svis`, by VLAN.
+    svi_of: HashMap<u16, usize>,
+    /// Index of each configured port-channel in `config.port_channels`, by number.
+    pc_of: HashMap<u16, usize>,
+    /// The VLANs of the open `vlan` section.
+    open_vlans: Vec<u16>,
 }
 
 impl<'a> Builder<'a> {
@@ -417,6 +442,9 @@ impl<'a> Builder<'a> {
             route_of: HashMap::new(),
             routes_removed: false,
             skipped_body: None,
+            svi_of: HashMap::new(),
+            pc_of: HashMap::new(),
+            open_vlans: Vec::new(),
         }
     }
 
@@ -955,6 +983,16 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The interfaces of any kind the innermost (interface) section configures.
+    fn ports(&self) -> Vec<IfKey> {
+        match &self.innermost().kind {
+            FrameKind::Interface(v) => v.iter().map(|&i| IfKey::Ethernet(i)).collect(),
+            FrameKind::Svi(v) => v.iter().map(|&i| IfKey::Svi(i)).collect(),
+            FrameKind::PortChannel(v) => v.iter().map(|&i| IfKey::PortChannel(i)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The indices of the innermost frame if it is the modelled section `section`.
     fn section(&self, section: Section) -> Option<(usize, usize)> {
         match self.innermost().kind {
@@ -982,6 +1020,58 @@ impl<'a> Builder<'a> {
             self.config.interfaces.push(Interface::new(name, self.line));
         }
         i
+    }
+
+    /// Index of the SVI of `vlan`, created with defaults on first mention.
+    fn svi_index(&mut self, vlan: u16) -> usize {
+        let next = self.config.svis.len();
+        let i = *self.svi_of.entry(vlan).or_insert(next);
+        if i == next {
+            self.config.svis.push(crate::l2::Svi::new(vlan, self.line));
+        }
+        i
+    }
+
+    /// Index of port-channel `id`, created with defaults on first mention.
+    fn pc_index(&mut self, id: u16) -> usize {
+        let next = self.config.port_channels.len();
+        let i = *self.pc_of.entry(id).or_insert(next);
+        if i == next {
+            self.config
+                .port_channels
+                .push(crate::l2::PortChannel::new(id, self.line));
+        }
+        i
+    }
+
+    /// Creates the port-channels that only members' `channel-group` lines
+    /// name, as NX-OS does: each takes its first member's layer and
+    /// switchport settings, and starts at that member's `channel-group` line.
+    fn implicit_port_channels(&mut self) {
+        for i in 0..self.config.interfaces.len() {
+            let iface = &self.config.interfaces[i];
+            let Some(g) = iface.channel_group else {
+                continue;
+            };
+            if self.pc_of.contains_key(&g.id) {
+                continue;
+            }
+            let (routed, switchport) = (iface.routed, iface.switchport);
+            let pos = self
+                .map
+                .at
+                .get(&validate::At::ChannelGroup(i))
+                .copied()
+                .unwrap_or(Pos::new(iface.line, 0));
+            let p = self.pc_index(g.id);
+            let pc = &mut self.config.port_channels[p];
+            pc.line = pos.line;
+            pc.routed = routed;
+            pc.switchport = switchport;
+            self.map
+                .at
+                .insert(validate::At::IfaceName(IfKey::PortChannel(p)), pos);
+        }
     }
 
     /// Drops the routes `no ip route` removed from `config.routes`, keeping
@@ -1013,9 +1103,13 @@ impl<'a> Builder<'a> {
         self.close_skipped_body();
         self.config.lldp.enabled = self.config.features.contains("lldp");
         self.compact_routes();
+        self.implicit_port_channels();
         for d in validate::validate(&self.config, &self.map, &self.sources) {
             self.record(d);
         }
+        // Validation is done with the parser's indices; the model lists them by number.
+        self.config.svis.sort_by_key(|s| s.vlan);
+        self.config.port_channels.sort_by_key(|p| p.id);
         if !self.saw_command {
             self.warnings.push(Diagnostic::whole_file(
                 Severity::Warning,

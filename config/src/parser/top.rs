@@ -5,12 +5,12 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::table::Spec;
-use super::{bgp, global, policy, qos, value, Args, Builder, Fail, FrameKind};
+use super::{bgp, global, l2, policy, qos, value, Args, Builder, Fail, FrameKind};
 use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
 };
-use crate::validate::At;
+use crate::validate::{At, IfKey};
 
 /// Usage of `ip route`, shown in hints.
 const IP_ROUTE: &str =
@@ -198,6 +198,34 @@ pub(super) static TABLE: &[Spec] = &[
         "no ipv6 prefix-list NAME [seq N]",
         policy::no_ipv6_prefix_list,
     ),
+    Spec::run(&["vlan"], l2::VLAN_USAGE, l2::vlan),
+    Spec::run(&["no", "vlan"], "no vlan 2-4094[,…]", l2::no_vlan),
+    Spec::run(
+        &["mac", "address-table", "aging-time"],
+        "mac address-table aging-time 0 | 10-1000000",
+        l2::mac_aging,
+    ),
+    Spec::run(
+        &["no", "mac", "address-table", "aging-time"],
+        "no mac address-table aging-time",
+        l2::no_mac_aging,
+    ),
+    Spec::run(&["mac", "address-table", "static"], l2::STATIC_MAC, l2::static_mac),
+    Spec::run(
+        &["no", "mac", "address-table", "static"],
+        "no mac address-table static XXXX.XXXX.XXXX vlan 1-4094 [interface …]",
+        l2::no_static_mac,
+    ),
+    Spec::run(
+        &["lacp", "system-priority"],
+        "lacp system-priority 1-65535",
+        l2::lacp_system_priority,
+    ),
+    Spec::run(
+        &["no", "lacp", "system-priority"],
+        "no lacp system-priority",
+        l2::no_lacp_system_priority,
+    ),
     Spec::run(&["bfd", "interval"], policy::BFD_INTERVAL, policy::global_bfd_interval),
     Spec::run(
         &["no", "bfd", "interval"],
@@ -270,7 +298,10 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::skip(&["udld"]),
     Spec::skip(&["username"]),
     Spec::skip(&["vdc"]),
-    Spec::skip(&["vlan"]),
+    Spec::skip(&["vlan", "access-map"]),
+    Spec::skip(&["vlan", "configuration"]),
+    Spec::skip(&["vlan", "dot1q"]),
+    Spec::skip(&["vlan", "filter"]),
     Spec::skip(&["vpc"]),
     Spec::skip(&["vrf", "context"]),
     Spec::skip(&["vrf"]),
@@ -293,7 +324,7 @@ fn no_hostname(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 }
 
 /// Features railyard models: the rest are kept (and printed back) but enable nothing.
-const MODELLED_FEATURES: &[&str] = &["bfd", "bgp", "lldp"];
+const MODELLED_FEATURES: &[&str] = &["bfd", "bgp", "interface-vlan", "lacp", "lldp"];
 
 /// Read a feature name: the rest of the line, one word or several
 /// (`fabric forwarding`, `nv overlay`, `tacacs+`), recorded in lower case
@@ -329,8 +360,9 @@ fn no_feature(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
 /// `interface NAME[, NAME ...]`: open an interface section for one or more ports.
 ///
 /// A name may be any alias (`e1/1`), a range (`Ethernet1/1-4`, `e1/1 - 4`)
-/// or a comma-separated list of both. Unmodelled interface types open a
-/// section whose sub-commands are skipped.
+/// or a comma-separated list of both; `VlanN` and `port-channelN` (ranges
+/// too) open an SVI or a port-channel section. Unmodelled interface types
+/// open a section whose sub-commands are skipped.
 fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
     let Some((rest, col)) = a.rest() else {
         b.enter(FrameKind::SkipInterface);
@@ -343,44 +375,98 @@ fn interface(b: &mut Builder<'_>, a: &mut Args<'_>) -> Result<(), Fail> {
             return Err(fail);
         }
     };
-    let mut names = Vec::new();
-    let mut others: Vec<(&'static str, usize)> = Vec::new();
-    for (spec, col) in items {
-        match spec {
-            IfSpec::Ethernet(list) => names.extend(list.into_iter().map(|n| (n, col))),
-            IfSpec::Other(kind) => others.push((kind, col)),
-        }
-    }
-    if let Some(&(kind, col)) = others.first() {
+    // Every item must be of one kind (as NX-OS requires of a range).
+    let kind_of = |spec: &IfSpec| match spec {
+        IfSpec::Other(_) => "other",
+        other => other.kind(),
+    };
+    let first_kind = kind_of(&items[0].0);
+    let mixed = items.iter().find(|(spec, _)| kind_of(spec) != first_kind);
+    if let Some((spec, col)) = mixed {
         b.enter(FrameKind::SkipInterface);
-        if !names.is_empty() {
-            return Err(Fail::new(
-                col,
-                format!(
-                    "cannot configure Ethernet and {kind} interfaces in one `interface` command"
-                ),
-                Some(format!("configure the {kind} interface in its own section")),
-            ));
+        // Name Ethernet first, the kind that differs from it second.
+        let (named, other) = if first_kind == "Ethernet" {
+            ("Ethernet", spec.kind())
+        } else if spec.kind() == "Ethernet" {
+            let col = items[0].1;
+            let first = items[0].0.kind();
+            return Err(mixed_kinds("Ethernet", first, col));
+        } else {
+            (items[0].0.kind(), spec.kind())
+        };
+        return Err(mixed_kinds(named, other, *col));
+    }
+    match first_kind {
+        "Ethernet" => {
+            let mut members = Vec::new();
+            for (spec, col) in items {
+                let IfSpec::Ethernet(list) = spec else {
+                    continue;
+                };
+                for name in list {
+                    let index = b.interface_index(name);
+                    b.mark_first(At::IfaceName(IfKey::Ethernet(index)), col);
+                    if !members.contains(&index) {
+                        members.push(index);
+                    }
+                }
+            }
+            b.enter(FrameKind::Interface(members));
         }
-        let mut seen: Vec<&'static str> = Vec::new();
-        for (kind, col) in others {
-            if !seen.contains(&kind) {
-                seen.push(kind);
-                b.skip("", format!("interface {kind}"), col, true);
+        "Vlan" => {
+            let mut members = Vec::new();
+            for (spec, col) in items {
+                let IfSpec::Vlan(list) = spec else { continue };
+                for vlan in list {
+                    let index = b.svi_index(vlan);
+                    b.mark_first(At::IfaceName(IfKey::Svi(index)), col);
+                    if !members.contains(&index) {
+                        members.push(index);
+                    }
+                }
+            }
+            b.enter(FrameKind::Svi(members));
+        }
+        "port-channel" => {
+            let mut members = Vec::new();
+            for (spec, col) in items {
+                let IfSpec::PortChannel(list) = spec else {
+                    continue;
+                };
+                for id in list {
+                    let index = b.pc_index(id);
+                    b.mark_first(At::IfaceName(IfKey::PortChannel(index)), col);
+                    if !members.contains(&index) {
+                        members.push(index);
+                    }
+                }
+            }
+            b.enter(FrameKind::PortChannel(members));
+        }
+        _ => {
+            b.enter(FrameKind::SkipInterface);
+            let mut seen: Vec<&'static str> = Vec::new();
+            for (spec, col) in items {
+                let kind = spec.kind();
+                if !seen.contains(&kind) {
+                    seen.push(kind);
+                    b.skip("", format!("interface {kind}"), col, true);
+                }
             }
         }
-        return Ok(());
     }
-    let mut members = Vec::new();
-    for (name, col) in names {
-        let index = b.interface_index(name);
-        b.mark_first(At::IfaceName(index), col);
-        if !members.contains(&index) {
-            members.push(index);
-        }
-    }
-    b.enter(FrameKind::Interface(members));
     Ok(())
+}
+
+/// The error for an `interface` command naming interfaces of two kinds.
+fn mixed_kinds(first: &str, other: &str, col: usize) -> Fail {
+    Fail::new(
+        col,
+        format!("cannot configure {first} and {other} interfaces in one `interface` command"),
+        Some(format!(
+            "configure the {other} interface in its own section"
+        )),
+    )
 }
 
 /// Split an interface list into items, each with the column it starts at.
@@ -554,10 +640,10 @@ fn route_args(
                     Some("write one route per interface".into()),
                 ))
             }
-            IfSpec::Other(kind) => {
+            other => {
                 a.skip_rest();
                 let kw = if v6 { "ipv6 route" } else { "ip route" };
-                b.skip("", format!("{kw} via {kind}"), ttok.col, true);
+                b.skip("", format!("{kw} via {}", other.kind()), ttok.col, true);
                 return Ok(None);
             }
         };

@@ -11,6 +11,7 @@
 
 mod bgp;
 mod index;
+mod l2;
 mod qos;
 
 pub(crate) use bgp::{BgpAt, PeerKey};
@@ -24,21 +25,36 @@ use crate::model::{
     Bind, Config, Interface, InterfaceName, IpPrefix, RouteTarget, MAX_MTU, MIN_MTU,
 };
 
+/// An interface of any modelled kind, by its index in its list of the model.
+///
+/// SVIs and port-channels are numbered in the order the parser created
+/// them; the lists are sorted only after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum IfKey {
+    /// `Config::interfaces[i]`.
+    Ethernet(usize),
+    /// `Config::svis[i]`.
+    Svi(usize),
+    /// `Config::port_channels[i]`.
+    PortChannel(usize),
+}
+
 /// Where the parser saw each item, so validation can point at the right token.
 ///
-/// Interfaces are keyed by their index in [`Config::interfaces`].
+/// Ethernet interfaces are keyed by their index in [`Config::interfaces`],
+/// interfaces of every kind by [`IfKey`].
 #[derive(Debug, Default)]
 pub(crate) struct SourceMap {
     /// `ip address` tokens.
-    pub ipv4: HashMap<(usize, Ipv4Addr), Pos>,
+    pub ipv4: HashMap<(IfKey, Ipv4Addr), Pos>,
     /// `ipv6 address` tokens.
-    pub ipv6: HashMap<(usize, Ipv6Addr), Pos>,
+    pub ipv6: HashMap<(IfKey, Ipv6Addr), Pos>,
     /// `ip arp` address tokens.
     pub arp: HashMap<(usize, Ipv4Addr), Pos>,
     /// `ipv6 neighbor` address tokens.
     pub nd: HashMap<(usize, Ipv6Addr), Pos>,
     /// `mtu` value tokens.
-    pub mtu: HashMap<usize, Pos>,
+    pub mtu: HashMap<IfKey, Pos>,
     /// `bind` kind tokens.
     pub bind: HashMap<usize, Pos>,
     /// Positions of QoS and global items.
@@ -90,10 +106,25 @@ pub(crate) enum At {
         /// Which command.
         item: NqItem,
     },
-    /// The policy name of an interface's `service-policy` (interface index, slot).
-    IfacePolicy(usize, PolicySlot),
-    /// The interface's name where it was first configured (interface index).
-    IfaceName(usize),
+    /// The policy name of an interface's `service-policy` (interface, slot).
+    IfacePolicy(IfKey, PolicySlot),
+    /// The interface's name where it was first configured.
+    IfaceName(IfKey),
+    /// The port-channel number of an Ethernet port's `channel-group` (interface index).
+    ChannelGroup(usize),
+    /// The `mode` keyword of an Ethernet port's `channel-group`, or its
+    /// number when no mode is written (interface index).
+    ChannelMode(usize),
+    /// The VLAN of `switchport access vlan`.
+    AccessVlan(IfKey),
+    /// The VLAN of `switchport trunk native vlan`.
+    NativeVlan(IfKey),
+    /// An Ethernet port's `lacp rate` or `lacp port-priority` line (interface index).
+    LacpPort(usize),
+    /// The VLAN of a `mac address-table static` entry (its MAC and VLAN).
+    StaticMacVlan([u8; 6], u16),
+    /// The port of a `mac address-table static` entry (its MAC and VLAN).
+    StaticMacPort([u8; 6], u16),
     /// The interface's `priority-flow-control` line (interface index).
     IfacePfc(usize),
     /// The policy name of a `service-policy` under `system qos`.
@@ -175,6 +206,19 @@ pub(crate) enum GlobalItem {
     DlbMode,
     /// `dpdk eal-args`.
     DpdkEalArgs,
+    /// The first LACP setting (global or under an interface) that needs `feature lacp`.
+    Lacp,
+}
+
+/// An interface of any kind that can have addresses, for the checks that
+/// treat Ethernet ports, port-channels and SVIs alike.
+struct L3<'a> {
+    key: IfKey,
+    name: String,
+    line: usize,
+    ipv4: &'a [crate::model::Ipv4Prefix],
+    ipv6: &'a [crate::model::Ipv6Prefix],
+    mtu: u16,
 }
 
 /// Everything validation needs to report.
@@ -185,7 +229,7 @@ struct Checker<'a> {
     out: Vec<Diagnostic>,
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
     /// Record a diagnostic.
     fn report(&mut self, severity: Severity, pos: Pos, message: String, hint: Option<String>) {
         self.out
@@ -198,15 +242,64 @@ impl Checker<'_> {
             .unwrap_or_else(|| Pos::new(self.config.interfaces[index].line, 0))
     }
 
+    /// `pos`, or the header line of an interface of any kind when the parser recorded none.
+    fn or_header_of(&self, pos: Option<&Pos>, key: IfKey) -> Pos {
+        pos.copied()
+            .unwrap_or_else(|| Pos::new(self.line_of(key), 0))
+    }
+
+    /// The line an interface of any kind was first configured on.
+    fn line_of(&self, key: IfKey) -> usize {
+        let c = self.config;
+        match key {
+            IfKey::Ethernet(i) => c.interfaces[i].line,
+            IfKey::Svi(i) => c.svis[i].line,
+            IfKey::PortChannel(i) => c.port_channels[i].line,
+        }
+    }
+
+    /// Every interface that can have addresses, in order of first
+    /// configuration (Ethernet ports before the others on one line).
+    fn l3_interfaces(&self) -> Vec<L3<'a>> {
+        let c = self.config;
+        let eth = c.interfaces.iter().enumerate().map(|(i, x)| L3 {
+            key: IfKey::Ethernet(i),
+            name: x.name.to_string(),
+            line: x.line,
+            ipv4: &x.ipv4,
+            ipv6: &x.ipv6,
+            mtu: x.mtu,
+        });
+        let pcs = c.port_channels.iter().enumerate().map(|(i, x)| L3 {
+            key: IfKey::PortChannel(i),
+            name: x.name(),
+            line: x.line,
+            ipv4: &x.ipv4,
+            ipv6: &x.ipv6,
+            mtu: x.mtu,
+        });
+        let svis = c.svis.iter().enumerate().map(|(i, x)| L3 {
+            key: IfKey::Svi(i),
+            name: x.name(),
+            line: x.line,
+            ipv4: &x.ipv4,
+            ipv6: &x.ipv6,
+            mtu: x.mtu,
+        });
+        let mut all: Vec<L3<'a>> = eth.chain(pcs).chain(svis).collect();
+        all.sort_by_key(|x| x.line);
+        all
+    }
+
     /// MTU within 576-9216.
     fn mtu(&mut self) {
-        for (i, iface) in self.config.interfaces.iter().enumerate() {
-            if !(MIN_MTU..=MAX_MTU).contains(&iface.mtu) {
-                let pos = self.or_header(self.map.mtu.get(&i), i);
+        for x in self.l3_interfaces() {
+            if !(MIN_MTU..=MAX_MTU).contains(&x.mtu) {
+                let pos = self.or_header_of(self.map.mtu.get(&x.key), x.key);
                 self.report(
                     Severity::Error,
                     pos,
-                    format!("MTU {} is out of range", iface.mtu),
+                    format!("MTU {} is out of range", x.mtu),
                     Some(format!("MTU must be {MIN_MTU}-{MAX_MTU}")),
                 );
             }
@@ -215,23 +308,25 @@ impl Checker<'_> {
 
     /// No address on two interfaces; overlapping subnets are suspicious.
     /// Link-local IPv6 addresses are left out: every interface may repeat them.
+    /// Ethernet ports, port-channels and SVIs are checked together.
     fn addresses(&mut self) {
-        let ifaces = &self.config.interfaces;
+        let ifaces = self.l3_interfaces();
         // Each interface's addresses of both families with where they were configured.
+        let this = &*self;
         let all: Vec<Vec<(IpPrefix, Pos)>> = ifaces
             .iter()
-            .enumerate()
-            .map(|(j, iface)| {
-                let v4 = iface.ipv4.iter().map(|p| {
-                    let pos = self.or_header(self.map.ipv4.get(&(j, p.addr)), j);
+            .map(|x| {
+                let key = x.key;
+                let v4 = x.ipv4.iter().map(move |p| {
+                    let pos = this.or_header_of(this.map.ipv4.get(&(key, p.addr)), key);
                     (IpPrefix::V4(*p), pos)
                 });
-                let v6 = iface
+                let v6 = x
                     .ipv6
                     .iter()
                     .filter(|p| !is_link_local(p.addr))
-                    .map(|p| {
-                        let pos = self.or_header(self.map.ipv6.get(&(j, p.addr)), j);
+                    .map(move |p| {
+                        let pos = this.or_header_of(this.map.ipv6.get(&(key, p.addr)), key);
                         (IpPrefix::V6(*p), pos)
                     });
                 v4.chain(v6).collect()
@@ -290,26 +385,34 @@ impl Checker<'_> {
     }
 
     /// Addresses on a Layer 2 port are almost certainly a missing `no switchport`.
+    /// (A port-channel member's own addresses are an error of their own, see `l2`.)
     fn switchport(&mut self) {
-        for (i, iface) in self.config.interfaces.iter().enumerate() {
-            if iface.routed {
-                continue;
-            }
-            let pos = if let Some(p) = iface.ipv4.first() {
-                self.map.ipv4.get(&(i, p.addr))
-            } else if let Some(p) = iface.ipv6.first() {
-                self.map.ipv6.get(&(i, p.addr))
+        let c = self.config;
+        let eth = c
+            .interfaces
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| !i.routed && i.channel_group.is_none())
+            .map(|(i, x)| (IfKey::Ethernet(i), x.name.to_string(), &x.ipv4, &x.ipv6));
+        let pcs = c
+            .port_channels
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.routed)
+            .map(|(i, x)| (IfKey::PortChannel(i), x.name(), &x.ipv4, &x.ipv6));
+        for (key, name, ipv4, ipv6) in eth.chain(pcs) {
+            let pos = if let Some(p) = ipv4.first() {
+                self.map.ipv4.get(&(key, p.addr))
+            } else if let Some(p) = ipv6.first() {
+                self.map.ipv6.get(&(key, p.addr))
             } else {
                 continue;
             };
-            let pos = self.or_header(pos, i);
+            let pos = self.or_header_of(pos, key);
             self.report(
                 Severity::Warning,
                 pos,
-                format!(
-                    "{} has IP addresses but is a Layer 2 port (switchport)",
-                    iface.name
-                ),
+                format!("{name} has IP addresses but is a Layer 2 port (switchport)"),
                 Some("add `no switchport` to make it a routed port".into()),
             );
         }
@@ -356,8 +459,7 @@ impl Checker<'_> {
         // Every subnet, link-local ones too: any of them makes a next hop
         // connected.
         let all: Vec<IpPrefix> = self
-            .config
-            .interfaces
+            .l3_interfaces()
             .iter()
             .flat_map(|i| {
                 let v4 = i.ipv4.iter().map(|p| IpPrefix::V4(*p));
@@ -492,7 +594,7 @@ impl Checker<'_> {
             if !lanes_seen.insert(whole) || !whole_ports.contains(&whole) {
                 continue;
             }
-            let pos = self.or_header(self.map.at.get(&At::IfaceName(i)), i);
+            let pos = self.or_header(self.map.at.get(&At::IfaceName(IfKey::Ethernet(i))), i);
             self.report(
                 Severity::Error,
                 pos,
@@ -550,6 +652,7 @@ pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) 
     c.binds();
     c.breakouts();
     c.dpdk();
+    l2::check(config, map, sources, &mut c.out);
     qos::check(config, map, sources, &mut c.out);
     bgp::check(config, map, sources, &mut c.out);
     c.out

@@ -20,7 +20,7 @@ use crate::model::Config;
 use crate::qos::{Bandwidth, Direction, Match, MatchMode, Threshold, CLASS_DEFAULT};
 use crate::spelling::closest as value_closest;
 
-use super::{At, GlobalItem, NqItem, PolicySlot, Pos, QueuingItem, SourceMap};
+use super::{At, GlobalItem, IfKey, NqItem, PolicySlot, Pos, QueuingItem, SourceMap};
 
 /// The kinds of policy a `service-policy` line can name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,15 +160,31 @@ impl Checker<'_> {
                 self.reference(n, kind, pos);
             }
         }
-        for (i, iface) in c.interfaces.iter().enumerate() {
-            let own = [
-                (&iface.service_policy_qos_input, Kind::Qos),
-                (&iface.service_policy_queuing_output, Kind::QueuingOutput),
-                (&iface.service_policy_queuing_input, Kind::QueuingInput),
-            ];
-            for (name, kind) in own {
+        let eth = c.interfaces.iter().enumerate().map(|(i, x)| {
+            (
+                IfKey::Ethernet(i),
+                [
+                    &x.service_policy_qos_input,
+                    &x.service_policy_queuing_output,
+                    &x.service_policy_queuing_input,
+                ],
+            )
+        });
+        let pcs = c.port_channels.iter().enumerate().map(|(i, x)| {
+            (
+                IfKey::PortChannel(i),
+                [
+                    &x.service_policy_qos_input,
+                    &x.service_policy_queuing_output,
+                    &x.service_policy_queuing_input,
+                ],
+            )
+        });
+        for (key, names) in eth.chain(pcs) {
+            let kinds = [Kind::Qos, Kind::QueuingOutput, Kind::QueuingInput];
+            for (name, kind) in names.into_iter().zip(kinds) {
                 if let Some(n) = name {
-                    let pos = self.at(&At::IfacePolicy(i, kind.slot()));
+                    let pos = self.at(&At::IfacePolicy(key, kind.slot()));
                     self.reference(n, kind, pos);
                 }
             }

@@ -15,7 +15,7 @@ use crate::qos::{
     QosPolicyClass, QueueLimit, QueuingClass, QueuingPolicy, Shape, Threshold, Wred, WredPreset,
     CLASS_DEFAULT, DEFAULT_DROP_PROBABILITY,
 };
-use crate::validate::{At, NqItem, PolicySlot, PolicyType, QueuingItem};
+use crate::validate::{At, IfKey, NqItem, PolicySlot, PolicyType, QueuingItem};
 
 /// Usage of `class-map`.
 pub(super) const CLASS_MAP_USAGE: &str = "class-map [type qos] [match-any | match-all] NAME";

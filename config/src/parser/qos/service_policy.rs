@@ -41,13 +41,37 @@ pub(super) fn service_policy_args<'t>(
     Ok((slot, name))
 }
 
-/// The slot of an interface a policy goes in.
-pub(super) fn iface_slot(i: &mut crate::model::Interface, slot: PolicySlot) -> &mut Option<String> {
-    match slot {
-        PolicySlot::QueuingOutput => &mut i.service_policy_queuing_output,
-        PolicySlot::QueuingInput => &mut i.service_policy_queuing_input,
-        PolicySlot::QosInput | PolicySlot::NetworkQos => &mut i.service_policy_qos_input,
-    }
+/// The slot of an interface (Ethernet or port-channel) a policy goes in;
+/// `None` for an SVI, which has none.
+pub(super) fn iface_slot(
+    config: &mut crate::model::Config,
+    key: IfKey,
+    slot: PolicySlot,
+) -> Option<&mut Option<String>> {
+    let (qos, out, inp) = match key {
+        IfKey::Ethernet(i) => {
+            let x = &mut config.interfaces[i];
+            (
+                &mut x.service_policy_qos_input,
+                &mut x.service_policy_queuing_output,
+                &mut x.service_policy_queuing_input,
+            )
+        }
+        IfKey::PortChannel(i) => {
+            let x = &mut config.port_channels[i];
+            (
+                &mut x.service_policy_qos_input,
+                &mut x.service_policy_queuing_output,
+                &mut x.service_policy_queuing_input,
+            )
+        }
+        IfKey::Svi(_) => return None,
+    };
+    Some(match slot {
+        PolicySlot::QueuingOutput => out,
+        PolicySlot::QueuingInput => inp,
+        PolicySlot::QosInput | PolicySlot::NetworkQos => qos,
+    })
 }
 
 /// `service-policy type qos input NAME | type queuing input|output NAME` under an interface.
@@ -66,9 +90,11 @@ pub(in crate::parser) fn iface_service_policy(
     }
     let Some(tok) = name else { return Ok(()) };
     let name = value::name(tok, "policy-map")?;
-    for index in b.members() {
-        b.mark(At::IfacePolicy(index, slot), tok.col);
-        *iface_slot(&mut b.config.interfaces[index], slot) = Some(name.clone());
+    for key in b.ports() {
+        b.mark(At::IfacePolicy(key, slot), tok.col);
+        if let Some(s) = iface_slot(&mut b.config, key, slot) {
+            *s = Some(name.clone());
+        }
     }
     Ok(())
 }
@@ -79,8 +105,10 @@ pub(in crate::parser) fn no_iface_service_policy(
     a: &mut Args<'_>,
 ) -> Result<(), Fail> {
     let (slot, _) = service_policy_args(a, true)?;
-    for index in b.members() {
-        *iface_slot(&mut b.config.interfaces[index], slot) = None;
+    for key in b.ports() {
+        if let Some(s) = iface_slot(&mut b.config, key, slot) {
+            *s = None;
+        }
     }
     Ok(())
 }
