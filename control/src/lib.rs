@@ -10,6 +10,7 @@
 pub mod compile;
 pub mod demo;
 pub mod lab;
+pub mod lacp;
 pub mod live;
 pub mod lldp;
 pub mod mgmt;

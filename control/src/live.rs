@@ -266,6 +266,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                     .find(|i| i.name.to_string() == ifc.name);
                 backends.push(Some(open_backend(&ifc.name, b, configured)?));
             }
+            // SVIs and port-channels have no link of their own.
+            None if ifc.logical.is_some() => backends.push(None),
             None => {
                 tracing::warn!("{} has no `bind`: it stays down", ifc.name);
                 backends.push(None);
@@ -400,6 +402,10 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 .to_string(),
             },
             "lldp" => match shared.snapshot.lock() {
+                Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
+                Err(_) => mgmt::unknown_request(req),
+            },
+            "lacp" => match shared.lacp.lock() {
                 Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
                 Err(_) => mgmt::unknown_request(req),
             },

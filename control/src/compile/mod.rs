@@ -9,8 +9,8 @@ use std::net::IpAddr;
 use railyard_config as cfg;
 use railyard_config::{Bind, Config, Diagnostic, InterfaceName, IpPrefix, RouteTarget, Severity};
 use railyard_dataplane::model::{
-    self as dp, AclEntryModel, AclRuleModel, InterfaceModel, NextHopModel, QueueModel, RouteModel,
-    RouteSource, RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
+    self as dp, AclEntryModel, AclRuleModel, InterfaceModel, Logical, NextHopModel, QueueModel,
+    RouteModel, RouteSource, RuleTermModel, SwitchModel, ThresholdUnit, WredModel,
 };
 use railyard_dataplane::wire::MacAddr;
 
@@ -407,6 +407,19 @@ pub fn reorder(mut c: Compiled, order: &[String]) -> Option<Compiled> {
             }
         }
     }
+    for ifc in &mut c.model.interfaces {
+        if let Some(p) = ifc.member_of.as_mut() {
+            *p = new_index[usize::from(*p)];
+        }
+        if let Some(Logical::PortChannel { members, .. }) = ifc.logical.as_mut() {
+            for p in members {
+                *p = new_index[usize::from(*p)];
+            }
+        }
+    }
+    for s in &mut c.model.mac_table.statics {
+        s.port = new_index[usize::from(s.port)];
+    }
     if let Some(d) = c.model.load_balance.dlb.as_mut() {
         for p in &mut d.ports {
             *p = new_index[usize::from(*p)];
@@ -604,10 +617,11 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     let mut short_headroom = Vec::new();
     let mut thresholds = ThresholdOrder::default();
     let mut in_vrfs: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let uses_l2 = l2::uses_l2(cfg);
     let switched: Vec<String> = cfg
         .interfaces
         .iter()
-        .filter(|i| !i.routed)
+        .filter(|i| !i.routed && !l2::is_switchport(i, uses_l2) && i.channel_group.is_none())
         .map(|i| i.name.to_string())
         .collect();
     // One warning for all of them: a plain running-config has a hundred.
@@ -635,7 +649,11 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         m.speed_mbps = ifc.speed_mbps;
         m.static_arp = ifc.arp.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
         m.static_nd = ifc.nd.iter().map(|(a, mac)| (*a, MacAddr(*mac))).collect();
-        let eq = cfg.effective_qos_of(ifc);
+        m.l2 = l2::is_switchport(ifc, uses_l2).then(|| l2::port_l2(cfg, &ifc.switchport));
+        let eq = match l2::with_channel_policies(cfg, ifc) {
+            Some(member) => cfg.effective_qos_of(&member),
+            None => cfg.effective_qos_of(ifc),
+        };
         m.dscp_to_qos_group = eq.classifier.dscp_table;
         m.cos_to_qos_group = eq.classifier.cos_table;
         m.acl_rules = eq.classifier.acl_rules.iter().map(acl_rule).collect();
@@ -684,6 +702,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
         .enumerate()
         .map(|(i, ifc)| (ifc.name, i as u16))
         .collect();
+    let mac_table = l2::add_logical(cfg, base, &mut interfaces, &mut binds, &ports);
     let index = |name: &InterfaceName| ports.get(name).copied();
     // Routes for the same prefix form one ECMP group, in configuration order.
     let mut group_of: HashMap<(IpAddr, u8), usize> = HashMap::new();
@@ -748,6 +767,7 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
             interfaces,
             routes,
             load_balance,
+            mac_table,
             ..SwitchModel::default()
         },
         binds,
@@ -755,5 +775,6 @@ pub fn compile(cfg: &Config) -> Result<Compiled, Vec<Diagnostic>> {
     })
 }
 
+mod l2;
 #[cfg(test)]
 mod tests;

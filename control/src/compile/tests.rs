@@ -697,3 +697,126 @@ fn default_hash_seed_differs_per_switch_and_dlb_all_takes_every_port() {
     ));
     assert!(unknown.warnings.iter().any(|w| w.contains("Ethernet1/9")));
 }
+
+/// The book's multi-rail-per-switch leaf: interfaces 1–4 in VLAN 101,
+/// 5–8 in VLAN 102, an SVI per VLAN as the hosts' gateway, a trunk and a
+/// LACP port-channel uplink.
+const MULTI_RAIL: &str = "hostname leaf1
+feature interface-vlan
+feature lacp
+vlan 101
+  name RAIL-1
+vlan 102
+  name RAIL-2
+interface Ethernet1/1-4
+  switchport
+  switchport mode access
+  switchport access vlan 101
+interface Ethernet1/5-8
+  switchport
+  switchport mode access
+  switchport access vlan 102
+interface Ethernet1/9
+  switchport
+  switchport mode trunk
+  switchport trunk allowed vlan 101-102,300
+interface Ethernet1/31-32
+  no switchport
+  channel-group 10 mode active
+interface port-channel10
+  no switchport
+  ip address 10.255.0.0/31
+interface Vlan101
+  no shutdown
+  ip address 10.0.1.1/28
+interface Vlan102
+  no shutdown
+  ip address 10.0.2.1/28
+mac address-table aging-time 300
+mac address-table static 0200.0000.0099 vlan 101 interface Ethernet1/9
+";
+
+#[test]
+fn the_books_multi_rail_leaf_compiles_into_switchports_svis_and_a_port_channel() {
+    let c = compiled(MULTI_RAIL);
+    let m = &c.model;
+    let port = |n: &str| m.interfaces.iter().position(|i| i.name == n).unwrap();
+    for (n, vlan) in [
+        ("Ethernet1/1", 101),
+        ("Ethernet1/4", 101),
+        ("Ethernet1/5", 102),
+    ] {
+        assert_eq!(
+            m.interfaces[port(n)].l2,
+            Some(dp::PortL2::access(vlan)),
+            "{n}"
+        );
+    }
+    let trunk = m.interfaces[port("Ethernet1/9")].l2.clone().unwrap();
+    assert_eq!(trunk.untagged, None, "native VLAN 1 is not allowed on it");
+    assert!(trunk.tagged.contains(101) && trunk.tagged.contains(102));
+    assert!(!trunk.tagged.contains(300), "VLAN 300 was never created");
+    let pc = port("port-channel10");
+    assert_eq!(
+        m.interfaces[port("Ethernet1/31")].member_of,
+        Some(pc as u16)
+    );
+    assert_eq!(m.interfaces[port("Ethernet1/31")].l2, None);
+    let pcm = &m.interfaces[pc];
+    assert_eq!(pcm.l2, None, "a routed port-channel");
+    assert_eq!(pcm.ipv4, vec![("10.255.0.0".parse().unwrap(), 31)]);
+    assert_eq!(
+        pcm.logical,
+        Some(Logical::PortChannel {
+            number: 10,
+            members: vec![port("Ethernet1/31") as u16, port("Ethernet1/32") as u16],
+        })
+    );
+    let svi = &m.interfaces[port("Vlan101")];
+    assert_eq!(svi.logical, Some(Logical::Svi { vlan: 101 }));
+    assert_eq!(svi.ipv4, vec![("10.0.1.1".parse().unwrap(), 28)]);
+    assert!(svi.admin_up);
+    assert_eq!(c.binds[port("Vlan101")], None);
+    assert_eq!(m.mac_table.aging_ns, 300_000_000_000);
+    assert_eq!(
+        m.mac_table.statics,
+        vec![dp::StaticMac {
+            vlan: 101,
+            mac: MacAddr([2, 0, 0, 0, 0, 0x99]),
+            port: port("Ethernet1/9") as u16,
+        }]
+    );
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("treating")),
+        "no port is forced to be routed: {:?}",
+        c.warnings
+    );
+    // Reordered as a running switch lists them, members still point at
+    // their port-channel.
+    let mut order: Vec<String> = m.interfaces.iter().map(|i| i.name.clone()).collect();
+    order.reverse();
+    let r = reorder(c.clone(), &order).unwrap();
+    let pc = r
+        .model
+        .interfaces
+        .iter()
+        .position(|i| i.name == "port-channel10")
+        .unwrap();
+    let m31 = r
+        .model
+        .interfaces
+        .iter()
+        .position(|i| i.name == "Ethernet1/31")
+        .unwrap();
+    assert_eq!(r.model.interfaces[m31].member_of, Some(pc as u16));
+    let Some(Logical::PortChannel { members, .. }) = &r.model.interfaces[pc].logical else {
+        panic!("port-channel10 lost its members");
+    };
+    assert!(members.contains(&(m31 as u16)));
+}
+
+#[test]
+fn a_configuration_without_layer_2_keeps_its_unaddressed_ports_routed() {
+    let c = compiled("interface Ethernet1/1\n  ip address 10.0.0.1/24\ninterface Ethernet1/2\n");
+    assert!(c.model.interfaces.iter().all(|i| i.l2.is_none()));
+}

@@ -1,5 +1,6 @@
 //! The agent in a live switch: a control-plane thread between the dataplane's
-//! control path and [`Agent`].
+//! control path and [`Agent`], and the LACP driver beside it
+//! ([`LacpDriver`]: the punted frames have one reader).
 //!
 //! Every few milliseconds it hands punted LLDP frames to the agent, tells it
 //! about links that went up or down, sends what the agent emits ahead of
@@ -7,6 +8,7 @@
 //! port — applies the running model with that set to the workers (between
 //! bursts, like a reload). On stop it sends a shutdown LLDPDU on every port.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -14,11 +16,13 @@ use std::time::Duration;
 
 use railyard_dataplane::clock::{Clock, MonotonicClock, Nanos};
 use railyard_dataplane::fib::FibWarning;
-use railyard_dataplane::model::{RouteModel, SwitchModel};
+use railyard_dataplane::model::{Logical, PortId, RouteModel, SwitchModel};
 use railyard_dataplane::runtime::{ControlPath, Runtime};
 
 use super::{agent_config, Agent, LldpSnapshot};
+use crate::lacp::LacpDriver;
 use crate::Loaded;
+use railyard_lacp::LacpSnapshot;
 
 /// How often the thread wakes when nothing is due sooner.
 const TICK: Duration = Duration::from_millis(10);
@@ -38,6 +42,13 @@ pub struct LldpShared {
     /// The routes the switch follows from the kernel (see
     /// [`crate::routing::kernel_fib`]); every model applied carries them.
     pub kernel_routes: Arc<Mutex<Arc<Vec<RouteModel>>>>,
+    /// Per LACP port-channel (by its port number), the members LACP has
+    /// put in the bundle (collecting and distributing); every model applied
+    /// hashes the port-channel's traffic over these alone.
+    pub bundles: Arc<Mutex<BTreeMap<PortId, Vec<PortId>>>>,
+    /// The latest LACP snapshot, for `show lacp` and `show port-channel`
+    /// (`None` without port-channels).
+    pub lacp: Arc<Mutex<Option<LacpSnapshot>>>,
     /// Held while a model is built and applied, so two threads applying at
     /// once cannot leave the older of their models in force.
     apply_lock: Arc<Mutex<()>>,
@@ -58,6 +69,11 @@ impl LldpShared {
             Err(p) => Arc::clone(&p.into_inner()),
         };
         m.add_routes_beneath(kernel.iter().cloned());
+        let bundles = match self.bundles.lock() {
+            Ok(b) => b.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        with_bundles(&mut m, &bundles);
         m
     }
 
@@ -72,6 +88,21 @@ impl LldpShared {
             Err(p) => p.into_inner(),
         };
         runtime.apply(self.effective_model(model))
+    }
+}
+
+/// Puts each LACP port-channel's bundle in place of its configured
+/// members: a member LACP has not (or no longer) put in the bundle takes no
+/// traffic.
+pub fn with_bundles(model: &mut SwitchModel, bundles: &BTreeMap<PortId, Vec<PortId>>) {
+    for (pc, members) in bundles {
+        if let Some(Logical::PortChannel { members: m, .. }) = model
+            .interfaces
+            .get_mut(usize::from(*pc))
+            .and_then(|i| i.logical.as_mut())
+        {
+            m.clone_from(members);
+        }
     }
 }
 
@@ -170,6 +201,8 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
     let mut last_links: Nanos = 0;
     let mut applied: Vec<Option<u8>> = vec![None; links.len()];
     let mut out = send(&control);
+    let mut lacp = LacpDriver::new(&loaded.0, &loaded.1);
+    let mut bundles_applied = None;
     while !stop.load(Ordering::Relaxed) {
         let now = clock.now();
         let g = shared.generation.load(Ordering::Acquire);
@@ -177,10 +210,19 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
             generation = g;
             let (config, m) = lock_loaded(running);
             agent.reconfigure(agent_config(&config, &m), now);
+            lacp = match lacp.take() {
+                Some(d) => d.reconfigured(&config, &m),
+                None => LacpDriver::new(&config, &m),
+            };
+            bundles_applied = None;
             model = m;
         }
         while let Some(pkt) = control.recv() {
-            agent.receive(usize::from(pkt.in_port), pkt.data(), now);
+            // Slow Protocols frames (0x8809) are LACP's; the rest LLDP's.
+            match (&mut lacp, pkt.data().get(12..14)) {
+                (Some(l), Some(&[0x88, 0x09])) => l.receive(pkt.in_port, pkt.data(), now),
+                _ => agent.receive(usize::from(pkt.in_port), pkt.data(), now),
+            }
         }
         if now.saturating_sub(last_links) >= LINK_POLL_NS || last_links == 0 {
             last_links = now;
@@ -192,14 +234,27 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                         if known.is_some() || !up {
                             agent.link_changed(i, up, now);
                         }
+                        if let Some(l) = &mut lacp {
+                            l.link_changed(i as PortId, up, now);
+                        }
                         *known = Some(up);
                     }
                 }
             }
         }
         agent.poll(now, &mut out);
+        if let Some(l) = &mut lacp {
+            l.poll(now, &mut out);
+        }
+        let bundles = lacp.as_ref().map(LacpDriver::bundles);
+        let bundles_changed = bundles.is_some() && bundles != bundles_applied;
+        if bundles_changed {
+            if let (Ok(mut b), Some(new)) = (shared.bundles.lock(), &bundles) {
+                b.clone_from(new);
+            }
+        }
         let oper = pfc_overrides(&agent, &model);
-        if oper != applied {
+        if oper != applied || bundles_changed {
             if let Ok(mut o) = shared.pfc_overrides.lock() {
                 o.clone_from(&oper);
             }
@@ -216,16 +271,29 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                             );
                         }
                     }
+                    if bundles_changed {
+                        log_bundles(&model, bundles_applied.as_ref(), bundles.as_ref());
+                        bundles_applied = bundles;
+                    }
                     applied = oper;
                 }
-                Err(e) => tracing::error!("applying the DCBX PFC set: {e}"),
+                Err(e) => tracing::error!("applying the DCBX PFC set and LACP bundles: {e}"),
             }
         }
         if let Ok(mut s) = shared.snapshot.lock() {
             *s = agent.snapshot();
         }
-        let wait = agent
-            .next_deadline()
+        if let Ok(mut s) = shared.lacp.lock() {
+            *s = lacp.as_ref().map(LacpDriver::snapshot);
+        }
+        let deadline = match (
+            agent.next_deadline(),
+            lacp.as_ref().and_then(LacpDriver::next_deadline),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let wait = deadline
             .map_or(TICK, |d| Duration::from_nanos(d.saturating_sub(now)))
             .min(TICK);
         std::thread::sleep(wait.max(Duration::from_millis(1)));
@@ -233,6 +301,26 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
     agent.shutdown(&mut out);
     if let Ok(mut s) = shared.snapshot.lock() {
         *s = agent.snapshot();
+    }
+}
+
+/// Logs each port-channel whose bundle changed, with its members now.
+fn log_bundles(
+    model: &SwitchModel,
+    before: Option<&BTreeMap<PortId, Vec<PortId>>>,
+    now: Option<&BTreeMap<PortId, Vec<PortId>>>,
+) {
+    let name = |p: &PortId| {
+        model
+            .interfaces
+            .get(usize::from(*p))
+            .map_or("?", |m| m.name.as_str())
+    };
+    for (pc, members) in now.into_iter().flatten() {
+        if before.and_then(|b| b.get(pc)) != Some(members) {
+            let list: Vec<&str> = members.iter().map(name).collect();
+            tracing::info!("{}: bundled members now [{}]", name(pc), list.join(", "));
+        }
     }
 }
 

@@ -57,13 +57,14 @@ pub struct StatsJson<'a>(pub &'a SwitchStats);
 impl Serialize for StatsJson<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let s = self.0;
-        let mut st = ser.serialize_struct("SwitchStats", 6)?;
+        let mut st = ser.serialize_struct("SwitchStats", 7)?;
         st.serialize_field("hostname", &s.hostname)?;
         st.serialize_field("interfaces", &NaturalMap(&s.interfaces))?;
         st.serialize_field("pool", &s.pool)?;
         st.serialize_field("neighbor_parked", &s.neighbor_parked)?;
         st.serialize_field("load_balancing", &NaturalMap(&s.load_balancing))?;
         st.serialize_field("poll_gaps", &s.poll_gaps)?;
+        st.serialize_field("mac_table", &s.mac_table)?;
         st.end()
     }
 }
