@@ -16,6 +16,45 @@ use railyard_dataplane::model::{Logical, PortId, SwitchModel};
 use railyard_lacp::wire::SystemId;
 use railyard_lacp::{Agent, LacpSnapshot, Mode, PortConfig, Rate};
 
+/// What the management socket answers to `lacp`: the agent's snapshot
+/// (`None` without port-channels) and what the show commands need to name
+/// its ports.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LacpReply {
+    /// The agent's snapshot.
+    pub lacp: Option<LacpSnapshot>,
+    /// Interface names by port number.
+    pub port_names: Vec<String>,
+    /// The port-channels (by number) that route rather than switch.
+    pub routed: Vec<u16>,
+}
+
+impl LacpReply {
+    /// The reply for `model`.
+    pub fn new(lacp: Option<LacpSnapshot>, model: &SwitchModel) -> LacpReply {
+        LacpReply {
+            lacp,
+            port_names: model.interfaces.iter().map(|i| i.name.clone()).collect(),
+            routed: model
+                .interfaces
+                .iter()
+                .filter(|i| i.l2.is_none())
+                .filter_map(|i| match i.logical {
+                    Some(Logical::PortChannel { number, .. }) => Some(number),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The name of port `p`.
+    pub fn name(&self, p: u16) -> &str {
+        self.port_names
+            .get(usize::from(p))
+            .map_or("?", String::as_str)
+    }
+}
+
 /// LACP's default system and port priority.
 const DEFAULT_PRIORITY: u16 = 32768;
 

@@ -17,6 +17,7 @@ use railyard_dataplane::stats::SwitchStats;
 use railyard_dataplane::Pool;
 
 use crate::compile::reorder;
+use crate::lacp::LacpReply;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::mgmt::{self, ReloadReply};
 use crate::routing::daemons::{state_dir, FrrDaemons};
@@ -405,10 +406,17 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
                 Err(_) => mgmt::unknown_request(req),
             },
-            "lacp" => match shared.lacp.lock() {
-                Ok(s) => serde_json::to_string(&*s).unwrap_or_default(),
-                Err(_) => mgmt::unknown_request(req),
-            },
+            "lacp" => {
+                let snapshot = match shared.lacp.lock() {
+                    Ok(s) => s.clone(),
+                    Err(p) => p.into_inner().clone(),
+                };
+                let model = match cfg.lock() {
+                    Ok(l) => l.compiled.model.clone(),
+                    Err(p) => p.into_inner().compiled.model.clone(),
+                };
+                serde_json::to_string(&LacpReply::new(snapshot, &model)).unwrap_or_default()
+            }
             _ => mgmt::unknown_request(req),
         }
     })

@@ -26,6 +26,20 @@ enum Poll {
     Adaptive,
 }
 
+/// `show port-channel …`.
+#[derive(Clone, Copy, ValueEnum)]
+enum SummaryWhat {
+    /// One line per port-channel.
+    Summary,
+}
+
+/// `show lacp …`.
+#[derive(Clone, Copy, ValueEnum)]
+enum NeighborWhat {
+    /// The partners of the members.
+    Neighbor,
+}
+
 /// `show bfd …`.
 #[derive(Clone, Copy, ValueEnum)]
 enum BfdWhat {
@@ -305,6 +319,31 @@ enum ShowWhat {
         /// `address-table`, optionally followed by `vlan N`.
         #[arg(num_args = 1..=3, required = true)]
         args: Vec<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
+    /// `show port-channel summary`: each port-channel, routed or switched,
+    /// up or down, its protocol and its members' state, from a running
+    /// switch.
+    PortChannel {
+        /// `summary`.
+        what: SummaryWhat,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
+    /// `show lacp neighbor`: each port-channel member's LACP partner
+    /// (system, port, age, fast/slow and active/passive, key and state).
+    Lacp {
+        /// `neighbor`.
+        what: NeighborWhat,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -912,6 +951,32 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         Command::Show {
             what: ShowWhat::Ipv6 { json, source, .. },
         } => show_routing(&mut out, false, true, json, &source),
+        Command::Show {
+            what: ShowWhat::PortChannel { json, socket, .. },
+        } => {
+            let reply: railyard_control::lacp::LacpReply = mgmt::request(&socket, "lacp")?;
+            if json {
+                print_json(
+                    &mut out,
+                    &serde_json::to_value(&reply.lacp).unwrap_or_default(),
+                )
+            } else {
+                write!(out, "{}", show::l2::render_port_channel_summary(&reply)).map_err(io)
+            }
+        }
+        Command::Show {
+            what: ShowWhat::Lacp { json, socket, .. },
+        } => {
+            let reply: railyard_control::lacp::LacpReply = mgmt::request(&socket, "lacp")?;
+            if json {
+                print_json(
+                    &mut out,
+                    &serde_json::to_value(&reply.lacp).unwrap_or_default(),
+                )
+            } else {
+                write!(out, "{}", show::l2::render_lacp_neighbor(&reply)).map_err(io)
+            }
+        }
         Command::Show {
             what: ShowWhat::Mac { args, json, socket },
         } => {

@@ -1,9 +1,12 @@
-//! Layer-2 shows in the NX-OS layout: `show mac address-table`, from a
-//! running switch's counter snapshot.
+//! Layer-2 shows in the NX-OS layout, from a running switch: `show mac
+//! address-table` (its counter snapshot), `show port-channel summary` and
+//! `show lacp neighbor` (its LACP agent's snapshot).
 
 use std::fmt::Write;
 
 use railyard_dataplane::stats::{MacEntryStats, MacTableStats};
+
+use crate::lacp::LacpReply;
 
 /// `XXXX.XXXX.XXXX`, the way NX-OS writes a MAC in tables.
 pub fn dotted_mac(mac: &str) -> String {
@@ -107,4 +110,94 @@ mod tests {
         let one = render_mac_table(&t, Some(102));
         assert!(!one.contains("Eth1/1") && one.contains("Po10"), "{one}");
     }
+}
+
+/// `show port-channel summary`, NX-OS's layout.
+pub fn render_port_channel_summary(r: &LacpReply) -> String {
+    let mut s = String::from(
+        "Flags:  D - Down        P - Up in port-channel (members)\n        \
+         I - Individual  s - Suspended\n        \
+         S - Switched    R - Routed\n        \
+         U - Up (port-channel)\n",
+    );
+    s.push_str(&"-".repeat(80));
+    s.push_str("\nGroup Port-       Type     Protocol  Member Ports\n      Channel\n");
+    s.push_str(&"-".repeat(80));
+    s.push('\n');
+    let Some(lacp) = &r.lacp else {
+        return s;
+    };
+    for c in &lacp.channels {
+        let layer = if r.routed.contains(&c.channel) {
+            'R'
+        } else {
+            'S'
+        };
+        let state = if c.up { 'U' } else { 'D' };
+        let members: Vec<String> = c
+            .members
+            .iter()
+            .map(|m| {
+                let flag = lacp
+                    .ports
+                    .iter()
+                    .find(|p| p.port == *m)
+                    .map_or('D', |p| p.flag);
+                format!("{}({flag})", short_name(r.name(*m)))
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "{:<5} {:<11} {:<8} {:<9} {}",
+            c.channel,
+            format!("Po{}({layer}{state})", c.channel),
+            "Eth",
+            c.protocol,
+            members.join("    ")
+        );
+    }
+    s
+}
+
+/// `show lacp neighbor`, NX-OS's layout: per port-channel, each member's
+/// partner.
+pub fn render_lacp_neighbor(r: &LacpReply) -> String {
+    let mut s = String::from(
+        "Flags:  S - Device is sending Slow LACPDUs F - Device is sending Fast LACPDUs\n        \
+         A - Device is in Active mode       P - Device is in Passive mode\n",
+    );
+    let Some(lacp) = &r.lacp else {
+        return s;
+    };
+    for c in &lacp.channels {
+        let _ = writeln!(s, "port-channel{} neighbors", c.channel);
+        s.push_str("Partner's information\n");
+        s.push_str("            Partner                Partner                     Partner\n");
+        s.push_str("Port        System ID              Port Number     Age         Flags\n");
+        for p in lacp.ports.iter().filter(|p| p.channel == c.channel) {
+            let Some(partner) = &p.partner else {
+                let _ = writeln!(s, "{:<11} (no partner)", short_name(r.name(p.port)));
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "{:<11} {:<22} {:<15} {:<11} {}",
+                short_name(r.name(p.port)),
+                format!("{},{}", partner.system_priority, partner.system_mac),
+                format!("0x{:x}", partner.port),
+                p.age_s.map_or_else(|| "-".to_string(), |a| format!("{a}s")),
+                p.partner_flags
+            );
+            let _ = writeln!(
+                s,
+                "\n            LACP Partner           Partner                     Partner\n            \
+                 Port Priority          Oper Key                    Port State\n            \
+                 {:<22} {:<27} 0x{:x}\n",
+                partner.port_priority,
+                format!("0x{:x}", partner.key),
+                partner.state
+            );
+        }
+    }
+    s
 }

@@ -475,3 +475,104 @@ impl Drop for TopoLab {
         }
     }
 }
+
+/// An Open vSwitch of a test's own in namespace `ns` (userspace datapath,
+/// private database and run directory in `dir`), the real peer for VLAN
+/// tagging and LACP where the kernel has neither 802.1Q devices nor
+/// bonding; dropping it ends its daemons by PID.
+pub struct Ovs {
+    dir: PathBuf,
+    ns: String,
+    daemons: Vec<Child>,
+}
+
+impl Ovs {
+    pub fn start(ns: &str, dir: &Path) -> Ovs {
+        std::fs::create_dir_all(dir).expect("ovs dir");
+        let db = dir.join("conf.db");
+        let sock = dir.join("db.sock");
+        ok(&[
+            "ovsdb-tool",
+            "create",
+            db.to_str().unwrap_or_default(),
+            "/usr/share/openvswitch/vswitch.ovsschema",
+        ]);
+        let mut ovs = Ovs {
+            dir: dir.to_path_buf(),
+            ns: ns.to_string(),
+            daemons: Vec::new(),
+        };
+        ovs.spawn(&[
+            "ovsdb-server",
+            db.to_str().unwrap_or_default(),
+            &format!("--remote=punix:{}", sock.display()),
+            "--no-chdir",
+            &format!("--unixctl={}", dir.join("ovsdb.ctl").display()),
+            &format!("--log-file={}", dir.join("ovsdb.log").display()),
+        ]);
+        ovs.wait_for(&sock);
+        ovs.vsctl(&["--no-wait", "init"]);
+        ovs.spawn(&[
+            "ovs-vswitchd",
+            &format!("unix:{}", sock.display()),
+            "--no-chdir",
+            &format!("--unixctl={}", dir.join("vswitchd.ctl").display()),
+            &format!("--log-file={}", dir.join("vswitchd.log").display()),
+        ]);
+        ovs.wait_for(&dir.join("vswitchd.ctl"));
+        ovs
+    }
+
+    fn spawn(&mut self, argv: &[&str]) {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns])
+            .args(argv)
+            .env("OVS_RUNDIR", &self.dir)
+            .env("OVS_DBDIR", &self.dir)
+            .env("OVS_LOGDIR", &self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", argv[0]));
+        self.daemons.push(child);
+    }
+
+    fn wait_for(&self, path: &Path) {
+        let t = Instant::now();
+        while !path.exists() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{} never appeared",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `ovs-vsctl ARGS…` against this instance.
+    pub fn vsctl(&self, args: &[&str]) -> String {
+        let db = format!("--db=unix:{}", self.dir.join("db.sock").display());
+        let mut all = vec!["ip", "netns", "exec", &self.ns, "ovs-vsctl", &db];
+        all.extend_from_slice(args);
+        run(&all).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `ovs-appctl ARGS…` against this instance's vswitchd.
+    pub fn appctl(&self, args: &[&str]) -> String {
+        let target = self.dir.join("vswitchd.ctl");
+        let target = target.to_str().unwrap_or_default();
+        let mut all = vec!["ip", "netns", "exec", &self.ns, "ovs-appctl", "-t", target];
+        all.extend_from_slice(args);
+        run(&all).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl Drop for Ovs {
+    fn drop(&mut self) {
+        for c in self.daemons.iter_mut().rev() {
+            // `ip netns exec` execs the daemon: the PID is the daemon's.
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
