@@ -72,46 +72,6 @@ pub fn render_mac_table(table: &MacTableStats, vlan: Option<u16>) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(vlan: u16, mac: &str, kind: &str, age: u64, port: &str) -> MacEntryStats {
-        MacEntryStats {
-            vlan,
-            mac: mac.into(),
-            port: port.into(),
-            kind: kind.into(),
-            age_secs: age,
-        }
-    }
-
-    #[test]
-    fn the_table_lists_entries_like_nx_os_and_filters_by_vlan() {
-        let t = MacTableStats {
-            entries: vec![
-                entry(101, "02:00:00:00:00:01", "dynamic", 12, "Ethernet1/1"),
-                entry(102, "02:00:00:00:00:03", "static", 0, "port-channel10"),
-            ],
-            learned: 3,
-            moves: 1,
-            ..MacTableStats::default()
-        };
-        let all = render_mac_table(&t, None);
-        assert!(
-            all.contains("*   101     0200.0000.0001   dynamic  12        Eth1/1"),
-            "{all}"
-        );
-        assert!(
-            all.contains("*   102     0200.0000.0003   static   -         Po10"),
-            "{all}"
-        );
-        assert!(all.contains("Total MAC addresses: 2  (learned 3, moved 1"));
-        let one = render_mac_table(&t, Some(102));
-        assert!(!one.contains("Eth1/1") && one.contains("Po10"), "{one}");
-    }
-}
-
 /// `show port-channel summary`, NX-OS's layout.
 pub fn render_port_channel_summary(r: &LacpReply) -> String {
     let mut s = String::from(
@@ -200,4 +160,81 @@ pub fn render_lacp_neighbor(r: &LacpReply) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(vlan: u16, mac: &str, kind: &str, age: u64, port: &str) -> MacEntryStats {
+        MacEntryStats {
+            vlan,
+            mac: mac.into(),
+            port: port.into(),
+            kind: kind.into(),
+            age_secs: age,
+        }
+    }
+
+    #[test]
+    fn the_table_lists_entries_like_nx_os_and_filters_by_vlan() {
+        let t = MacTableStats {
+            entries: vec![
+                entry(101, "02:00:00:00:00:01", "dynamic", 12, "Ethernet1/1"),
+                entry(102, "02:00:00:00:00:03", "static", 0, "port-channel10"),
+            ],
+            learned: 3,
+            moves: 1,
+            ..MacTableStats::default()
+        };
+        let all = render_mac_table(&t, None);
+        assert!(
+            all.contains("*   101     0200.0000.0001   dynamic  12        Eth1/1"),
+            "{all}"
+        );
+        assert!(
+            all.contains("*   102     0200.0000.0003   static   -         Po10"),
+            "{all}"
+        );
+        assert!(all.contains("Total MAC addresses: 2  (learned 3, moved 1"));
+        let one = render_mac_table(&t, Some(102));
+        assert!(!one.contains("Eth1/1") && one.contains("Po10"), "{one}");
+    }
+
+    #[test]
+    fn the_summary_shows_a_static_bundle_up_with_its_members() {
+        use railyard_dataplane::wire::MacAddr;
+        use railyard_lacp::wire::SystemId;
+        use railyard_lacp::{Agent, Mode, PortConfig};
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut agent = Agent::new(SystemId {
+            priority: 32768,
+            mac,
+        });
+        for port in [0u16, 1] {
+            let mut cfg = PortConfig::new(mac, 10, port + 1);
+            cfg.mode = Mode::On;
+            agent.add_port(port, cfg).unwrap();
+            agent.set_link(port, port == 0, 0);
+        }
+        agent.poll(1, &mut |_, _| {});
+        let reply = LacpReply {
+            lacp: Some(agent.snapshot()),
+            port_names: vec!["Ethernet1/5".into(), "Ethernet1/6".into()],
+            routed: vec![10],
+        };
+        let s = render_port_channel_summary(&reply);
+        let line = s.lines().find(|l| l.starts_with("10 ")).unwrap();
+        assert!(line.contains("Po10(RU)"), "{s}");
+        assert!(line.contains("NONE"), "mode on runs no protocol: {s}");
+        assert!(
+            line.contains("Eth1/5(P)") && line.contains("Eth1/6(D)"),
+            "{s}"
+        );
+        let n = render_lacp_neighbor(&reply);
+        assert!(
+            n.contains("port-channel10 neighbors") && n.contains("(no partner)"),
+            "{n}"
+        );
+    }
 }
