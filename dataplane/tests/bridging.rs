@@ -416,3 +416,85 @@ fn a_quiet_address_ages_out_and_a_dead_port_forgets_its_own() {
     assert_eq!(r.sw.mac_table().counters().aged, 1);
     assert_eq!(r.sw.mac_table().counters().flushed, 1);
 }
+
+/// With two workers (ports 0 and 2 on one, 1 and 3 on the other), an
+/// address one worker learns is told to the other: the answer from a port
+/// of the second worker to a host the first one learned is switched to
+/// that host's port alone, not flooded.
+#[test]
+fn workers_tell_each_other_what_they_learn() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
+    use railyard_dataplane::MonotonicClock;
+
+    let interfaces: Vec<InterfaceModel> = (0..4u8)
+        .map(|i| {
+            let mut m = InterfaceModel::new(
+                &format!("Ethernet1/{}", i + 1),
+                MacAddr([2, 0, 0, 0, 1, i + 1]),
+            );
+            m.l2 = Some(PortL2::access(10));
+            m
+        })
+        .collect();
+    let model = SwitchModel {
+        interfaces,
+        ..SwitchModel::default()
+    };
+    let pool = Pool::new(1024);
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    let mut far = Vec::new();
+    for i in 0..4 {
+        let (near, f, _) = RingLink::pair(&format!("e{i}"), 256);
+        backends.push(Some(Box::new(near)));
+        far.push(f);
+    }
+    let (runtime, _) = Runtime::start(
+        &model,
+        backends,
+        pool.clone(),
+        Arc::new(MonotonicClock::new()),
+        &RuntimeOptions {
+            workers: 2,
+            ..RuntimeOptions::default()
+        },
+    );
+    let send = |far: &mut RingPort, frame: &[u8]| {
+        assert!(far.send(pool.alloc_from(frame).unwrap()).is_ok());
+    };
+    let collect = |far: &mut Vec<RingPort>, want: usize| {
+        let mut got = vec![0; far.len()];
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while got.iter().sum::<usize>() < want && Instant::now() < deadline {
+            for (i, f) in far.iter_mut().enumerate() {
+                while f.recv().is_some() {
+                    got[i] += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Anything more would come within a moment.
+        std::thread::sleep(Duration::from_millis(100));
+        for (i, f) in far.iter_mut().enumerate() {
+            while f.recv().is_some() {
+                got[i] += 1;
+            }
+        }
+        got
+    };
+    // h1 on port 0 (worker 0) to an unknown h2: flooded to 1, 2 and 3.
+    send(&mut far[0], &eth(host(2), host(1), None, 0x88b5, b"hello"));
+    assert_eq!(collect(&mut far, 3), vec![0, 1, 1, 1]);
+    // The other worker heard of h1 from the first: h2's answer from port 1
+    // goes to port 0 only. Give the event a moment to cross.
+    std::thread::sleep(Duration::from_millis(50));
+    send(&mut far[1], &eth(host(1), host(2), None, 0x88b5, b"back"));
+    assert_eq!(collect(&mut far, 1), vec![1, 0, 0, 0]);
+    let stats = runtime.shutdown();
+    let t = &stats.mac_table;
+    assert_eq!(t.entries.len(), 2, "{t:?}");
+    assert!(t.entries.iter().any(|e| e.port == "Ethernet1/1"));
+    assert!(t.entries.iter().any(|e| e.port == "Ethernet1/2"));
+}
