@@ -1002,12 +1002,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     &serde_json::json!({ "entries": show::l2::entries(&stats.mac_table, vlan) }),
                 )
             } else {
-                write!(
-                    out,
-                    "{}",
-                    show::l2::render_mac_table(&stats.mac_table, vlan)
-                )
-                .map_err(io)
+                write!(out, "{}", show::l2::render_mac_table(&stats, vlan)).map_err(io)
             }
         }
         Command::Show {

@@ -283,6 +283,10 @@ fn hosts_bridge_in_their_vlan_route_through_the_svis_and_show_in_the_mac_table()
         "{summary}"
     );
     let neighbors = r.sw.cli(&["show", "lacp", "neighbor"]).unwrap();
+    eprintln!(
+        "{}\n{summary}\n{neighbors}",
+        r.sw.cli(&["show", "mac", "address-table"]).unwrap()
+    );
     assert!(
         neighbors.contains("port-channel10 neighbors"),
         "{neighbors}"

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use railyard_dataplane::stats::{MacEntryStats, MacTableStats};
+use railyard_dataplane::stats::{MacEntryStats, MacTableStats, SwitchStats};
 
 use crate::lacp::LacpReply;
 
@@ -37,8 +37,10 @@ pub fn entries(table: &MacTableStats, vlan: Option<u16>) -> Vec<&MacEntryStats> 
         .collect()
 }
 
-/// `show mac address-table [vlan N]`.
-pub fn render_mac_table(table: &MacTableStats, vlan: Option<u16>) -> String {
+/// `show mac address-table [vlan N]`: the SVIs' gateway MACs (`G`, as
+/// NX-OS lists them) and the table's entries.
+pub fn render_mac_table(stats: &SwitchStats, vlan: Option<u16>) -> String {
+    let table = &stats.mac_table;
     let mut s = String::new();
     s.push_str(
         "Legend:\n        * - primary entry, G - Gateway MAC, (R) - Routed MAC\n        \
@@ -46,6 +48,23 @@ pub fn render_mac_table(table: &MacTableStats, vlan: Option<u16>) -> String {
     );
     s.push_str("   VLAN     MAC Address      Type      age     Ports\n");
     s.push_str("---------+-----------------+--------+---------+------------------------------\n");
+    for (name, i) in crate::show::in_port_order(stats) {
+        let Some(v) = name
+            .strip_prefix("Vlan")
+            .and_then(|v| v.parse::<u16>().ok())
+        else {
+            continue;
+        };
+        if vlan.is_none_or(|f| f == v) {
+            let _ = writeln!(
+                s,
+                "G{v:>6}     {:<16} {:<8} {:<9} sup-eth1(R)",
+                dotted_mac(&i.mac),
+                "static",
+                "-"
+            );
+        }
+    }
     for e in entries(table, vlan) {
         let age = if e.kind == "static" {
             "-".to_string()
@@ -141,7 +160,7 @@ pub fn render_lacp_neighbor(r: &LacpReply) -> String {
             };
             let _ = writeln!(
                 s,
-                "{:<11} {:<22} {:<15} {:<11} {}",
+                "{:<11} {:<24} {:<13} {:<11} {}",
                 short_name(r.name(p.port)),
                 format!("{},{}", partner.system_priority, partner.system_mac),
                 format!("0x{:x}", partner.port),
@@ -187,7 +206,22 @@ mod tests {
             moves: 1,
             ..MacTableStats::default()
         };
-        let all = render_mac_table(&t, None);
+        let mut stats = SwitchStats {
+            mac_table: t,
+            ..SwitchStats::default()
+        };
+        stats.interfaces.insert(
+            "Vlan101".into(),
+            railyard_dataplane::stats::InterfaceStats {
+                mac: "02:aa:bb:cc:00:00".into(),
+                ..Default::default()
+            },
+        );
+        let all = render_mac_table(&stats, None);
+        assert!(
+            all.contains("G   101     02aa.bbcc.0000   static   -         sup-eth1(R)"),
+            "{all}"
+        );
         assert!(
             all.contains("*   101     0200.0000.0001   dynamic  12        Eth1/1"),
             "{all}"
@@ -197,8 +231,9 @@ mod tests {
             "{all}"
         );
         assert!(all.contains("Total MAC addresses: 2  (learned 3, moved 1"));
-        let one = render_mac_table(&t, Some(102));
+        let one = render_mac_table(&stats, Some(102));
         assert!(!one.contains("Eth1/1") && one.contains("Po10"), "{one}");
+        assert!(!one.contains("G   101"), "{one}");
     }
 
     #[test]
