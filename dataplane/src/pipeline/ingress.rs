@@ -83,9 +83,27 @@ impl Switch {
             slot.counters.drop(DropReason::Malformed);
             return;
         }
-        // A port-channel's member works for its port-channel, except for
-        // what each link speaks for itself (pauses, LLDP, LACP).
-        let e = slot.model.member_of.map_or(p, usize::from);
+        if slot.model.member_of.is_some() || slot.model.l2.is_some() {
+            return self.ingress_l2(pkt, p, now);
+        }
+        match pkt.meta.kind {
+            FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, p, now),
+            FrameKind::Arp => self.local_arp(pkt, p, p, now),
+            FrameKind::MacControl => self.mac_control(&pkt, p, now),
+            FrameKind::Lldp => self.punt(pkt, p),
+            FrameKind::Other(_) | FrameKind::Unparsed => {
+                slot.counters.drop(DropReason::UnknownEthertype)
+            }
+        }
+    }
+
+    /// [`ingress`](Self::ingress) on a switchport or a port-channel
+    /// member, out of line so that a routed port's path stays as small as
+    /// it was. A member works for its port-channel, except for what each
+    /// link speaks for itself (pauses, LLDP, LACP).
+    #[inline(never)]
+    fn ingress_l2(&mut self, pkt: PacketBuf, p: usize, now: Nanos) {
+        let e = self.ports[p].model.member_of.map_or(p, usize::from);
         match pkt.meta.kind {
             FrameKind::MacControl => self.mac_control(&pkt, p, now),
             FrameKind::Lldp => self.punt(pkt, p),
