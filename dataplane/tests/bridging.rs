@@ -66,6 +66,8 @@ fn rig(aging_ns: u64) -> Rig {
     }
     ifs[TRUNK].l2 = Some(PortL2::trunk(&allowed, 1));
     ifs[ROUTED].ipv4 = vec![(Ipv4Addr::new(10, 9, 0, 0), 31)];
+    // RoCEv2's DSCP 24 is qos-group 3 on h1's port.
+    ifs[0].dscp_to_qos_group[24] = 3;
     for m in MEMBERS {
         ifs[m].member_of = Some(PC10 as u16);
     }
@@ -174,7 +176,11 @@ fn eth(dst: MacAddr, src: MacAddr, vlan: Option<u16>, ethertype: u16, body: &[u8
 }
 
 fn ipv4(src: Ipv4Addr, dst: Ipv4Addr, ttl: u8) -> Vec<u8> {
-    let mut ip = vec![0x45, 0, 0, 28, 0, 1, 0x40, 0, ttl, 17, 0, 0];
+    ipv4_dscp(src, dst, ttl, 0)
+}
+
+fn ipv4_dscp(src: Ipv4Addr, dst: Ipv4Addr, ttl: u8, dscp: u8) -> Vec<u8> {
+    let mut ip = vec![0x45, dscp << 2, 0, 28, 0, 1, 0x40, 0, ttl, 17, 0, 0];
     ip.extend_from_slice(&src.octets());
     ip.extend_from_slice(&dst.octets());
     let ck = !checksum::data(&ip);
@@ -324,6 +330,17 @@ fn hosts_route_through_their_vlans_svi() {
     assert_eq!(&f[0..6], &host(3).0);
     assert_eq!(&f[6..12], &SVI_MAC.0);
     assert_eq!(f[18 + 8], 63, "TTL");
+    assert_eq!(f[14] >> 5, 0, "DSCP 0 is qos-group 0: PCP 0");
+    // A RoCEv2 packet (DSCP 24, qos-group 3) leaves the trunk with PCP 3,
+    // the priority PFC pauses on a tagged link.
+    r.send(
+        0,
+        &eth(SVI_MAC, host(1), None, 0x0800, &ipv4_dscp(h1, h3, 64, 24)),
+    );
+    r.run();
+    let out = r.out();
+    let f = &out[TRUNK][0];
+    assert_eq!((tag(f), f[14] >> 5), (Some(102), 3));
     // h1 → 10.200.1.1 leaves by a member of port-channel10, untagged.
     r.send(
         0,

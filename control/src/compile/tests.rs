@@ -820,3 +820,31 @@ fn a_configuration_without_layer_2_keeps_its_unaddressed_ports_routed() {
     let c = compiled("interface Ethernet1/1\n  ip address 10.0.0.1/24\ninterface Ethernet1/2\n");
     assert!(c.model.interfaces.iter().all(|i| i.l2.is_none()));
 }
+
+#[test]
+fn a_port_channels_service_policy_classifies_on_its_members() {
+    let c = compiled(
+        "class-map type qos match-any ROCE
+  match dscp 24
+policy-map type qos CLASSIFY
+  class ROCE
+    set qos-group 3
+interface Ethernet1/1-2
+  no switchport
+  channel-group 10
+interface Ethernet1/3
+  no switchport
+interface port-channel10
+  no switchport
+  service-policy type qos input CLASSIFY
+  ip address 10.0.0.0/31
+",
+    );
+    let m = &c.model.interfaces;
+    assert_eq!(
+        m[0].dscp_to_qos_group[24], 3,
+        "a member takes its port-channel's policy"
+    );
+    assert_eq!(m[1].dscp_to_qos_group[24], 3);
+    assert_eq!(m[2].dscp_to_qos_group[24], 0, "a port outside it does not");
+}
