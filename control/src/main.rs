@@ -26,6 +26,13 @@ enum Poll {
     Adaptive,
 }
 
+/// `show vlan …`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BriefWhat {
+    /// The VLAN table alone.
+    Brief,
+}
+
 /// `show port-channel …`.
 #[derive(Clone, Copy, ValueEnum)]
 enum SummaryWhat {
@@ -325,6 +332,18 @@ enum ShowWhat {
         /// Management socket of the running switch to ask.
         #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
         socket: PathBuf,
+    },
+    /// `show vlan [brief]`: each VLAN, its name and its access ports
+    /// (`show vlan` also lists the trunks carrying each), from a running
+    /// switch or a configuration file.
+    Vlan {
+        /// `brief` for the one table.
+        what: Option<BriefWhat>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        source: ConfigSource,
     },
     /// `show port-channel summary`: each port-channel, routed or switched,
     /// up or down, its protocol and its members' state, from a running
@@ -951,6 +970,20 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         Command::Show {
             what: ShowWhat::Ipv6 { json, source, .. },
         } => show_routing(&mut out, false, true, json, &source),
+        Command::Show {
+            what: ShowWhat::Vlan { what, json, source },
+        } => {
+            let config = source.load()?;
+            let compiled = railyard_control::compile::compile(&config)
+                .map_err(|d| railyard_control::format_diagnostics(&d))?;
+            let rows = show::l2::vlan_rows(&config, &compiled.model);
+            if json {
+                print_json(&mut out, &serde_json::json!({ "vlans": rows }))
+            } else {
+                let detail = what != Some(BriefWhat::Brief);
+                write!(out, "{}", show::l2::render_vlans(&rows, detail)).map_err(io)
+            }
+        }
         Command::Show {
             what: ShowWhat::PortChannel { json, socket, .. },
         } => {

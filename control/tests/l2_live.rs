@@ -249,6 +249,12 @@ fn hosts_bridge_in_their_vlan_route_through_the_svis_and_show_in_the_mac_table()
             r.mac_table()
         );
     }
+    let vlans = r.sw.cli(&["show", "vlan", "brief"]).unwrap();
+    assert!(
+        vlans.contains("101  RAIL-1                           active    Eth1/1, Eth1/2"),
+        "{vlans}"
+    );
+    eprintln!("{vlans}");
     let text =
         r.sw.cli(&["show", "mac", "address-table", "vlan", "102"])
             .unwrap();

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::stats::{MacEntryStats, MacTableStats, SwitchStats};
 
 use crate::lacp::LacpReply;
@@ -88,6 +89,79 @@ pub fn render_mac_table(stats: &SwitchStats, vlan: Option<u16>) -> String {
          not learned with the table full {})",
         table.learned, table.moves, table.aged, table.flushed, table.full
     );
+    s
+}
+
+/// One VLAN as `show vlan brief` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VlanRow {
+    /// VLAN ID.
+    pub vlan: u16,
+    /// Its name (`default` for VLAN 1, `VLAN0101` when unnamed).
+    pub name: String,
+    /// `active` (a VLAN railyard has is always active).
+    pub status: String,
+    /// The access ports in it (trunks are not listed, as on NX-OS).
+    pub ports: Vec<String>,
+    /// The trunks that carry it.
+    pub trunks: Vec<String>,
+}
+
+/// The VLANs of `config` with the ports the switch puts in them (as it
+/// compiled them: `model`).
+pub fn vlan_rows(config: &railyard_config::Config, model: &SwitchModel) -> Vec<VlanRow> {
+    config
+        .vlans
+        .iter()
+        .map(|v| {
+            let mut ports = Vec::new();
+            let mut trunks = Vec::new();
+            for m in &model.interfaces {
+                let Some(l2) = &m.l2 else { continue };
+                if l2.tagged.is_empty() && l2.untagged == Some(v.id) {
+                    ports.push(short_name(&m.name));
+                } else if !l2.tagged.is_empty() && l2.carries(v.id) {
+                    trunks.push(short_name(&m.name));
+                }
+            }
+            VlanRow {
+                vlan: v.id,
+                name: v.display_name(),
+                status: "active".into(),
+                ports,
+                trunks,
+            }
+        })
+        .collect()
+}
+
+/// `show vlan brief` (and, with `detail`, the trunks carrying each VLAN,
+/// which `show vlan` adds).
+pub fn render_vlans(rows: &[VlanRow], detail: bool) -> String {
+    let mut s = String::from(
+        "\nVLAN Name                             Status    Ports\n\
+         ---- -------------------------------- --------- -------------------------------\n",
+    );
+    for r in rows {
+        let mut ports = r.ports.chunks(4).map(|c| c.join(", "));
+        let first = format!(
+            "{:<4} {:<32} {:<9} {}",
+            r.vlan,
+            r.name,
+            r.status,
+            ports.next().unwrap_or_default()
+        );
+        let _ = writeln!(s, "{}", first.trim_end());
+        for more in ports {
+            let _ = writeln!(s, "{:<47}{more}", "");
+        }
+    }
+    if detail {
+        s.push_str("\nVLAN Trunks carrying it\n---- -------------------------------------------\n");
+        for r in rows.iter().filter(|r| !r.trunks.is_empty()) {
+            let _ = writeln!(s, "{:<4} {}", r.vlan, r.trunks.join(", "));
+        }
+    }
     s
 }
 
@@ -271,5 +345,50 @@ mod tests {
             n.contains("port-channel10 neighbors") && n.contains("(no partner)"),
             "{n}"
         );
+    }
+
+    #[test]
+    fn show_vlan_lists_each_vlans_access_ports_and_the_trunks_carrying_it() {
+        let text = "feature interface-vlan
+vlan 101
+  name RAIL-1
+vlan 102
+interface Ethernet1/1-5
+  switchport access vlan 101
+interface Ethernet1/6
+  switchport access vlan 102
+interface Ethernet1/9
+  switchport mode trunk
+  switchport trunk allowed vlan 102
+interface Ethernet1/10
+  no switchport
+  ip address 10.9.0.0/31
+";
+        let config = railyard_config::parse_str(text, "v.conf", &Default::default())
+            .unwrap()
+            .config;
+        let model = crate::compile::compile(&config).unwrap().model;
+        let rows = vlan_rows(&config, &model);
+        assert_eq!(rows.len(), 3);
+        assert_eq!((rows[0].vlan, rows[0].name.as_str()), (1, "default"));
+        assert_eq!(rows[1].ports.len(), 5);
+        assert!(rows[1].trunks.is_empty());
+        assert_eq!(rows[2].name, "VLAN0102");
+        assert_eq!(rows[2].ports, ["Eth1/6"]);
+        assert_eq!(rows[2].trunks, ["Eth1/9"]);
+        let out = render_vlans(&rows, false);
+        assert!(
+            out.contains(
+                "101  RAIL-1                           active    Eth1/1, Eth1/2, Eth1/3, Eth1/4\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("{:47}Eth1/5\n", "")),
+            "the fifth wraps: {out}"
+        );
+        assert!(out.lines().all(|l| l == l.trim_end()), "{out:?}");
+        assert!(!out.contains("Trunks"));
+        assert!(render_vlans(&rows, true).contains("102  Eth1/9"));
     }
 }
