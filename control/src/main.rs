@@ -334,7 +334,8 @@ enum ShowWhat {
         socket: PathBuf,
     },
     /// `show vlan [brief]`: each VLAN, its name and its access ports
-    /// (`show vlan` also lists the trunks carrying each), from a running
+    /// (`show vlan` also lists the trunks carrying each and, from a running
+    /// switch, what entered each VLAN and where it went), from a running
     /// switch or a configuration file.
     Vlan {
         /// `brief` for the one table.
@@ -978,10 +979,20 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 .map_err(|d| railyard_control::format_diagnostics(&d))?;
             let rows = show::l2::vlan_rows(&config, &compiled.model);
             if json {
-                print_json(&mut out, &serde_json::json!({ "vlans": rows }))
+                let counters = source.live_stats()?.map(|s| s.vlans);
+                print_json(
+                    &mut out,
+                    &serde_json::json!({ "vlans": rows, "counters": counters }),
+                )
             } else {
                 let detail = what != Some(BriefWhat::Brief);
-                write!(out, "{}", show::l2::render_vlans(&rows, detail)).map_err(io)
+                write!(out, "{}", show::l2::render_vlans(&rows, detail)).map_err(io)?;
+                match source.live_stats()? {
+                    Some(stats) if detail => {
+                        write!(out, "{}", show::l2::render_vlan_counters(&stats.vlans)).map_err(io)
+                    }
+                    _ => Ok(()),
+                }
             }
         }
         Command::Show {

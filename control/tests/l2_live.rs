@@ -464,6 +464,21 @@ fn an_unknown_unicast_storm_stays_in_its_vlan_and_a_quiet_address_ages_out() {
         "VLAN 102 got {} flooded frames",
         flooded(3)
     );
+    // Per VLAN, what entered went somewhere: switched, to the SVI, or
+    // dropped with a reason.
+    let v: serde_json::Value =
+        serde_json::from_str(&r.sw.cli(&["show", "vlan", "--json"]).unwrap()).unwrap();
+    let c = &v["counters"]["101"];
+    let n = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+    assert!(n("rx_packets") >= received, "{c}");
+    assert_eq!(
+        n("rx_packets") + n("routed_in") + n("flood_copies"),
+        n("switched") + n("to_svi") + n("dropped"),
+        "{c}"
+    );
+    let text = r.sw.cli(&["show", "vlan"]).unwrap();
+    eprintln!("{text}");
+    assert!(text.contains("Flood copies"), "{text}");
     // None of the storm's destinations was learned (nothing answered).
     assert!(!r
         .mac_table()

@@ -3,7 +3,7 @@
 //! A drop is a fate, not an error: the stage that drops sets a [`DropReason`],
 //! which indexes a plain counter array. Every drop in railyard has one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 macro_rules! drop_reasons {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal ),+ $(,)?) => {
@@ -91,6 +91,51 @@ drop_reasons! {
     /// A damaged capture record at which a replay stopped because it was
     /// told to (`replay --truncated ok`); the rest of that trace is not read.
     CaptureDamaged = "capture_damaged",
+}
+
+/// What the bridge did in one VLAN. They conserve: `rx_packets +
+/// routed_in + flood_copies = switched + to_svi + dropped`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VlanCounters {
+    /// Frames that entered the VLAN on a switchport.
+    pub rx_packets: u64,
+    /// Their bytes.
+    pub rx_bytes: u64,
+    /// Packets routed into the VLAN through its SVI.
+    pub routed_in: u64,
+    /// Copies made to flood frames in the VLAN.
+    pub flood_copies: u64,
+    /// Frames handed to a port's egress in the VLAN.
+    pub switched: u64,
+    /// Frames handed to the VLAN's SVI (routed or answered there).
+    pub to_svi: u64,
+    /// Frames dropped in the VLAN (each also a drop with a reason on the
+    /// port it came in on).
+    pub dropped: u64,
+}
+
+impl VlanCounters {
+    /// Whether every frame that entered the VLAN is accounted for.
+    pub fn conserved(&self) -> bool {
+        self.rx_packets + self.routed_in + self.flood_copies
+            == self.switched + self.to_svi + self.dropped
+    }
+
+    /// Whether nothing happened in the VLAN.
+    pub fn is_zero(&self) -> bool {
+        *self == VlanCounters::default()
+    }
+
+    /// Adds another worker's share.
+    pub fn add(&mut self, o: &VlanCounters) {
+        self.rx_packets += o.rx_packets;
+        self.rx_bytes += o.rx_bytes;
+        self.routed_in += o.routed_in;
+        self.flood_copies += o.flood_copies;
+        self.switched += o.switched;
+        self.to_svi += o.to_svi;
+        self.dropped += o.dropped;
+    }
 }
 
 /// Counters of one egress queue (qos-group).

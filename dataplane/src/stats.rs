@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::counters::{DropReason, PfcCounters, PortCounters, QueueCounters};
+use crate::counters::{DropReason, PfcCounters, PortCounters, QueueCounters, VlanCounters};
 
 /// One egress queue in a snapshot.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,6 +350,9 @@ pub struct SwitchStats {
     /// The switchports' MAC address table (empty without switchports).
     #[serde(default)]
     pub mac_table: MacTableStats,
+    /// What the bridge did per VLAN, for the VLANs that saw traffic.
+    #[serde(default)]
+    pub vlans: BTreeMap<u16, VlanCounters>,
 }
 
 /// The MAC address table: its entries and what it did.
@@ -415,6 +418,9 @@ impl SwitchStats {
         }
         self.pool = other.pool;
         self.neighbor_parked += other.neighbor_parked;
+        for (v, c) in &other.vlans {
+            self.vlans.entry(*v).or_default().add(c);
+        }
         let m = &mut self.mac_table;
         let o = other.mac_table;
         m.learned += o.learned;

@@ -219,6 +219,9 @@ fn assert_conserved(r: &Rig) {
     // The switch's own answers are sent without having been received.
     let answered: u64 = stats.interfaces.values().map(|i| i.punted).sum();
     assert_eq!(rx + answered, out, "{stats:#?}");
+    for (vlan, c) in &stats.vlans {
+        assert!(c.conserved(), "VLAN {vlan}: {c:?}");
+    }
 }
 
 #[test]
@@ -262,6 +265,9 @@ fn unknown_and_broadcast_frames_flood_within_their_vlan_and_learned_ones_go_to_o
     assert_eq!(counts(&r.out()), vec![0; 7]);
     assert_eq!(r.drops(TRUNK, DropReason::VlanNotAllowed), 1);
     assert_eq!(r.drops(0, DropReason::VlanNotAllowed), 1);
+    let v101 = r.sw.stats().vlans[&101];
+    assert_eq!((v101.rx_packets, v101.flood_copies), (3, 1), "{v101:?}");
+    assert_eq!(v101.switched, 4);
     let t = r.sw.mac_table().entries(r.now);
     let learned: Vec<_> = t.iter().map(|e| (e.vlan, e.mac, e.port)).collect();
     assert!(learned.contains(&(101, host(1), 0)), "{learned:?}");

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use railyard_dataplane::counters::VlanCounters;
 use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::stats::{MacEntryStats, MacTableStats, SwitchStats};
 
@@ -161,6 +162,23 @@ pub fn render_vlans(rows: &[VlanRow], detail: bool) -> String {
         for r in rows.iter().filter(|r| !r.trunks.is_empty()) {
             let _ = writeln!(s, "{:<4} {}", r.vlan, r.trunks.join(", "));
         }
+    }
+    s
+}
+
+/// The bridge's counters per VLAN (`show vlan` of a running switch):
+/// what entered each VLAN, and where it went.
+pub fn render_vlan_counters(vlans: &std::collections::BTreeMap<u16, VlanCounters>) -> String {
+    let mut s = String::from(
+        "\nVLAN     Received     Routed in  Flood copies      Switched        To SVI       Dropped\n\
+         ---- ------------ ------------- ------------- ------------- ------------- -------------\n",
+    );
+    for (v, c) in vlans {
+        let _ = writeln!(
+            s,
+            "{v:<4} {:>12} {:>13} {:>13} {:>13} {:>13} {:>13}",
+            c.rx_packets, c.routed_in, c.flood_copies, c.switched, c.to_svi, c.dropped
+        );
     }
     s
 }

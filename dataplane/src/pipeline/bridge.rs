@@ -90,10 +90,14 @@ impl Switch {
                 None => return self.count_drop(p, DropReason::VlanNotAllowed),
             },
         };
+        let c = &mut self.vlans[usize::from(vlan)];
+        c.rx_packets += 1;
+        c.rx_bytes += pkt.len() as u64;
         let d = pkt.data();
         let dst = MacAddr::from_bytes(d);
         let src = MacAddr::from_bytes(&d[6..]);
         if src.is_multicast() {
+            self.vlans[usize::from(vlan)].dropped += 1;
             let c = &mut self.ports[p].counters;
             c.rx_malformed += 1;
             return c.drop(DropReason::Malformed);
@@ -112,8 +116,11 @@ impl Switch {
             }
         };
         match dest {
-            Dest::Svi(svi) => self.up_the_svi(pkt, p, svi, now),
-            Dest::Port(o) if usize::from(o) == e => self.count_drop(p, DropReason::L2Filtered),
+            Dest::Svi(svi) => {
+                self.vlans[usize::from(vlan)].to_svi += 1;
+                self.up_the_svi(pkt, p, svi, now)
+            }
+            Dest::Port(o) if usize::from(o) == e => self.drop_in(vlan, p, DropReason::L2Filtered),
             Dest::Port(o) => self.switch_out(pkt, p, vlan, o),
             Dest::Flood => {
                 // The SVI hears what a host on the VLAN asks of it.
@@ -121,7 +128,8 @@ impl Switch {
                     && self.ports[svi].model.admin_up
                     && (pkt.meta.kind == FrameKind::Arp || pkt.meta.kind == FrameKind::Ipv6);
                 if local {
-                    if let Some(copy) = self.copy(&pkt, p) {
+                    if let Some(copy) = self.copy(&pkt, p, vlan) {
+                        self.vlans[usize::from(vlan)].to_svi += 1;
                         self.up_the_svi(copy, p, svi, now);
                     }
                 }
@@ -166,19 +174,27 @@ impl Switch {
         }
     }
 
-    /// A copy of `pkt` from the pool (its metadata too), or a `no_buffer`
-    /// drop counted on `p`.
-    fn copy(&mut self, pkt: &PacketBuf, p: usize) -> Option<PacketBuf> {
+    /// A copy of `pkt` from the pool (its metadata too), counted on `p`
+    /// and in `vlan`; or, without a free buffer, the copy's `no_buffer`
+    /// drop.
+    fn copy(&mut self, pkt: &PacketBuf, p: usize, vlan: u16) -> Option<PacketBuf> {
+        self.ports[p].counters.flood_copies += 1;
+        self.vlans[usize::from(vlan)].flood_copies += 1;
         let Some(mut copy) = self.pool.alloc_from(pkt.data()) else {
-            self.count_drop(p, DropReason::NoBuffer);
+            self.drop_in(vlan, p, DropReason::NoBuffer);
             return None;
         };
         copy.meta = pkt.meta;
         copy.in_port = pkt.in_port;
         // Only the original holds lossless ingress bytes.
         copy.meta.lossless = false;
-        self.ports[p].counters.flood_copies += 1;
         Some(copy)
+    }
+
+    /// Counts a drop on port `p` and in `vlan`.
+    fn drop_in(&mut self, vlan: u16, p: usize, reason: DropReason) {
+        self.vlans[usize::from(vlan)].dropped += 1;
+        self.count_drop(p, reason);
     }
 
     /// Sends `pkt` to every port of `vlan` but `except`; a frame with no
@@ -192,12 +208,13 @@ impl Switch {
             if heard {
                 // The SVI's copy stands for it; the original is not sent.
                 self.ports[p].counters.flood_copies -= 1;
+                self.vlans[usize::from(vlan)].flood_copies -= 1;
                 return drop(pkt);
             }
-            return self.count_drop(p, DropReason::L2Filtered);
+            return self.drop_in(vlan, p, DropReason::L2Filtered);
         };
         for o in targets {
-            if let Some(copy) = self.copy(&pkt, p) {
+            if let Some(copy) = self.copy(&pkt, p, vlan) {
                 self.switch_out(copy, p, vlan, last);
             }
             last = o;
@@ -210,13 +227,13 @@ impl Switch {
     /// its ingress port `p`, tagged as `o` carries `vlan`, admitted.
     fn switch_out(&mut self, mut pkt: PacketBuf, p: usize, vlan: u16, o: PortId) {
         if self.classify(&mut pkt, p) && !self.watchdog_forwards(&pkt, p) {
-            return self.count_drop(p, DropReason::PfcWatchdogIngress);
+            return self.drop_in(vlan, p, DropReason::PfcWatchdogIngress);
         }
         let Some(phys) = self.physical(&pkt, o) else {
-            return self.count_drop(p, DropReason::InterfaceDown);
+            return self.drop_in(vlan, p, DropReason::InterfaceDown);
         };
         if !self.port_up[phys] {
-            return self.count_drop(p, DropReason::InterfaceDown);
+            return self.drop_in(vlan, p, DropReason::InterfaceDown);
         }
         let tagged = self.ports[usize::from(o)]
             .model
@@ -224,12 +241,14 @@ impl Switch {
             .as_ref()
             .is_some_and(|l2| l2.untagged != Some(vlan));
         if !retag(&mut pkt, tagged.then_some(vlan)) {
-            return self.count_drop(p, DropReason::NoBuffer);
+            return self.drop_in(vlan, p, DropReason::NoBuffer);
         }
         pkt.meta.out_port = phys as PortId;
         if pkt.meta.lossless && !self.admit_lossless(&pkt) {
+            self.vlans[usize::from(vlan)].dropped += 1;
             return;
         }
+        self.vlans[usize::from(vlan)].switched += 1;
         self.send_to_egress(pkt);
     }
 
@@ -286,6 +305,7 @@ impl Switch {
             Some(Logical::Svi { vlan }) => {
                 let vlan = *vlan;
                 let in_port = pkt.in_port as usize;
+                self.vlans[usize::from(vlan)].routed_in += 1;
                 let dst = MacAddr::from_bytes(pkt.data());
                 let known = if dst.is_multicast() {
                     None
@@ -299,7 +319,7 @@ impl Switch {
                         let mut last = None;
                         for &o in &members {
                             if let Some(prev) = last.replace(o) {
-                                if let Some(copy) = self.copy(&pkt, in_port) {
+                                if let Some(copy) = self.copy(&pkt, in_port, vlan) {
                                     self.switch_out_routed(copy, in_port, vlan, prev);
                                 }
                             }
@@ -307,7 +327,7 @@ impl Switch {
                         self.l2.members[usize::from(vlan)] = members;
                         match last {
                             Some(o) => self.switch_out_routed(pkt, in_port, vlan, o),
-                            None => self.count_drop(in_port, DropReason::L2Filtered),
+                            None => self.drop_in(vlan, in_port, DropReason::L2Filtered),
                         }
                     }
                 }
@@ -320,10 +340,10 @@ impl Switch {
     /// (and admitted) as it was routed.
     fn switch_out_routed(&mut self, mut pkt: PacketBuf, in_port: usize, vlan: u16, o: PortId) {
         let Some(phys) = self.physical(&pkt, o) else {
-            return self.count_drop(in_port, DropReason::InterfaceDown);
+            return self.drop_in(vlan, in_port, DropReason::InterfaceDown);
         };
         if !self.port_up[phys] {
-            return self.count_drop(in_port, DropReason::InterfaceDown);
+            return self.drop_in(vlan, in_port, DropReason::InterfaceDown);
         }
         let tagged = self.ports[usize::from(o)]
             .model
@@ -331,9 +351,10 @@ impl Switch {
             .as_ref()
             .is_some_and(|l2| l2.untagged != Some(vlan));
         if !retag(&mut pkt, tagged.then_some(vlan)) {
-            return self.count_drop(in_port, DropReason::NoBuffer);
+            return self.drop_in(vlan, in_port, DropReason::NoBuffer);
         }
         pkt.meta.out_port = phys as PortId;
+        self.vlans[usize::from(vlan)].switched += 1;
         self.send_to_egress(pkt);
     }
 

@@ -63,7 +63,7 @@ use local::TICK_INTERVAL;
 use crate::balance::dlb::Dre;
 use crate::balance::{Balancer, QualityBoard};
 use crate::clock::Nanos;
-use crate::counters::{DropReason, PortCounters};
+use crate::counters::{DropReason, PortCounters, VlanCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
 use crate::lanes::{self, LaneBoard};
 use crate::mac_table::MacTable;
@@ -138,6 +138,8 @@ pub struct Switch {
     macs: MacTable,
     /// Which ports carry which VLAN, and the VLANs' SVIs.
     l2: bridge::L2Tables,
+    /// What the bridge did per VLAN (index = VLAN ID).
+    vlans: Box<[VlanCounters]>,
     pool: Pool,
     links: Option<WorkerLinks>,
     /// Per worker: packets routed to its ports this poll, sent over in one
@@ -282,6 +284,7 @@ impl Switch {
             neighbors,
             macs: MacTable::new(&model.mac_table),
             l2: bridge::L2Tables::build(model),
+            vlans: vec![VlanCounters::default(); 4096].into_boxed_slice(),
             pool,
             outbox: (0..links.as_ref().map_or(0, |l| l.to_peers.len()))
                 .map(|_| Burst::new())

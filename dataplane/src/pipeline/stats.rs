@@ -86,6 +86,13 @@ impl Switch {
             load_balancing: self.group_stats(),
             poll_gaps: vec![self.poll_gaps.stats()],
             mac_table: self.mac_table_stats(),
+            vlans: self
+                .vlans
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.is_zero())
+                .map(|(v, c)| (v as u16, *c))
+                .collect(),
         }
     }
 
