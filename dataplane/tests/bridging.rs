@@ -521,3 +521,67 @@ fn workers_tell_each_other_what_they_learn() {
     assert!(t.entries.iter().any(|e| e.port == "Ethernet1/1"));
     assert!(t.entries.iter().any(|e| e.port == "Ethernet1/2"));
 }
+
+/// A switched port-channel is one port of its VLAN: a flood sends one copy
+/// over one member, an address heard on either member is learned on the
+/// port-channel, and frames to it leave by a member.
+#[test]
+fn a_switched_port_channel_is_one_port_of_its_vlan() {
+    let mut interfaces: Vec<InterfaceModel> = (0..4u8)
+        .map(|i| {
+            let mut m = InterfaceModel::new(
+                &format!("Ethernet1/{}", i + 1),
+                MacAddr([2, 0, 0, 0, 1, i + 1]),
+            );
+            m.l2 = Some(PortL2::access(5));
+            m
+        })
+        .collect();
+    interfaces[2].member_of = Some(4);
+    interfaces[3].member_of = Some(4);
+    let mut pc = InterfaceModel::new("port-channel1", MacAddr([2, 0, 0, 0, 0xbb, 1]));
+    pc.l2 = Some(PortL2::access(5));
+    pc.logical = Some(Logical::PortChannel {
+        number: 1,
+        members: vec![2, 3],
+    });
+    interfaces.push(pc);
+    let model = SwitchModel {
+        interfaces,
+        ..SwitchModel::default()
+    };
+    let pool = Pool::new(1024);
+    let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
+    let mut far = Vec::new();
+    for i in 0..4 {
+        let (near, f, _) = RingLink::pair(&format!("e{i}"), 256);
+        backends.push(Some(Box::new(near)));
+        far.push(f);
+    }
+    backends.push(None);
+    let (sw, _) = Switch::new(&model, backends, pool.clone());
+    let mut r = Rig {
+        sw,
+        far,
+        links: Vec::new(),
+        pool,
+        now: 1_000,
+    };
+    r.send(0, &eth(host(9), host(1), None, 0x88b5, b"who"));
+    r.run();
+    let out = counts(&r.out());
+    assert_eq!(out[..2], [0, 1]);
+    assert_eq!(out[2] + out[3], 1, "one copy over one member: {out:?}");
+    // h9 answers over the second member: learned on the port-channel.
+    r.send(3, &eth(host(1), host(9), None, 0x88b5, b"me"));
+    r.run();
+    assert_eq!(counts(&r.out()), vec![1, 0, 0, 0]);
+    let e = r.sw.mac_table().entries(r.now);
+    assert!(e.iter().any(|e| e.mac == host(9) && e.port == 4), "{e:?}");
+    // To h9 now: by a member only.
+    r.send(1, &eth(host(9), host(2), None, 0x88b5, b"to9"));
+    r.run();
+    let out = counts(&r.out());
+    assert_eq!((out[0], out[1], out[2] + out[3]), (0, 0, 1), "{out:?}");
+    assert_conserved(&r);
+}
