@@ -337,7 +337,9 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 }
                 _ => return Err(format!("{}: unknown node {}", t.path.display(), peer.node)),
             };
-            arp.push((sw, port, t.address_of(l, peer), peer_mac));
+            if let Some(ip) = t.address_of(l, peer) {
+                arp.push((sw, port, ip, peer_mac));
+            }
         }
     }
     for (sw, port, ip, mac) in arp {
