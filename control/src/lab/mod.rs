@@ -24,4 +24,6 @@ pub mod run;
 pub mod topology;
 
 #[cfg(test)]
+mod layer2_tests;
+#[cfg(test)]
 mod tests;
