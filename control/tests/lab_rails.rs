@@ -4,6 +4,7 @@
 //!   another host's NIC in its rail bridged (the reply's TTL untouched,
 //!   the peer's MAC in the switch's table on its access port and VLAN) and
 //!   a NIC in the other rail routed from SVI to SVI (TTL one less).
+//! * `single-rail`: one rail per switch, the spines route between them.
 //! * `dual-rail`: each rail switch's two uplinks to the spine bundle into
 //!   a LACP port-channel on both ends (every member `(P)`, the partner the
 //!   spine), hosts reach the other rail switch's VLANs through both
@@ -244,5 +245,21 @@ fn dual_rail_bundles_its_uplinks_with_lacp_and_passes_traffic_between_the_rail_s
          within rail 1 {local_ms:.3} ms (average round trips of 10 pings); 64 UDP flows left rail1 \
          by Ethernet1/31 and 1/32 in {sent:?} frames",
         bundled_after.as_secs_f64()
+    );
+}
+
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn single_rail_routes_from_rail_to_rail_over_the_spines() {
+    let lab = TopoLab::up("sr", "single-rail", &shipped("single-rail.topo"), &[]);
+    // Within rail 1 (VLAN 101 on rail1): bridged.
+    let (ttl, bridged_ms) = measure(&lab, "h1", "10.0.1.2", "10.0.1.5", 10);
+    assert_eq!(ttl, 64, "bridged");
+    // Rail 1 to rail 2: rail1's SVI, a spine and rail2's SVI route it.
+    let (ttl, routed_ms) = measure(&lab, "h1", "10.0.1.2", "10.0.2.5", 10);
+    assert_eq!(ttl, 61, "three routers");
+    eprintln!(
+        "single-rail: within rail 1 {bridged_ms:.3} ms, rail 1 to rail 2 over a spine \
+         {routed_ms:.3} ms (average round trips of 10 pings)"
     );
 }
