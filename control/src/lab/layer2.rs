@@ -63,8 +63,11 @@ pub(super) struct L2Marks {
     /// (link index, column of its `vlan` value).
     pub(super) access: Vec<(usize, usize)>,
     /// (link index, its VLANs each with the column of its list item).
-    pub(super) trunks: Vec<(usize, Vec<(u16, usize)>)>,
+    pub(super) trunks: Vec<(usize, VlanItems)>,
 }
+
+/// A VLAN list as written: each VLAN with the column of its list item.
+pub(super) type VlanItems = Vec<(u16, usize)>;
 
 /// The range of VLANs a lab uses: VLAN 1 is every port's default and a
 /// trunk's untagged native VLAN.
@@ -88,7 +91,7 @@ pub(super) fn parse_vlan_id(text: &str) -> Result<u16, (String, String)> {
 pub(super) fn parse_vlan_list(
     text: &str,
     col: usize,
-) -> Result<Vec<(u16, usize)>, (usize, String, String)> {
+) -> Result<VlanItems, (usize, String, String)> {
     let mut out = Vec::new();
     let mut at = col;
     for item in text.split(',') {
@@ -606,7 +609,7 @@ impl Topology {
         self.links
             .iter()
             .filter(|l| {
-                let trunked = l.trunk.contains(&v.id) && v.switches.iter().any(|s| *s == l.a.node);
+                let trunked = l.trunk.contains(&v.id) && v.switches.contains(&l.a.node);
                 trunked || self.link_vlan(l).is_some_and(|x| std::ptr::eq(x, v))
             })
             .map(|l| l.mtu)

@@ -697,7 +697,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
         // Each option's value with the columns of its value and keyword.
         let mut subnet: Option<(Ipv4Net, usize, usize)> = None;
         let mut vlan: Option<(u16, usize, usize)> = None;
-        let mut trunk: Option<(Vec<(u16, usize)>, usize, usize)> = None;
+        let mut trunk: Option<(layer2::VlanItems, usize, usize)> = None;
         let mut channel: Option<(u16, usize, usize)> = None;
         let mut mtu = 1500u16;
         let mut delay_ns = DEFAULT_LINK_DELAY_NS;
