@@ -105,6 +105,38 @@ fn a_rail_aligned_allreduce_runs_near_the_nic_line_rate() {
     assert!(busbw >= 0.9 * 12.5, "busbw {busbw:.2} GB/s");
 }
 
+#[test]
+fn layer_2_rails_run_through_their_svis_and_port_channels() {
+    // multi-rail: two rails as VLANs on one switch, the SVIs the NICs'
+    // gateways; nothing floods (every host's MAC is known on its port).
+    let r = sim("multi-rail", "allreduce:1M", |_| {});
+    assert_complete(&r);
+    assert_eq!(
+        (r.fabric.retransmissions, r.fabric.nic_rx_drops),
+        (0, 0),
+        "{:?}",
+        r.fabric
+    );
+    // dual-rail: an AllToAll crosses from rail switch to rail switch over
+    // the spine's port-channels, spread over both members of each.
+    let r = sim("dual-rail", "alltoall:1M", |_| {});
+    assert_complete(&r);
+    assert_eq!(r.fabric.nic_rx_drops, 0, "{:?}", r.fabric);
+    for sw in ["rail1", "rail2", "spine1"] {
+        let members: Vec<u64> = r
+            .link_load
+            .iter()
+            .filter(|l| l.switch == sw && l.peer_tier > 0)
+            .map(|l| l.tx_bytes)
+            .collect();
+        assert_eq!(members.len(), if sw == "spine1" { 4 } else { 2 }, "{sw}");
+        assert!(
+            members.iter().all(|b| *b > 0),
+            "{sw}: every member carries traffic: {members:?}"
+        );
+    }
+}
+
 /// The AllToAll's time under each balancing mode, all complete and
 /// lossless; `degrade` slows one uplink.
 fn alltoall_times(degrade: &[&str]) -> [f64; 3] {

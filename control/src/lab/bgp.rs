@@ -96,9 +96,9 @@ pub fn bgp_section(t: &Topology, sw: &str, asn: &BTreeMap<String, u32>) -> Strin
     let mut ports: Vec<_> = t.links_of(sw).collect();
     ports.sort_by(|(_, a, _), (_, b, _)| crate::natural::cmp(&a.port, &b.port));
     let router_id = ports
-        .first()
-        .map(|(l, me, _)| t.address_of(l, me).to_string())
-        .unwrap_or_else(|| "0.0.0.1".into());
+        .iter()
+        .find_map(|(l, me, _)| t.address_of(l, me))
+        .map_or_else(|| "0.0.0.1".into(), |a| a.to_string());
     let mut out = String::new();
     let _ = writeln!(out, "feature bgp");
     let _ = writeln!(out, "feature bfd");
@@ -112,15 +112,18 @@ pub fn bgp_section(t: &Topology, sw: &str, asn: &BTreeMap<String, u32>) -> Strin
     let _ = writeln!(out, "  address-family ipv4 unicast");
     let _ = writeln!(out, "    maximum-paths {MAXIMUM_PATHS}");
     for (l, _, remote) in &ports {
-        if !t.is_switch(&remote.node) {
-            let _ = writeln!(out, "    network {}", l.subnet);
+        if let (false, Some(subnet)) = (t.is_switch(&remote.node), l.subnet) {
+            let _ = writeln!(out, "    network {subnet}");
         }
     }
     for (l, _, remote) in &ports {
         if !t.is_switch(&remote.node) {
             continue;
         }
-        let _ = writeln!(out, "  neighbor {}", t.address_of(l, remote));
+        let Some(peer) = t.address_of(l, remote) else {
+            continue;
+        };
+        let _ = writeln!(out, "  neighbor {peer}");
         let _ = writeln!(
             out,
             "    remote-as {}",

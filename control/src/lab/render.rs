@@ -5,26 +5,42 @@
 //! binary ([`BUILTIN_TEMPLATES`]) so that a topology anywhere can use the
 //! shipped roles. A template is NX-OS configuration text with placeholders:
 //!
-//! - anywhere: `{{hostname}}`, `{{role}}`, `{{uplinks}}` (the switch–switch
-//!   ports, `Ethernet1/31, Ethernet1/32`), `{{routes}}` (the computed
-//!   `ip route` lines, or with `routing bgp` the switch's eBGP section,
-//!   see [`super::bgp`]; alone on its line);
+//! - anywhere: `{{hostname}}`, `{{role}}`, `{{uplinks}}` (the routed
+//!   switch–switch ports, `Ethernet1/31, Ethernet1/32`), `{{routes}}` (the
+//!   computed `ip route` lines, or with `routing bgp` the switch's eBGP
+//!   section, see [`super::bgp`]; alone on its line), `{{features}}`
+//!   (`feature interface-vlan` with SVIs, `feature lacp` with
+//!   port-channels);
 //! - between `{{#interface}}` and `{{/interface}}` (each on a line of its
 //!   own), repeated for every cabled port in port order: `{{name}}`
 //!   (`Ethernet1/1`), `{{ifname}}` (the veth, `e1-1`), `{{address}}`
-//!   (`10.1.1.1/24`), `{{speed}}`, `{{mtu}}`, `{{peer}}` (`h1:eth0`),
-//!   `{{description}}` (`to h1 eth0`).
+//!   (`10.1.1.1/24`, routed ports only), `{{speed}}`, `{{mtu}}`,
+//!   `{{peer}}` (`h1:eth0`), `{{description}}` (`to h1 eth0`),
+//!   `{{switchport}}` (`no switchport`, or an access port's or trunk's
+//!   switchport lines), `{{channel}}` (a member's `channel-group N mode
+//!   active` and `lacp rate fast`);
+//! - between `{{#port-channel}}` and `{{/port-channel}}`, per port-channel:
+//!   `{{name}}` (`port-channel1`), `{{address}}` (routed ones), `{{mtu}}`,
+//!   `{{peer}}`, `{{description}}`, `{{switchport}}`, `{{members}}`;
+//! - between `{{#vlan}}` and `{{/vlan}}`, per VLAN the switch carries:
+//!   `{{vlan}}`, `{{vlan_name}}`;
+//! - between `{{#svi}}` and `{{/svi}}`, per SVI: `{{name}}` (`Vlan101`),
+//!   `{{vlan}}`, `{{vlan_name}}`, `{{address}}` (`10.0.1.1/28`), `{{mtu}}`
+//!   (the largest of the VLAN's links), `{{description}}`.
 //!
 //! A line whose placeholder has no value (`{{speed}}` on a link without a
-//! speed, `{{uplinks}}` on a switch without uplinks) is left out.
+//! speed, `{{uplinks}}` on a switch without uplinks) is left out. A value
+//! of several lines (`{{switchport}}` of a trunk) continues on lines
+//! indented like the placeholder's.
 
 use std::path::{Path, PathBuf};
 
 use railyard_config::{Diagnostic, Severity};
 
 use super::bgp::{as_numbers, bgp_section};
+use super::layer2::vlan_list;
 use super::routes::switch_routes;
-use super::topology::{LabRouting, Topology};
+use super::topology::{LabRouting, LinkDef, Topology};
 
 /// A generated switch configuration.
 #[derive(Debug, Clone)]
@@ -134,23 +150,64 @@ pub fn role_sources(t: &Topology) -> Vec<(String, Result<TemplateSource, String>
     out
 }
 
-const GLOBAL: [&str; 4] = ["hostname", "role", "uplinks", "routes"];
-const PORT: [&str; 7] = [
-    "name",
-    "ifname",
-    "address",
-    "speed",
-    "mtu",
-    "peer",
-    "description",
+const GLOBAL: [&str; 5] = ["hostname", "role", "uplinks", "routes", "features"];
+
+/// The repeated sections of a template, `{{#KIND}}` … `{{/KIND}}` (each
+/// marker alone on its line): the kind, what it repeats over, and the
+/// placeholders it adds to the global ones.
+const BLOCKS: [(&str, &str, &[&str]); 4] = [
+    (
+        "interface",
+        "every cabled port, in port order",
+        &[
+            "name",
+            "ifname",
+            "address",
+            "speed",
+            "mtu",
+            "peer",
+            "description",
+            "switchport",
+            "channel",
+        ],
+    ),
+    (
+        "port-channel",
+        "every port-channel, by number",
+        &[
+            "name",
+            "address",
+            "mtu",
+            "peer",
+            "description",
+            "switchport",
+            "members",
+        ],
+    ),
+    (
+        "vlan",
+        "every VLAN the switch carries, by number",
+        &["vlan", "vlan_name"],
+    ),
+    (
+        "svi",
+        "every SVI of the switch, by VLAN",
+        &["name", "vlan", "vlan_name", "address", "mtu", "description"],
+    ),
 ];
 
+/// One repetition of a block: its placeholders' values (`None`: no value,
+/// the line is left out).
+type Item = Vec<(&'static str, Option<String>)>;
+
 /// Fills one line's placeholders; `None` when one of them has no value.
+/// A value of several lines continues on lines indented as this one.
 /// Unknown placeholders are reported with their column.
 fn fill(
     line: &str,
     lookup: &dyn Fn(&str) -> Option<Option<String>>,
 ) -> Result<Option<String>, (usize, String)> {
+    let indent = &line[..line.len() - line.trim_start().len()];
     let mut out = String::new();
     let mut rest = line;
     let mut offset = 0;
@@ -167,7 +224,7 @@ fn fill(
                 return Err((col, format!("unknown placeholder `{{{{{key}}}}}`")));
             }
             Some(None) => return Ok(None),
-            Some(Some(v)) => out.push_str(&v),
+            Some(Some(v)) => out.push_str(&v.replace('\n', &format!("\n{indent}"))),
         }
         offset += start + len + 2;
         rest = &rest[start + len + 2..];
@@ -176,11 +233,139 @@ fn fill(
     Ok(Some(out))
 }
 
+/// What `{{switchport}}` writes for a port or port-channel: `no switchport`
+/// when routed, else the switchport lines of its access VLAN or trunk.
+fn switchport_lines(l: &LinkDef) -> String {
+    if let Some(v) = l.vlan {
+        format!("switchport\nswitchport mode access\nswitchport access vlan {v}")
+    } else if !l.trunk.is_empty() {
+        format!(
+            "switchport\nswitchport mode trunk\nswitchport trunk allowed vlan {}",
+            vlan_list(&l.trunk)
+        )
+    } else {
+        "no switchport".into()
+    }
+}
+
+/// The items of each block for switch `sw`.
+fn block_items(t: &Topology, sw: &str, kind: &str) -> Vec<Item> {
+    let with_len = |a: Option<std::net::Ipv4Addr>, n: Option<super::topology::Ipv4Net>| {
+        a.zip(n).map(|(a, n)| format!("{a}/{}", n.len))
+    };
+    match kind {
+        "interface" => {
+            let mut ports: Vec<_> = t.links_of(sw).collect();
+            ports.sort_by(|(_, a, _), (_, b, _)| crate::natural::cmp(&a.port, &b.port));
+            ports
+                .into_iter()
+                .map(|(link, local, remote)| {
+                    // A port-channel's member has its port-channel's address,
+                    // an access port its VLAN's SVI's.
+                    let routed = link.channel.is_none() && link.subnet.is_some();
+                    vec![
+                        ("name", Some(local.port.clone())),
+                        ("ifname", Some(t.ifname(local))),
+                        (
+                            "address",
+                            with_len(t.address_of(link, local), link.subnet).filter(|_| routed),
+                        ),
+                        ("speed", link.speed.map(|s| s.to_string())),
+                        ("mtu", Some(link.mtu.to_string())),
+                        ("peer", Some(remote.to_string())),
+                        (
+                            "description",
+                            Some(format!("to {} {}", remote.node, remote.port)),
+                        ),
+                        ("switchport", Some(switchport_lines(link))),
+                        (
+                            "channel",
+                            link.channel
+                                .map(|c| format!("channel-group {c} mode active\nlacp rate fast")),
+                        ),
+                    ]
+                })
+                .collect()
+        }
+        "port-channel" => t
+            .port_channels(sw)
+            .iter()
+            .filter_map(|pc| {
+                let (first, local, _) = pc.members.first()?;
+                let members: Vec<&str> =
+                    pc.members.iter().map(|(_, l, _)| l.port.as_str()).collect();
+                Some(vec![
+                    ("name", Some(pc.name())),
+                    (
+                        "address",
+                        with_len(t.address_of(first, local), first.subnet),
+                    ),
+                    ("mtu", Some(first.mtu.to_string())),
+                    ("peer", Some(format!("{}:{}", pc.peer, pc.name()))),
+                    ("description", Some(format!("to {} {}", pc.peer, pc.name()))),
+                    ("switchport", Some(switchport_lines(first))),
+                    ("members", Some(members.join(", "))),
+                ])
+            })
+            .collect(),
+        "vlan" => t
+            .vlans_on(sw)
+            .into_iter()
+            .map(|v| {
+                vec![
+                    ("vlan", Some(v.id.to_string())),
+                    ("vlan_name", v.name.clone()),
+                ]
+            })
+            .collect(),
+        "svi" => t
+            .svis_on(sw)
+            .into_iter()
+            .map(|v| {
+                vec![
+                    ("name", Some(v.svi_name())),
+                    ("vlan", Some(v.id.to_string())),
+                    ("vlan_name", v.name.clone()),
+                    ("address", Some(format!("{}/{}", v.gateway(), v.subnet.len))),
+                    ("mtu", Some(t.vlan_mtu(v).to_string())),
+                    ("description", Some(format!("gateway of VLAN {}", v.id))),
+                ]
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The hint of a template diagnostic inside block `kind` (or outside any).
+fn placeholder_hint(kind: Option<&str>) -> String {
+    match kind.and_then(|k| BLOCKS.iter().find(|b| b.0 == k)) {
+        Some((k, what, keys)) => format!(
+            "placeholders: {}; inside {{{{#{k}}}}}…{{{{/{k}}}}} ({what}) also {}",
+            GLOBAL.join(", "),
+            keys.join(", ")
+        ),
+        None => format!(
+            "placeholders: {}; blocks {}",
+            GLOBAL.join(", "),
+            BLOCKS
+                .iter()
+                .map(|(k, _, _)| format!("{{{{#{k}}}}}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// Renders the configuration of switch `sw` from `template` (the text of
 /// the template file named `template_name` in diagnostics).
 ///
 /// # Errors
-/// Diagnostics for unknown placeholders and unbalanced sections.
+/// Diagnostics for unknown placeholders and unbalanced sections, and for a
+/// template that cannot say what the switch needs: a `{{#vlan}}`,
+/// `{{#svi}}` or `{{#port-channel}}` block, `{{features}}`, or in
+/// `{{#interface}}` the `{{switchport}}` and `{{channel}}` placeholders of
+/// switchports and port-channel members (a literal `no switchport` there
+/// is wrong for them).
 pub fn render_switch(
     t: &Topology,
     sw: &str,
@@ -195,9 +380,10 @@ pub fn render_switch(
         .unwrap_or_default();
     let mut ports: Vec<_> = t.links_of(sw).collect();
     ports.sort_by(|(_, a, _), (_, b, _)| crate::natural::cmp(&a.port, &b.port));
+    // The routed switch–switch ports: what ECMP and DLB spread over.
     let uplinks: Vec<String> = ports
         .iter()
-        .filter(|(_, _, r)| t.is_switch(&r.node))
+        .filter(|(l, _, r)| t.is_switch(&r.node) && l.subnet.is_some() && l.channel.is_none())
         .map(|(_, l, _)| l.port.clone())
         .collect();
     let routes: Vec<String> = match t.routing {
@@ -211,67 +397,78 @@ pub fn render_switch(
             .collect(),
         LabRouting::Bgp => vec![bgp_section(t, sw, &as_numbers(t))],
     };
+    let svis = t.svis_on(sw);
+    let channels = t.port_channels(sw);
+    let mut features = Vec::new();
+    if !svis.is_empty() {
+        features.push("feature interface-vlan");
+    }
+    if !channels.is_empty() {
+        features.push("feature lacp");
+    }
     let global = |k: &str| -> Option<Option<String>> {
         match k {
             "hostname" => Some(Some(sw.to_string())),
             "role" => Some(Some(role.clone())),
             "uplinks" => Some((!uplinks.is_empty()).then(|| uplinks.join(", "))),
             "routes" => Some((!routes.is_empty()).then(|| routes.join("\n"))),
+            "features" => Some((!features.is_empty()).then(|| features.join("\n"))),
             _ => None,
         }
     };
     let mut diags = Vec::new();
-    let diag = |line: usize, col: usize, src: &str, message: String| Diagnostic {
-        severity: Severity::Error,
-        file: template_name.to_string(),
-        line,
-        col,
-        source_line: src.to_string(),
-        message,
-        hint: Some(format!(
-            "placeholders: {}; inside {{{{#interface}}}}…{{{{/interface}}}} also {}",
-            GLOBAL.join(", "),
-            PORT.join(", ")
-        )),
-    };
+    let diag =
+        |line: usize, col: usize, src: &str, message: String, kind: Option<&str>| Diagnostic {
+            severity: Severity::Error,
+            file: template_name.to_string(),
+            line,
+            col,
+            source_line: src.to_string(),
+            message,
+            hint: Some(placeholder_hint(kind)),
+        };
     let lines: Vec<&str> = template.lines().collect();
+    // Where each block is: kind -> (opening line index, closing line index).
+    let mut blocks: Vec<(&str, usize, usize)> = Vec::new();
     let mut out = String::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if line.trim() == "{{#interface}}" {
-            let Some(end) = (i + 1..lines.len()).find(|&j| lines[j].trim() == "{{/interface}}")
-            else {
+        let trimmed = line.trim();
+        let opened = trimmed
+            .strip_prefix("{{#")
+            .and_then(|r| r.strip_suffix("}}"))
+            .map(str::trim)
+            .and_then(|k| BLOCKS.iter().find(|b| b.0 == k));
+        if let Some(&(kind, _, keys)) = opened {
+            let close = format!("{{{{/{kind}}}}}");
+            let Some(end) = (i + 1..lines.len()).find(|&j| lines[j].trim() == close) else {
                 diags.push(diag(
                     i + 1,
                     1,
                     line,
-                    "`{{#interface}}` without `{{/interface}}`".into(),
+                    format!("`{{{{#{kind}}}}}` without `{close}`"),
+                    Some(kind),
                 ));
                 break;
             };
-            for (link, local, remote) in &ports {
-                let addr = t.address_of(link, local);
-                let port = |k: &str| -> Option<Option<String>> {
-                    Some(match k {
-                        "name" => Some(local.port.clone()),
-                        "ifname" => Some(t.ifname(local)),
-                        "address" => Some(format!("{addr}/{}", link.subnet.len)),
-                        "speed" => link.speed.map(|s| s.to_string()),
-                        "mtu" => Some(link.mtu.to_string()),
-                        "peer" => Some(remote.to_string()),
-                        "description" => Some(format!("to {} {}", remote.node, remote.port)),
-                        other => return global(other),
-                    })
+            blocks.push((kind, i, end));
+            for item in block_items(t, sw, kind) {
+                let lookup = |k: &str| -> Option<Option<String>> {
+                    match item.iter().find(|(key, _)| *key == k) {
+                        Some((_, v)) => Some(v.clone()),
+                        None if keys.contains(&k) => Some(None),
+                        None => global(k),
+                    }
                 };
                 for (j, body) in lines.iter().enumerate().take(end).skip(i + 1) {
-                    match fill(body, &port) {
+                    match fill(body, &lookup) {
                         Ok(Some(s)) => {
                             out.push_str(&s);
                             out.push('\n');
                         }
                         Ok(None) => {}
-                        Err((col, m)) => diags.push(diag(j + 1, col, body, m)),
+                        Err((col, m)) => diags.push(diag(j + 1, col, body, m, Some(kind))),
                     }
                 }
                 if !diags.is_empty() {
@@ -281,12 +478,18 @@ pub fn render_switch(
             i = end + 1;
             continue;
         }
-        if line.trim() == "{{/interface}}" {
+        let closed = trimmed
+            .strip_prefix("{{/")
+            .and_then(|r| r.strip_suffix("}}"))
+            .map(str::trim)
+            .filter(|k| BLOCKS.iter().any(|b| b.0 == *k));
+        if let Some(kind) = closed {
             diags.push(diag(
                 i + 1,
                 1,
                 line,
-                "`{{/interface}}` without `{{#interface}}`".into(),
+                format!("`{{{{/{kind}}}}}` without `{{{{#{kind}}}}}`"),
+                Some(kind),
             ));
         } else {
             match fill(line, &global) {
@@ -295,16 +498,135 @@ pub fn render_switch(
                     out.push('\n');
                 }
                 Ok(None) => {}
-                Err((col, m)) => diags.push(diag(i + 1, col, line, m)),
+                Err((col, m)) => diags.push(diag(i + 1, col, line, m, None)),
             }
         }
         i += 1;
+    }
+    if diags.is_empty() {
+        diags.extend(missing_pieces(t, sw, &lines, &blocks, template_name));
     }
     if diags.is_empty() {
         Ok(out)
     } else {
         Err(diags)
     }
+}
+
+/// What a template lacks to configure the Layer 2 of switch `sw` (see
+/// [`render_switch`]), given its lines and where its blocks are.
+fn missing_pieces(
+    t: &Topology,
+    sw: &str,
+    lines: &[&str],
+    blocks: &[(&str, usize, usize)],
+    template_name: &str,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let whole = |message: String, hint: String| {
+        let mut d = Diagnostic::whole_file(Severity::Error, template_name, message);
+        d.hint = Some(hint);
+        d
+    };
+    let has_block = |k: &str| blocks.iter().any(|b| b.0 == k);
+    let in_block = |k: &str, needle: &str| {
+        blocks
+            .iter()
+            .filter(|b| b.0 == k)
+            .any(|&(_, i, end)| lines[i + 1..end].iter().any(|l| l.contains(needle)))
+    };
+    let shipped = "see the shipped templates/rail.conf, or scripts/topologies/README.md";
+    let ports: Vec<_> = t.links_of(sw).collect();
+    // A switchport: an access port, a trunk, a trunk port-channel's member.
+    let switched = ports
+        .iter()
+        .find(|(l, _, _)| l.vlan.is_some() || !l.trunk.is_empty());
+    let member = ports.iter().find(|(l, _, _)| l.channel.is_some());
+    if let Some((l, local, _)) = switched.filter(|_| has_block("interface")) {
+        let what = match l.vlan {
+            Some(v) => format!("an access port in VLAN {v}"),
+            None => format!("a trunk of VLAN {}", vlan_list(&l.trunk)),
+        };
+        let literal = blocks
+            .iter()
+            .filter(|b| b.0 == "interface")
+            .flat_map(|&(_, i, end)| (i + 1..end).map(move |j| (j, lines[j])))
+            .find(|(_, line)| line.trim() == "no switchport");
+        if let Some((j, line)) = literal {
+            let col = line.len() - line.trim_start().len() + 1;
+            out.push(Diagnostic {
+                severity: Severity::Error,
+                file: template_name.to_string(),
+                line: j + 1,
+                col,
+                source_line: line.to_string(),
+                message: format!(
+                    "`no switchport` on every port, but {} of {sw} is {what}",
+                    local.port
+                ),
+                hint: Some(
+                    "write `{{switchport}}`: `no switchport` on routed ports, the switchport lines on the others"
+                        .into(),
+                ),
+            });
+        } else if !in_block("interface", "{{switchport}}") {
+            out.push(whole(
+                format!(
+                    "the `{{{{#interface}}}}` block has no `{{{{switchport}}}}`, but {} of {sw} is {what}",
+                    local.port
+                ),
+                format!("add a line `  {{{{switchport}}}}` to the block; {shipped}"),
+            ));
+        }
+    }
+    if let Some((l, local, _)) = member.filter(|_| has_block("interface")) {
+        if !in_block("interface", "{{channel}}") {
+            out.push(whole(
+                format!(
+                    "the `{{{{#interface}}}}` block has no `{{{{channel}}}}`, but {} of {sw} is a member of port-channel{}",
+                    local.port,
+                    l.channel.unwrap_or_default()
+                ),
+                format!("add a line `  {{{{channel}}}}` to the block; {shipped}"),
+            ));
+        }
+    }
+    let needs: [(&str, Option<String>); 3] = [
+        (
+            "vlan",
+            t.vlans_on(sw)
+                .first()
+                .map(|v| format!("{sw} carries VLAN {}", v.id)),
+        ),
+        (
+            "svi",
+            t.svis_on(sw)
+                .first()
+                .map(|v| format!("{sw} has the SVI of VLAN {}", v.id)),
+        ),
+        (
+            "port-channel",
+            t.port_channels(sw)
+                .first()
+                .map(|pc| format!("{sw} has {} to {}", pc.name(), pc.peer)),
+        ),
+    ];
+    for (kind, need) in needs {
+        if let (Some(why), false) = (need, has_block(kind)) {
+            out.push(whole(
+                format!("the template has no `{{{{#{kind}}}}}` block, but {why}"),
+                format!("add `{{{{#{kind}}}}}` … `{{{{/{kind}}}}}`; {shipped}"),
+            ));
+        }
+    }
+    let needs_features = !t.svis_on(sw).is_empty() || !t.port_channels(sw).is_empty();
+    if needs_features && !lines.iter().any(|l| l.contains("{{features}}")) {
+        out.push(whole(
+            format!("the template has no `{{{{features}}}}`, but {sw} needs `feature interface-vlan` or `feature lacp`"),
+            format!("add a line `{{{{features}}}}` near the top; {shipped}"),
+        ));
+    }
+    out
 }
 
 /// Renders every switch of the topology and checks that each configuration

@@ -1,17 +1,21 @@
 //! Static routes computed from a topology.
 //!
-//! **Switches**: for every host subnet (a link with a host on it) that is
-//! not connected to the switch, one `ip route` per next hop on a shortest
-//! path to the switch the subnet hangs off, counted in switch–switch hops
-//! (breadth-first search over the switch–switch links). Several next hops
-//! form an ECMP group. Switch–switch link subnets are not routed.
+//! **Switches**: for every host subnet (a routed link with a host on it,
+//! or a VLAN) that is not connected to the switch, one `ip route` per next
+//! hop on a shortest path to the switch the subnet hangs off (the link's,
+//! or the one with the VLAN's SVI), counted in switch–switch hops
+//! (breadth-first search over the routed switch–switch links; a
+//! port-channel is one next hop, a trunk none). Several next hops form an
+//! ECMP group. Switch–switch link subnets are not routed.
 //!
 //! **Hosts**: NIC n (in the order the host's links are written) gets
 //! routing table 100+n holding its connected subnet and a default route via
 //! its switch, selected by `ip rule from ADDRESS` — traffic sourced from a
 //! NIC leaves by that NIC, as RDMA traffic does. In the main table every
-//! NIC routes the other host subnets of its own switch (its rail) via that
-//! switch, and the default route goes via the first NIC's switch.
+//! NIC routes the other host subnets of its own switch (its rail; for a NIC
+//! in a VLAN, the switch of the VLAN's SVI) via that switch, except those
+//! the host is on itself, and the default route goes via the first NIC's
+//! switch.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;
@@ -49,32 +53,33 @@ fn distances<'a>(adj: &Adjacency<'a>, target: &'a str) -> BTreeMap<&'a str, usiz
     dist
 }
 
-/// The static routes of switch `sw`, in link order of the subnets.
+/// The static routes of switch `sw`, in the order of
+/// [`Topology::host_subnets`]: routed host links' subnets in link order,
+/// then VLANs' in file order.
 pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
     let mut out = Vec::new();
-    // The switch–switch links and this switch's links, gathered once: a
+    // The routed switch–switch links and this switch's, gathered once: a
     // generated 1,024-NIC fabric has 3,000 links and 1,024 host subnets,
-    // and scanning every link by name per subnet took seconds.
+    // and scanning every link by name per subnet took seconds. A trunk
+    // carries VLANs but routes nothing; a port-channel's members are one
+    // next hop.
     let switches: BTreeSet<&str> = t.switches.iter().map(|s| s.name.as_str()).collect();
     let mut adj: Adjacency<'_> = BTreeMap::new();
-    for l in &t.links {
+    for l in t.links.iter().filter(|l| l.subnet.is_some()) {
         let (a, b) = (l.a.node.as_str(), l.b.node.as_str());
         if switches.contains(a) && switches.contains(b) {
             adj.entry(a).or_default().push(b);
             adj.entry(b).or_default().push(a);
         }
     }
-    let mine: Vec<_> = t.links_of(sw).collect();
+    let mine: Vec<_> = t
+        .links_of(sw)
+        .filter(|(l, _, r)| l.subnet.is_some() && switches.contains(r.node.as_str()))
+        .collect();
     // One search per switch that has hosts, not per host subnet: a
     // generated 1,024-NIC fabric has 32 leaves but 1,024 host subnets.
     let mut searched: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
-    for l in &t.links {
-        let (a, b) = (l.a.node.as_str(), l.b.node.as_str());
-        let home = match (switches.contains(a), switches.contains(b)) {
-            (true, true) => continue,
-            (true, false) => a,
-            (false, _) => b,
-        };
+    for (prefix, home) in t.host_subnets() {
         if home == sw {
             continue;
         }
@@ -85,13 +90,13 @@ pub fn switch_routes(t: &Topology, sw: &str) -> Vec<SwitchRoute> {
         let mut hops: Vec<Ipv4Addr> = mine
             .iter()
             .filter(|(_, _, r)| dist.get(r.node.as_str()).is_some_and(|d| d + 1 == here))
-            .map(|(link, _, r)| t.address_of(link, r))
+            .filter_map(|(link, _, r)| t.address_of(link, r))
             .collect();
         hops.sort();
         hops.dedup();
         if !hops.is_empty() {
             out.push(SwitchRoute {
-                prefix: l.subnet,
+                prefix,
                 next_hops: hops,
             });
         }
@@ -106,9 +111,9 @@ pub struct HostNic {
     pub ifname: String,
     /// The host's address on it.
     pub address: Ipv4Addr,
-    /// The link subnet.
+    /// The subnet the NIC is on: its link's, or its VLAN's.
     pub subnet: Ipv4Net,
-    /// The switch's address on the link.
+    /// The switch's address on the link (its SVI's in a VLAN).
     pub gateway: Ipv4Addr,
     /// The switch and port at the other end.
     pub switch: String,
@@ -123,24 +128,34 @@ pub struct HostNic {
 }
 
 /// A host's NICs in the order its links are written; the first carries the
-/// default route.
+/// default route. A NIC in a VLAN has the VLAN's subnet and its SVI as the
+/// gateway; its rail routes are the other host subnets the SVI's switch
+/// routes. Subnets the host is on itself are never rail routes.
 pub fn host_nics(t: &Topology, host: &str) -> Vec<HostNic> {
+    let own: Vec<Ipv4Net> = t
+        .links_of(host)
+        .filter_map(|(l, _, _)| t.host_subnet(l))
+        .collect();
+    let subnets = t.host_subnets();
     t.links_of(host)
         .enumerate()
-        .map(|(i, (l, local, remote))| HostNic {
-            ifname: local.port.clone(),
-            address: t.address_of(l, local),
-            subnet: l.subnet,
-            gateway: t.address_of(l, remote),
-            switch: remote.node.clone(),
-            switch_port: remote.port.clone(),
-            mtu: l.mtu,
-            table: 100 + i as u32,
-            rail_routes: t
-                .links_of(&remote.node)
-                .filter(|(o, _, r)| !t.is_switch(&r.node) && o.subnet != l.subnet)
-                .map(|(o, _, _)| o.subnet)
-                .collect(),
+        .filter_map(|(i, (l, local, remote))| {
+            let gateway_switch = t.gateway_switch(l)?;
+            Some(HostNic {
+                ifname: local.port.clone(),
+                address: t.address_of(l, local)?,
+                subnet: t.host_subnet(l)?,
+                gateway: t.address_of(l, remote)?,
+                switch: remote.node.clone(),
+                switch_port: remote.port.clone(),
+                mtu: l.mtu,
+                table: 100 + i as u32,
+                rail_routes: subnets
+                    .iter()
+                    .filter(|(n, home)| *home == gateway_switch && !own.contains(n))
+                    .map(|(n, _)| *n)
+                    .collect(),
+            })
         })
         .collect()
 }

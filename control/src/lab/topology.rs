@@ -6,7 +6,14 @@
 //! switch rail1 role rail
 //! host h1
 //! link h1:eth0 rail1:Ethernet1/1 speed 100000 subnet 10.1.1.0/24 [mtu 1500] [delay 1us]
+//! vlan 101 on rail1 subnet 10.0.1.0/28 [name RAIL-1]
+//! link h2:eth0 rail1:Ethernet1/2 vlan 101
+//! link rail1:Ethernet1/31 spine1:Ethernet1/1 channel 1 subnet 10.255.0.0/31
+//! link rail1:Ethernet1/9 rail2:Ethernet1/9 trunk 101-102
 //! ```
+//!
+//! The Layer-2 part (VLANs, access ports, trunks, port-channels) is
+//! resolved in [`super::layer2`].
 //!
 //! The format is described for users in `scripts/topologies/README.md`.
 
@@ -16,6 +23,9 @@ use std::path::{Path, PathBuf};
 
 use railyard_config::{Diagnostic, InterfaceName, Severity};
 use serde::{Deserialize, Serialize};
+
+pub use super::layer2::VlanDef;
+use super::layer2::{self, L2Marks};
 
 /// An IPv4 prefix such as `10.1.1.0/24`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -129,8 +139,10 @@ pub struct LinkDef {
     pub b: Endpoint,
     /// Port speed in Mb/s (the switch ports' `speed`), if given.
     pub speed: Option<u32>,
-    /// The link's subnet.
-    pub subnet: Ipv4Net,
+    /// The link's subnet on a routed link (a port-channel's members all
+    /// give the port-channel's); `None` on an access port (`vlan`) or a
+    /// trunk.
+    pub subnet: Option<Ipv4Net>,
     /// MTU of both veth ends and of the switch interfaces.
     pub mtu: u16,
     /// One-way propagation delay of the cable in nanoseconds: what
@@ -139,6 +151,22 @@ pub struct LinkDef {
     pub delay_ns: u64,
     /// Line of the `link` statement.
     pub line: usize,
+    /// On a host link, the VLAN the switch port is an access port of
+    /// (`vlan N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vlan: Option<u16>,
+    /// On a switch–switch link, the VLANs it carries as a trunk (`trunk
+    /// LIST`), ascending; empty on other links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trunk: Vec<u16>,
+    /// The port-channel the link is a member of, on both of its switches
+    /// (`channel N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<u16>,
+    /// On an access link, the host's address: the next free one of its
+    /// VLAN's subnet, in file order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_address: Option<Ipv4Addr>,
 }
 
 /// A cable's delay unless its `link` says otherwise: 1 µs, about 200 m of
@@ -165,6 +193,10 @@ pub struct Topology {
     /// How the switches learn the routes to other switches' hosts.
     #[serde(default)]
     pub routing: LabRouting,
+    /// VLANs with their SVIs (`vlan N on SWITCH subnet PREFIX`), in file
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vlans: Vec<VlanDef>,
 }
 
 /// The `routing` statement of a topology.
@@ -199,18 +231,39 @@ impl Topology {
     /// The address each end of a link gets, `(a, b)`. On a host link the
     /// switch gets the first usable address (`.1`) and the host the second
     /// (`.2`); on a switch–switch link the first endpoint written gets the
-    /// lower address (a /31 uses both of its addresses).
-    pub fn addresses(&self, l: &LinkDef) -> (Ipv4Addr, Ipv4Addr) {
-        let (lo, hi) = if l.subnet.len == 31 {
-            (l.subnet.nth(0), l.subnet.nth(1))
-        } else {
-            (l.subnet.nth(1), l.subnet.nth(2))
-        };
-        if !self.is_switch(&l.a.node) && self.is_switch(&l.b.node) {
-            (hi, lo)
-        } else {
-            (lo, hi)
+    /// lower address (a /31 uses both of its addresses), on a
+    /// port-channel's member the one written first on its first member.
+    /// On an access link (`vlan`) the switch end is the VLAN's SVI (the
+    /// host's gateway) and the host has its allocated address. A trunk
+    /// has none.
+    pub fn addresses(&self, l: &LinkDef) -> Option<(Ipv4Addr, Ipv4Addr)> {
+        if l.vlan.is_some() {
+            let gateway = self.link_vlan(l)?.gateway();
+            let host = l.host_address?;
+            return Some(if self.is_switch(&l.a.node) {
+                (gateway, host)
+            } else {
+                (host, gateway)
+            });
         }
+        let subnet = l.subnet?;
+        let (lo, hi) = if subnet.len == 31 {
+            (subnet.nth(0), subnet.nth(1))
+        } else {
+            (subnet.nth(1), subnet.nth(2))
+        };
+        let lo_node = if !self.is_switch(&l.a.node) {
+            &l.b.node
+        } else if !self.is_switch(&l.b.node) {
+            &l.a.node
+        } else {
+            &self.channel_first(l).unwrap_or(l).a.node
+        };
+        Some(if l.a.node == *lo_node {
+            (lo, hi)
+        } else {
+            (hi, lo)
+        })
     }
 
     /// The Linux interface name of an endpoint's veth end.
@@ -238,14 +291,10 @@ impl Topology {
         })
     }
 
-    /// The address of `end` on link `l`.
-    pub fn address_of(&self, l: &LinkDef, end: &Endpoint) -> Ipv4Addr {
-        let (a, b) = self.addresses(l);
-        if *end == l.a {
-            a
-        } else {
-            b
-        }
+    /// The address of `end` on link `l` (see [`Topology::addresses`]).
+    pub fn address_of(&self, l: &LinkDef, end: &Endpoint) -> Option<Ipv4Addr> {
+        let (a, b) = self.addresses(l)?;
+        Some(if *end == l.a { a } else { b })
     }
 
     /// Whether the link joins a host to a switch.
@@ -266,9 +315,11 @@ pub fn parse_file(path: &Path) -> Result<Topology, String> {
 
 /// A word of a line with its 1-based character column.
 #[derive(Clone, Copy)]
-struct Word<'a> {
-    text: &'a str,
-    col: usize,
+pub(super) struct Word<'a> {
+    /// The word.
+    pub(super) text: &'a str,
+    /// Its 1-based character column.
+    pub(super) col: usize,
 }
 
 fn words(line: &str) -> Vec<Word<'_>> {
@@ -298,7 +349,10 @@ fn words(line: &str) -> Vec<Word<'_>> {
 }
 
 /// The closest of `options` to `s`, when close enough to suggest.
-fn did_you_mean<'a>(s: &str, options: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub(super) fn did_you_mean<'a>(
+    s: &str,
+    options: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     fn lev(a: &str, b: &str) -> usize {
         let b: Vec<char> = b.chars().collect();
         let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -328,6 +382,26 @@ fn valid_name(s: &str) -> bool {
         && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
 }
 
+/// An error at `line:col` of `file`, quoting the line `src`.
+fn error_at(
+    file: &str,
+    line: usize,
+    src: &str,
+    col: usize,
+    message: String,
+    hint: Option<String>,
+) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Error,
+        file: file.to_string(),
+        line,
+        col,
+        source_line: src.to_string(),
+        message,
+        hint,
+    }
+}
+
 /// Parses topology text; `path` names it in diagnostics and locates templates.
 ///
 /// # Errors
@@ -345,8 +419,12 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
         hosts: Vec::new(),
         links: Vec::new(),
         routing: LabRouting::Static,
+        vlans: Vec::new(),
     };
-    let mut routing_line: Option<usize> = None;
+    // Line and column of the `routing` statement's value.
+    let mut routing_line: Option<(usize, usize)> = None;
+    // `vlan` statements are read once every node is known.
+    let mut pending_vlans: Vec<(usize, &str, Vec<Word<'_>>)> = Vec::new();
     // Link statements are checked once every node is known.
     let mut pending: Vec<(usize, &str, Vec<Word<'_>>)> = Vec::new();
     let mut node_lines: BTreeMap<String, usize> = BTreeMap::new();
@@ -460,6 +538,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                 node_lines.insert(name.text.into(), lno);
             }
             "link" => pending.push((lno, line, w)),
+            "vlan" => pending_vlans.push((lno, line, w)),
             "routing" => {
                 let value = match (w.get(1), w.get(2)) {
                     (Some(v), None) if v.text == "static" => LabRouting::Static,
@@ -485,7 +564,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                         continue;
                     }
                 };
-                if let Some(prev) = routing_line {
+                if let Some((prev, _)) = routing_line {
                     err(
                         first.col,
                         format!("`routing` is already given on line {prev}"),
@@ -493,23 +572,41 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                     );
                     continue;
                 }
-                routing_line = Some(lno);
+                routing_line = Some((lno, w[1].col));
                 topo.routing = value;
             }
             other => err(
                 first.col,
                 format!("unknown statement `{other}`"),
                 Some(
-                    did_you_mean(other, ["switch", "host", "link", "routing"]).unwrap_or_else(
-                        || "statements are `switch`, `host`, `link` and `routing`".into(),
-                    ),
+                    did_you_mean(other, ["switch", "host", "link", "vlan", "routing"])
+                        .unwrap_or_else(|| {
+                            "statements are `switch`, `host`, `link`, `vlan` and `routing`".into()
+                        }),
                 ),
             ),
         }
     }
     let names: Vec<String> = node_lines.keys().cloned().collect();
     let mut used_ports: BTreeMap<Endpoint, usize> = BTreeMap::new();
-    let mut subnets: Vec<(Ipv4Net, usize)> = Vec::new();
+    // Every subnet given so far, with its line and what it belongs to.
+    let mut subnets: Vec<(Ipv4Net, usize, String)> = Vec::new();
+    let mut marks = L2Marks::default();
+    for (lno, line, w) in pending_vlans {
+        let mut err = |col: usize, msg: String, hint: Option<String>| {
+            diags.push(error_at(&file, lno, line, col, msg, hint));
+        };
+        if let Some((vlan, id_col)) =
+            layer2::parse_vlan_statement(&topo, &w, lno, &subnets, &mut err)
+        {
+            subnets.push((vlan.subnet, lno, format!("VLAN {}", vlan.id)));
+            marks.vlan_cols.push(id_col);
+            topo.vlans.push(vlan);
+        }
+    }
+    // Port-channels seen so far: (switch, number) -> (peer switch, index
+    // of the first member in `topo.links`).
+    let mut channels: BTreeMap<(String, u16), (String, usize)> = BTreeMap::new();
     let link_diags = std::cell::RefCell::new(Vec::new());
     for (lno, line, w) in pending {
         let before = link_diags.borrow().len();
@@ -597,7 +694,11 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
             ends.push(e);
         }
         let mut speed = None;
-        let mut subnet = None;
+        // Each option's value with the columns of its value and keyword.
+        let mut subnet: Option<(Ipv4Net, usize, usize)> = None;
+        let mut vlan: Option<(u16, usize, usize)> = None;
+        let mut trunk: Option<(layer2::VlanItems, usize, usize)> = None;
+        let mut channel: Option<(u16, usize, usize)> = None;
         let mut mtu = 1500u16;
         let mut delay_ns = DEFAULT_LINK_DELAY_NS;
         let mut k = 3;
@@ -617,8 +718,29 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                     ),
                 },
                 "subnet" => match val.text.parse::<Ipv4Net>() {
-                    Ok(n) => subnet = Some((n, val.col)),
+                    Ok(n) => subnet = Some((n, val.col, kw.col)),
                     Err(e) => err(val.col, e, Some("e.g. `subnet 10.1.1.0/24`".into())),
+                },
+                "vlan" => match layer2::parse_vlan_id(val.text) {
+                    Ok(v) => vlan = Some((v, val.col, kw.col)),
+                    Err((m, h)) => err(val.col, m, Some(h)),
+                },
+                "trunk" => match layer2::parse_vlan_list(val.text, val.col) {
+                    Ok(list) => trunk = Some((list, val.col, kw.col)),
+                    Err((col, m, h)) => err(col, m, Some(h)),
+                },
+                "channel" => match val.text.parse::<u16>() {
+                    Ok(n) if (1..=railyard_config::MAX_PORT_CHANNEL).contains(&n) => {
+                        channel = Some((n, val.col, kw.col))
+                    }
+                    _ => err(
+                        val.col,
+                        format!("`{}` is not a port-channel number", val.text),
+                        Some(format!(
+                            "1-{}: `channel 1` bundles the link into port-channel1 on both switches",
+                            railyard_config::MAX_PORT_CHANNEL
+                        )),
+                    ),
                 },
                 "mtu" => match val.text.parse::<u16>() {
                     Ok(m) if (576..=9216).contains(&m) => mtu = m,
@@ -640,12 +762,15 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
                     kw.col,
                     format!("unknown link option `{other}`"),
                     Some(
-                        did_you_mean(other, ["speed", "subnet", "mtu", "delay"]).unwrap_or_else(
-                            || {
-                                "options are `speed MBPS`, `subnet PREFIX`, `mtu BYTES` and `delay DURATION`"
-                                    .into()
-                            },
-                        ),
+                        did_you_mean(
+                            other,
+                            ["speed", "subnet", "vlan", "trunk", "channel", "mtu", "delay"],
+                        )
+                        .unwrap_or_else(|| {
+                            "options are `speed MBPS`, `subnet PREFIX`, `vlan N`, `trunk LIST`, \
+                             `channel N`, `mtu BYTES` and `delay DURATION`"
+                                .into()
+                        }),
                     ),
                 ),
             }
@@ -654,11 +779,37 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
         if link_diags.borrow().len() > before || ends.len() != 2 {
             continue;
         }
-        let Some((subnet, scol)) = subnet else {
-            err(w[2].col + w[2].text.chars().count(), "link needs a `subnet`".into(), Some("e.g. `subnet 10.1.1.0/24` (host links: switch .1, host .2) or `subnet 10.255.0.0/31` between switches".into()));
-            continue;
-        };
         let (a_sw, b_sw) = (topo.is_switch(&ends[0].node), topo.is_switch(&ends[1].node));
+        // An access port, a trunk and a routed link exclude each other:
+        // the one written second is at fault.
+        let kinds = [
+            subnet.map(|(_, _, c)| ("subnet", c)),
+            vlan.map(|(_, _, c)| ("vlan", c)),
+            trunk.as_ref().map(|(_, _, c)| ("trunk", *c)),
+        ];
+        let mut given: Vec<(&str, usize)> = kinds.into_iter().flatten().collect();
+        given.sort_by_key(|(_, c)| *c);
+        if let [(first, _), (second, col), ..] = given[..] {
+            err(
+                col,
+                format!("`{second}` and `{first}` exclude each other"),
+                Some(
+                    "a link is routed (`subnet`), an access port of a host (`vlan N`) \
+                     or a trunk between switches (`trunk LIST`)"
+                        .into(),
+                ),
+            );
+            continue;
+        }
+        if given.is_empty() {
+            let end = w[2].col + w[2].text.chars().count();
+            if a_sw && b_sw {
+                err(end, "link needs a `subnet` or a `trunk`".into(), Some("e.g. `subnet 10.255.0.0/31` (routed, the first endpoint takes .0) or `trunk 101-102` (carries those VLANs)".into()));
+            } else {
+                err(end, "link needs a `subnet` or a `vlan`".into(), Some("e.g. `subnet 10.1.1.0/24` (switch .1, host .2) or `vlan 101` (an access port in VLAN 101)".into()));
+            }
+            continue;
+        }
         if !a_sw && !b_sw {
             err(
                 w[1].col,
@@ -675,22 +826,136 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
             );
             continue;
         }
-        let need = if a_sw && b_sw { 31 } else { 30 };
-        if subnet.len > need {
-            err(scol, format!("/{} is too small for this link", subnet.len), Some(format!("use /{need} or shorter: the switch takes the first address and the other end the second")));
-            continue;
-        }
-        if let Some((other, l)) = subnets.iter().find(|(n, _)| n.overlaps(subnet)) {
+        if let (Some((_, _, col)), true) = (vlan, a_sw && b_sw) {
             err(
-                scol,
-                format!("{subnet} overlaps {other} of the link on line {l}"),
-                Some("every link needs a subnet of its own".into()),
+                col,
+                "`vlan` makes a host's switch port an access port".into(),
+                Some("between switches carry VLANs with `trunk LIST`, e.g. `trunk 101-102`".into()),
             );
             continue;
         }
-        subnets.push((subnet, lno));
+        if let (Some((_, _, col)), false) = (&trunk, a_sw && b_sw) {
+            err(
+                *col,
+                "`trunk` is for links between switches".into(),
+                Some("a host's switch port is an access port: `vlan N`".into()),
+            );
+            continue;
+        }
+        if let (Some((_, _, col)), false) = (channel, a_sw && b_sw) {
+            err(
+                col,
+                "`channel` bundles links between two switches".into(),
+                Some("a host link is routed (`subnet`) or an access port (`vlan N`)".into()),
+            );
+            continue;
+        }
+        if let Some((subnet, scol, _)) = subnet {
+            let need = if a_sw && b_sw { 31 } else { 30 };
+            if subnet.len > need {
+                err(scol, format!("/{} is too small for this link", subnet.len), Some(format!("use /{need} or shorter: the switch takes the first address and the other end the second")));
+                continue;
+            }
+        }
+        // A port-channel joins the same two switches on every member, and
+        // its members agree on what the port-channel is.
+        let mut same_channel_subnet = false;
+        if let Some((id, ccol, _)) = channel {
+            let (a, b) = (&ends[0].node, &ends[1].node);
+            let clash = [(a, b), (b, a)].into_iter().find_map(|(me, peer)| {
+                let (other, first) = channels.get(&(me.clone(), id))?;
+                (other != peer).then(|| (me, other, topo.links[*first].line))
+            });
+            if let Some((me, other, l)) = clash {
+                err(
+                    ccol,
+                    format!("port-channel{id} of {me} already goes to {other} (line {l})"),
+                    Some(format!(
+                        "a port-channel bundles links between two switches: give this bundle \
+                         another number on {me}"
+                    )),
+                );
+                continue;
+            }
+            if let Some((_, first)) = channels.get(&(a.clone(), id)) {
+                let f = &topo.links[*first];
+                let fl = f.line;
+                let this_trunk: Vec<u16> = trunk
+                    .as_ref()
+                    .map(|(t, _, _)| t.iter().map(|(v, _)| *v).collect())
+                    .unwrap_or_default();
+                let this_subnet = subnet.map(|(n, _, _)| n);
+                let problem = if f.subnet != this_subnet {
+                    let col = subnet.map_or(ccol, |(_, c, _)| c);
+                    let theirs = f.subnet.map_or_else(
+                        || format!("`trunk {}`", layer2::vlan_list(&f.trunk)),
+                        |n| format!("`subnet {n}`"),
+                    );
+                    Some((col, format!("port-channel{id} has {theirs} on line {fl}"), "every member of a routed port-channel gives its subnet (one /31 for the bundle); a switched one's members give `trunk LIST`"))
+                } else if f.trunk != this_trunk {
+                    let col = trunk.as_ref().map_or(ccol, |(_, c, _)| *c);
+                    Some((
+                        col,
+                        format!(
+                            "port-channel{id} carries `trunk {}` on line {fl}",
+                            layer2::vlan_list(&f.trunk)
+                        ),
+                        "the members of a port-channel carry the same VLANs",
+                    ))
+                } else if f.mtu != mtu {
+                    Some((
+                        ccol,
+                        format!("port-channel{id} has `mtu {}` on line {fl}", f.mtu),
+                        "the members of a port-channel have one MTU",
+                    ))
+                } else if f.speed != speed {
+                    let theirs = f
+                        .speed
+                        .map_or("no `speed`".to_string(), |s| format!("`speed {s}`"));
+                    Some((
+                        ccol,
+                        format!("port-channel{id} has {theirs} on line {fl}"),
+                        "LACP bundles ports of one speed",
+                    ))
+                } else {
+                    None
+                };
+                if let Some((col, message, hint)) = problem {
+                    err(col, message, Some(hint.into()));
+                    continue;
+                }
+                same_channel_subnet = true;
+            }
+        }
+        if let (Some((subnet, scol, _)), false) = (subnet, same_channel_subnet) {
+            if let Some((other, l, what)) = subnets.iter().find(|(n, _, _)| n.overlaps(subnet)) {
+                err(
+                    scol,
+                    format!("{subnet} overlaps {other} of {what} on line {l}"),
+                    Some("every link and VLAN needs a subnet of its own".into()),
+                );
+                continue;
+            }
+            subnets.push((subnet, lno, "the link".into()));
+        }
         for e in &ends {
             used_ports.insert(e.clone(), lno);
+        }
+        let index = topo.links.len();
+        if let Some((id, _, _)) = channel {
+            let (a, b) = (&ends[0].node, &ends[1].node);
+            channels
+                .entry((a.clone(), id))
+                .or_insert_with(|| (b.clone(), index));
+            channels
+                .entry((b.clone(), id))
+                .or_insert_with(|| (a.clone(), index));
+        }
+        if let Some((_, col, _)) = vlan {
+            marks.access.push((index, col));
+        }
+        if let Some((list, _, _)) = &trunk {
+            marks.trunks.push((index, list.clone()));
         }
         let mut it = ends.into_iter();
         let (Some(a), Some(b)) = (it.next(), it.next()) else {
@@ -700,13 +965,43 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Topology, Vec<Diagnostic>> {
             a,
             b,
             speed,
-            subnet,
+            subnet: subnet.map(|(n, _, _)| n),
             mtu,
             delay_ns,
             line: lno,
+            vlan: vlan.map(|(v, _, _)| v),
+            trunk: trunk
+                .map(|(t, _, _)| {
+                    let mut v: Vec<u16> = t.into_iter().map(|(v, _)| v).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .unwrap_or_default(),
+            channel: channel.map(|(c, _, _)| c),
+            host_address: None,
         });
     }
     diags.extend(link_diags.into_inner());
+    if diags.is_empty() {
+        // VLANs span the trunks that carry them; hosts take their addresses.
+        let lines: Vec<&str> = text.lines().collect();
+        let mut err = |lno: usize, col: usize, msg: String, hint: Option<String>| {
+            let src = lines.get(lno - 1).copied().unwrap_or("");
+            diags.push(error_at(&file, lno, src, col, msg, hint));
+        };
+        layer2::resolve(&mut topo, &marks, &mut err);
+        if let (Some((lno, col)), LabRouting::Bgp) = (routing_line, topo.routing) {
+            if let Some(why) = layer2::why_not_bgp(&topo) {
+                err(
+                    lno,
+                    col,
+                    format!("`routing bgp` cannot route this topology: {why}"),
+                    Some("FRR beside railyard sees its Ethernet ports only, not SVIs or port-channels: use `routing static` (the default)".into()),
+                );
+            }
+        }
+    }
     for h in &topo.hosts {
         if topo.links_of(&h.name).next().is_none() {
             let line = text.lines().nth(h.line - 1).unwrap_or("");

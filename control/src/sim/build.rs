@@ -1,6 +1,14 @@
 //! From a topology to a fabric ready to run: every switch rendered,
 //! compiled and built on in-memory cables; every host an endpoint model
 //! with one NIC per cable, ranked rail-aligned (NIC n of a host on rail n).
+//!
+//! Layer-2 topologies run as they are configured, with what a live switch
+//! learns given up front: a host in a VLAN has the SVI as its gateway (its
+//! NIC sends every frame there, so traffic within a VLAN is routed by the
+//! SVI rather than bridged), the SVI has static ARP for the VLAN's hosts
+//! and each host's MAC is a static entry on its access port, so nothing
+//! floods; a port-channel forwards over all its members, as LACP bundles
+//! them once it is up.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -9,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::model::balance::{DlbMode, DlbModel};
 use railyard_dataplane::model::pfc::CABLE_NS_PER_METRE;
-use railyard_dataplane::model::{PortId, SwitchModel};
+use railyard_dataplane::model::{PortId, StaticMac, SwitchModel};
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::ring::{LinkControl, RingLink, RingPort};
 use railyard_dataplane::port::Port;
@@ -314,8 +322,12 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
             mac: host_mac(r.host, r.nic),
         })
         .collect();
-    // Static ARP everywhere: the peer of every switch port is known.
+    // Static ARP everywhere: the peer of every switch port is known. A
+    // routed port-channel's peer is the far port-channel; a host in a VLAN
+    // is known to its SVI, and its MAC to its access port (a static MAC
+    // entry, so nothing floods); a trunk has no addresses.
     let mut arp: Vec<(usize, PortId, Ipv4Addr, MacAddr)> = Vec::new();
+    let mut macs: Vec<(usize, StaticMac)> = Vec::new();
     let mut uplinks: Vec<Vec<PortId>> = vec![Vec::new(); models.len()];
     for l in &t.links {
         for (me, peer) in [(&l.a, &l.b), (&l.b, &l.a)] {
@@ -323,27 +335,60 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 continue;
             };
             let port = port_of(&models, t, sw, &me.port)?;
-            let peer_mac = match (switch_index(&peer.node), host_index(&peer.node)) {
-                (Some(ps), _) => {
-                    uplinks[sw].push(port);
-                    models[ps].interfaces[usize::from(port_of(&models, t, ps, &peer.port)?)].mac
-                }
+            let Some(ip) = t.address_of(l, peer) else {
+                continue;
+            };
+            match (switch_index(&peer.node), host_index(&peer.node)) {
+                (Some(ps), _) => match l.channel {
+                    Some(id) => {
+                        if !t.channel_first(l).is_some_and(|f| std::ptr::eq(f, l)) {
+                            continue;
+                        }
+                        let pc = format!("port-channel{id}");
+                        let mine = port_of(&models, t, sw, &pc)?;
+                        let theirs = port_of(&models, t, ps, &pc)?;
+                        arp.push((sw, mine, ip, models[ps].interfaces[usize::from(theirs)].mac));
+                    }
+                    None => {
+                        uplinks[sw].push(port);
+                        let theirs = port_of(&models, t, ps, &peer.port)?;
+                        arp.push((sw, port, ip, models[ps].interfaces[usize::from(theirs)].mac));
+                    }
+                },
                 (None, Some(h)) => {
                     let r = ranks
                         .iter()
                         .find(|r| r.host == h && r.name.ends_with(&format!(".{}", peer.port)))
                         .ok_or_else(|| format!("host {} has no NIC {}", peer.node, peer.port))?;
-                    r.mac
+                    match t.link_vlan(l) {
+                        Some(v) => {
+                            let home = switch_index(&v.switch).ok_or_else(|| {
+                                format!("{}: unknown switch {}", t.path.display(), v.switch)
+                            })?;
+                            arp.push((home, port_of(&models, t, home, &v.svi_name())?, ip, r.mac));
+                            macs.push((
+                                sw,
+                                StaticMac {
+                                    vlan: v.id,
+                                    mac: r.mac,
+                                    port,
+                                },
+                            ));
+                        }
+                        None => arp.push((sw, port, ip, r.mac)),
+                    }
                 }
                 _ => return Err(format!("{}: unknown node {}", t.path.display(), peer.node)),
-            };
-            arp.push((sw, port, t.address_of(l, peer), peer_mac));
+            }
         }
     }
     for (sw, port, ip, mac) in arp {
         models[sw].interfaces[usize::from(port)]
             .static_arp
             .push((ip, mac));
+    }
+    for (sw, entry) in macs {
+        models[sw].mac_table.statics.push(entry);
     }
     for (m, up) in models.iter_mut().zip(&uplinks) {
         override_model(m, up, opts);
@@ -486,8 +531,19 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
                 .ok_or_else(|| format!("host {} has no rank for {}", host.name, end.port))?;
             let sw = switch_index(&sw_end.node)
                 .ok_or_else(|| format!("{} is cabled to a host", host.name))?;
-            let gateway =
-                models[sw].interfaces[usize::from(port_of(&models, t, sw, &sw_end.port)?)].mac;
+            // The NIC's gateway: its switch port, or in a VLAN the SVI.
+            let gateway = match t.link_vlan(l) {
+                Some(v) => {
+                    let home = switch_index(&v.switch).ok_or_else(|| {
+                        format!("{}: unknown switch {}", t.path.display(), v.switch)
+                    })?;
+                    models[home].interfaces[usize::from(port_of(&models, t, home, &v.svi_name())?)]
+                        .mac
+                }
+                None => {
+                    models[sw].interfaces[usize::from(port_of(&models, t, sw, &sw_end.port)?)].mac
+                }
+            };
             let mbps = opts.nic_mbps.or(l.speed).unwrap_or(100_000);
             nic_rate_bps[rank] = u64::from(mbps) * 1_000_000;
             mtus[rank] = path_mtu(l.mtu);

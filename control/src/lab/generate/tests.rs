@@ -55,14 +55,14 @@ fn check_ports(t: &Topology, radix: u32) -> BTreeMap<String, usize> {
             }
         }
     }
-    let mut nets: Vec<_> = t.links.iter().map(|l| l.subnet).collect();
+    let mut nets: Vec<_> = t.links.iter().filter_map(|l| l.subnet).collect();
     nets.sort();
     for w in nets.windows(2) {
         assert!(!w[0].overlaps(w[1]), "{} overlaps {}", w[0], w[1]);
     }
     for l in &t.links {
         let want = if t.is_host_link(l) { 24 } else { 31 };
-        assert_eq!(l.subnet.len, want, "{}-{}", l.a, l.b);
+        assert_eq!(l.subnet.map(|n| n.len), Some(want), "{}-{}", l.a, l.b);
     }
     per_switch
 }
@@ -90,7 +90,11 @@ fn four_hosts_on_two_rails_under_two_spines() {
     // rail-spine.topo; rail uplinks on the top ports.
     let l = &t.links[0];
     assert_eq!(
-        (l.a.to_string(), l.b.to_string(), l.subnet.to_string()),
+        (
+            l.a.to_string(),
+            l.b.to_string(),
+            l.subnet.expect("routed").to_string()
+        ),
         (
             "h1:eth0".into(),
             "rail1:Ethernet1/1".into(),
@@ -103,7 +107,12 @@ fn four_hosts_on_two_rails_under_two_spines() {
         .find(|l| l.a.to_string() == "h4:eth1")
         .expect("h4 eth1");
     assert_eq!(
-        (l.b.to_string(), l.subnet.to_string(), l.speed, l.mtu),
+        (
+            l.b.to_string(),
+            l.subnet.expect("routed").to_string(),
+            l.speed,
+            l.mtu
+        ),
         (
             "rail2:Ethernet1/4".into(),
             "10.2.4.0/24".into(),
@@ -320,7 +329,7 @@ fn three_tier_groups_spines_in_pods_under_superspines() {
     let routes = switch_routes(&t, "rail1-1");
     let r = routes
         .iter()
-        .find(|r| r.prefix == far.subnet)
+        .find(|r| Some(r.prefix) == far.subnet)
         .expect("routed");
     assert_eq!(r.next_hops.len() as u32, p.leaf_uplinks);
     assert!(g.text.contains("super-spine"), "{}", g.text);
@@ -352,7 +361,7 @@ fn a_thousand_and_more_hosts_get_unique_addresses() {
         .iter()
         .find(|l| l.a.to_string() == "h1100:eth1")
         .expect("cabled");
-    assert_eq!(l.subnet.to_string(), "10.10.76.0/24");
+    assert_eq!(l.subnet.expect("routed").to_string(), "10.10.76.0/24");
 }
 
 /// The error `generate` gives, as (message, hint).
