@@ -242,13 +242,35 @@ fn hosts_bridge_in_their_vlan_route_through_the_svis_and_show_in_the_mac_table()
         (102, mac_of(h3, "v102"), "Ethernet1/3"),
         (102, mac_of(h4, "eth0"), "Ethernet1/4"),
     ];
-    for (vlan, mac, port) in &expected {
-        assert!(
-            r.has_entry(*vlan, mac, port),
-            "{mac} in VLAN {vlan} on {port}: {:?}",
-            r.mac_table()
-        );
-    }
+    // Fresh frames from every host first: the table ages entries out
+    // after 10 s here, and the waits above can take that long on a
+    // loaded machine.
+    ping(h1, "10.0.1.20").unwrap();
+    ping(h4, "10.0.2.30").unwrap();
+    run(&[
+        "ip",
+        "netns",
+        "exec",
+        h3,
+        "ping",
+        "-c",
+        "1",
+        "-W",
+        "1",
+        "-I",
+        "10.0.1.30",
+        "10.0.1.10",
+    ])
+    .unwrap();
+    // (The switch publishes its table every 100 ms.)
+    wait_for(
+        "every host in the MAC table",
+        Duration::from_secs(3),
+        || match expected.iter().find(|(v, m, p)| !r.has_entry(*v, m, p)) {
+            None => Ok(()),
+            Some((v, m, p)) => Err(format!("{m} in VLAN {v} on {p}: {:?}", r.mac_table())),
+        },
+    );
     let vlans = r.sw.cli(&["show", "vlan", "brief"]).unwrap();
     assert!(
         vlans.contains("101  RAIL-1                           active    Eth1/1, Eth1/2"),
