@@ -553,17 +553,19 @@ fn a_switched_port_channel_is_one_port_of_its_vlan() {
     let pool = Pool::new(1024);
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     let mut far = Vec::new();
+    let mut links = Vec::new();
     for i in 0..4 {
-        let (near, f, _) = RingLink::pair(&format!("e{i}"), 256);
+        let (near, f, ctl) = RingLink::pair(&format!("e{i}"), 256);
         backends.push(Some(Box::new(near)));
         far.push(f);
+        links.push(ctl);
     }
     backends.push(None);
     let (sw, _) = Switch::new(&model, backends, pool.clone());
     let mut r = Rig {
         sw,
         far,
-        links: Vec::new(),
+        links,
         pool,
         now: 1_000,
     };
@@ -583,5 +585,20 @@ fn a_switched_port_channel_is_one_port_of_its_vlan() {
     r.run();
     let out = counts(&r.out());
     assert_eq!((out[0], out[1], out[2] + out[3]), (0, 0, 1), "{out:?}");
+    // One member going down keeps what the port-channel learned; both
+    // going down forget it.
+    let learned = |r: &Rig| {
+        r.sw.mac_table()
+            .entries(r.now)
+            .iter()
+            .any(|e| e.mac == host(9))
+    };
+    r.links[3].set_up(false);
+    r.run();
+    assert!(learned(&r), "h9 stays while a member is up");
+    r.links[2].set_up(false);
+    r.run();
+    assert!(!learned(&r), "h9 goes with the port-channel");
+
     assert_conserved(&r);
 }

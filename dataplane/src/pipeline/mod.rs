@@ -430,9 +430,10 @@ impl Switch {
                 continue;
             }
             let up = slot.model.admin_up && (!slot.owned || slot.up());
-            if self.port_up[p] && !up && slot.model.l2.is_some() {
-                let learned_on = slot.model.member_of.unwrap_or(p as PortId);
-                self.flush_macs(learned_on);
+            // A member's addresses are its port-channel's: they stay while
+            // another member is up.
+            if self.port_up[p] && !up && slot.model.l2.is_some() && slot.model.member_of.is_none() {
+                self.flush_macs(p as PortId);
             }
             self.port_up[p] = up;
         }
@@ -441,13 +442,17 @@ impl Switch {
         }
         for p in 0..self.ports.len() {
             let m = &self.ports[p].model;
-            self.port_up[p] = match &m.logical {
+            let up = match &m.logical {
                 None => continue,
                 Some(Logical::Svi { .. }) => m.admin_up,
                 Some(Logical::PortChannel { members, .. }) => {
                     m.admin_up && members.iter().any(|i| self.port_up[usize::from(*i)])
                 }
             };
+            if self.port_up[p] && !up && m.l2.is_some() {
+                self.flush_macs(p as PortId);
+            }
+            self.port_up[p] = up;
         }
     }
 
