@@ -282,9 +282,29 @@ fn ten_thousand_prefixes_churn_while_traffic_flows_without_a_stall_or_a_stale_ro
     );
     assert!(k["adds"].as_u64() >= Some(CHURN as u64), "{k}");
     assert!(k["deletes"].as_u64() >= Some(CHURN as u64), "{k}");
+    // Where a loss happened, for whoever reads a failure: the switch's
+    // drops by port and reason (none means the hosts' stacks lost it).
+    let drops: Vec<String> = b.sw.show().map_or_else(
+        |e| vec![e],
+        |v| {
+            let mut d = Vec::new();
+            for (port, i) in v["interfaces"].as_object().into_iter().flatten() {
+                for (reason, n) in i["drops"].as_object().into_iter().flatten() {
+                    if n.as_u64().unwrap_or(0) > 0 {
+                        d.push(format!("{port} {reason} {n}"));
+                    }
+                }
+                let backend = i["backend_rx_dropped"].as_u64().unwrap_or(0);
+                if backend > 0 {
+                    d.push(format!("{port} backend_rx_dropped {backend}"));
+                }
+            }
+            d
+        },
+    );
     assert!(
         sent >= 200 && got == sent,
-        "steady traffic lost {} of {sent}",
+        "steady traffic lost {} of {sent}; switch drops: {drops:?}",
         sent - got
     );
     drop(b.sw);
