@@ -13,7 +13,7 @@ use std::str::FromStr;
 use serde::{Serialize, Serializer};
 
 use crate::diag::ValueError;
-use crate::model::{Config, Interface, DEFAULT_MTU};
+use crate::mtu::DEFAULT_MTU;
 use crate::name::InterfaceName;
 use crate::prefix::{Ipv4Prefix, Ipv6Prefix};
 
@@ -744,35 +744,6 @@ impl Default for MacTable {
             aging_secs: DEFAULT_MAC_AGING_SECS,
             statics: Vec::new(),
         }
-    }
-}
-
-impl Config {
-    /// The VLAN with ID `id`, if it exists (VLAN 1 always does).
-    pub fn vlan(&self, id: u16) -> Option<&Vlan> {
-        self.vlans.get(id)
-    }
-
-    /// The VLAN interface of VLAN `vlan`, if configured.
-    pub fn svi(&self, vlan: u16) -> Option<&Svi> {
-        self.svis.iter().find(|s| s.vlan == vlan)
-    }
-
-    /// Port-channel `id`, if it exists (written, or created by a member's `channel-group`).
-    pub fn port_channel(&self, id: u16) -> Option<&PortChannel> {
-        self.port_channels.iter().find(|p| p.id == id)
-    }
-
-    /// The members of port-channel `id` (the Ethernet ports with
-    /// `channel-group id`), ordered by name.
-    pub fn port_channel_members(&self, id: u16) -> Vec<&Interface> {
-        let mut members: Vec<&Interface> = self
-            .interfaces
-            .iter()
-            .filter(|i| i.channel_group.is_some_and(|g| g.id == id))
-            .collect();
-        members.sort_by_key(|i| i.name);
-        members
     }
 }
 

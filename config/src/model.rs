@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::bgp::{Afi, BfdInterval, Bgp, PrefixList, RouteMap};
 use crate::diag::Source;
-use crate::l2::{ChannelGroup, LacpRate, MacTable, PortChannel, Svi, Switchport, Vlans};
+use crate::l2::{ChannelGroup, LacpRate, MacTable, PortChannel, Svi, Switchport, Vlan, Vlans};
 use crate::lldp::Lldp;
 pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
@@ -26,12 +26,7 @@ use crate::qos::{
     PfcDelays, PfcMode, PfcWatchdogTimers, QosPolicy, QueuingPolicy, SystemQos,
 };
 
-/// MTU of an interface that has no `mtu` command.
-pub const DEFAULT_MTU: u16 = 1500;
-/// Smallest MTU NX-OS accepts on an interface.
-pub const MIN_MTU: u16 = 576;
-/// Largest MTU NX-OS accepts on an interface (jumbo frames).
-pub const MAX_MTU: u16 = 9216;
+pub use crate::mtu::{DEFAULT_MTU, MAX_MTU, MIN_MTU};
 
 /// A whole switch configuration: what the dataplane is built from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -480,6 +475,36 @@ impl PartialEq for StaticRoute {
 }
 
 impl Eq for StaticRoute {}
+
+/// The Layer-2 parts of a configuration, by number.
+impl Config {
+    /// The VLAN with ID `id`, if it exists (VLAN 1 always does).
+    pub fn vlan(&self, id: u16) -> Option<&Vlan> {
+        self.vlans.get(id)
+    }
+
+    /// The VLAN interface of VLAN `vlan`, if configured.
+    pub fn svi(&self, vlan: u16) -> Option<&Svi> {
+        self.svis.iter().find(|s| s.vlan == vlan)
+    }
+
+    /// Port-channel `id`, if it exists (written, or created by a member's `channel-group`).
+    pub fn port_channel(&self, id: u16) -> Option<&PortChannel> {
+        self.port_channels.iter().find(|p| p.id == id)
+    }
+
+    /// The members of port-channel `id` (the Ethernet ports with
+    /// `channel-group id`), ordered by name.
+    pub fn port_channel_members(&self, id: u16) -> Vec<&Interface> {
+        let mut members: Vec<&Interface> = self
+            .interfaces
+            .iter()
+            .filter(|i| i.channel_group.is_some_and(|g| g.id == id))
+            .collect();
+        members.sort_by_key(|i| i.name);
+        members
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -22,26 +22,13 @@ use crate::l2::{
     DEFAULT_MAC_AGING_SECS, DEFAULT_VLAN,
 };
 use crate::lldp::{Lldp, LldpTlvSelect};
+use crate::mac::Mac;
 use crate::model::{Config, Interface, IpPrefix, StaticRoute, DEFAULT_MTU};
 use crate::qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, DcbxVersion, DlbInterfaces, DlbMode, GroupClassMap,
     LoadSharing, Match, NetworkQosPolicy, PeerResponse, PfcMode, PfcWatchdogTimers, QosPolicy,
     QueueLimit, QueuingPolicy, SystemQos, Threshold, Wred, KBYTE, MBYTE,
 };
-
-/// Formats a MAC in NX-OS dotted form, `0011.2233.4455`.
-pub(crate) struct Mac<'a>(pub &'a [u8; 6]);
-
-impl fmt::Display for Mac<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = self.0;
-        write!(
-            f,
-            "{:02x}{:02x}.{:02x}{:02x}.{:02x}{:02x}",
-            m[0], m[1], m[2], m[3], m[4], m[5]
-        )
-    }
-}
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

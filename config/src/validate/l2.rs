@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::diag::{Diagnostic, Severity, Sources};
 use crate::l2::{Switchport, SwitchportMode};
+use crate::mac::Mac;
 use crate::model::{Config, Interface};
-use crate::print::Mac;
 use crate::{L2Port, StaticMac};
 
 use super::{At, GlobalItem, IfKey, Pos, SourceMap};
