@@ -5,9 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+mod show_words;
 use railyard_control::live::{parse_cores, run, Routing, RunOptions};
 use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
+use show_words::{
+    BfdWhat, BriefWhat, HardwareWhat, IpWhat, Ipv6What, NeighborWhat, ProfileWhat, SummaryWhat,
+};
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
 /// balancing configured in the NX-OS language.
@@ -24,34 +29,6 @@ enum Poll {
     Busy,
     /// Spin, then sleep while idle.
     Adaptive,
-}
-
-/// `show vlan …`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BriefWhat {
-    /// The VLAN table alone.
-    Brief,
-}
-
-/// `show port-channel …`.
-#[derive(Clone, Copy, ValueEnum)]
-enum SummaryWhat {
-    /// One line per port-channel.
-    Summary,
-}
-
-/// `show lacp …`.
-#[derive(Clone, Copy, ValueEnum)]
-enum NeighborWhat {
-    /// The partners of the members.
-    Neighbor,
-}
-
-/// `show bfd …`.
-#[derive(Clone, Copy, ValueEnum)]
-enum BfdWhat {
-    /// The BFD sessions.
-    Neighbors,
 }
 
 /// `railyard run --routing`.
@@ -272,36 +249,6 @@ impl ConfigSource {
                 .map_err(|d| railyard_control::format_diagnostics(&d))?;
         Ok(parsed.config)
     }
-}
-
-/// What `show ip` shows.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum IpWhat {
-    /// `show ip route`: the IPv4 routing table.
-    Route,
-    /// `show ip load-sharing`: the ECMP hash in force and a DLB summary.
-    LoadSharing,
-}
-
-/// What `show ipv6` shows.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Ipv6What {
-    /// `show ipv6 route`: the IPv6 routing table.
-    Route,
-}
-
-/// The word after `show hardware`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum HardwareWhat {
-    /// `show hardware profile …`.
-    Profile,
-}
-
-/// The word after `show hardware profile`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ProfileWhat {
-    /// `show hardware profile dlb`: dynamic load balancing.
-    Dlb,
 }
 
 #[derive(Subcommand)]
@@ -977,77 +924,29 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             let config = source.load()?;
             let compiled = railyard_control::compile::compile(&config)
                 .map_err(|d| railyard_control::format_diagnostics(&d))?;
-            let rows = show::l2::vlan_rows(&config, &compiled.model);
-            if json {
-                let counters = source.live_stats()?.map(|s| s.vlans);
-                print_json(
-                    &mut out,
-                    &serde_json::json!({ "vlans": rows, "counters": counters }),
-                )
-            } else {
-                let detail = what != Some(BriefWhat::Brief);
-                write!(out, "{}", show::l2::render_vlans(&rows, detail)).map_err(io)?;
-                match source.live_stats()? {
-                    Some(stats) if detail => {
-                        write!(out, "{}", show::l2::render_vlan_counters(&stats.vlans)).map_err(io)
-                    }
-                    _ => Ok(()),
-                }
-            }
+            let live = source.live_stats()?;
+            let detail = what != Some(BriefWhat::Brief);
+            let text = show::l2::vlan_text(&config, &compiled.model, live.as_ref(), detail, json);
+            write!(out, "{text}").map_err(io)
         }
         Command::Show {
             what: ShowWhat::PortChannel { json, socket, .. },
         } => {
-            let reply: railyard_control::lacp::LacpReply = mgmt::request(&socket, "lacp")?;
-            if json {
-                print_json(
-                    &mut out,
-                    &serde_json::to_value(&reply.lacp).unwrap_or_default(),
-                )
-            } else {
-                write!(out, "{}", show::l2::render_port_channel_summary(&reply)).map_err(io)
-            }
+            let reply = mgmt::request(&socket, "lacp")?;
+            write!(out, "{}", show::l2::lacp_text(&reply, true, json)).map_err(io)
         }
         Command::Show {
             what: ShowWhat::Lacp { json, socket, .. },
         } => {
-            let reply: railyard_control::lacp::LacpReply = mgmt::request(&socket, "lacp")?;
-            if json {
-                print_json(
-                    &mut out,
-                    &serde_json::to_value(&reply.lacp).unwrap_or_default(),
-                )
-            } else {
-                write!(out, "{}", show::l2::render_lacp_neighbor(&reply)).map_err(io)
-            }
+            let reply = mgmt::request(&socket, "lacp")?;
+            write!(out, "{}", show::l2::lacp_text(&reply, false, json)).map_err(io)
         }
         Command::Show {
             what: ShowWhat::Mac { args, json, socket },
         } => {
-            let vlan = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                ["address-table"] => None,
-                ["address-table", "vlan", v] => Some(
-                    v.parse::<u16>()
-                        .ok()
-                        .filter(|v| (1..=4094).contains(v))
-                        .ok_or_else(|| format!("`{v}` is not a VLAN ID (1-4094)"))?,
-                ),
-                _ => {
-                    return Err(format!(
-                        "unknown `show mac {}`: try `show mac address-table [vlan N]`",
-                        args.join(" ")
-                    ))
-                }
-            };
+            let vlan = show::l2::mac_table_vlan(&args)?;
             let stats = mgmt::fetch_stats(&socket)?;
-            if json {
-                print_json(
-                    &mut out,
-                    &serde_json::json!({ "entries": show::l2::entries(&stats.mac_table, vlan) }),
-                )
-            } else {
-                write!(out, "{}", show::l2::render_mac_table(&stats, vlan)).map_err(io)
-            }
+            write!(out, "{}", show::l2::mac_table_text(&stats, vlan, json)).map_err(io)
         }
         Command::Show {
             what: ShowWhat::Hardware { json, source, .. },

@@ -273,6 +273,69 @@ pub fn render_lacp_neighbor(r: &LacpReply) -> String {
     s
 }
 
+/// `show mac address-table [vlan N]`'s arguments after `mac`: the VLAN
+/// to list, if one is named.
+pub fn mac_table_vlan(args: &[String]) -> Result<Option<u16>, String> {
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["address-table"] => Ok(None),
+        ["address-table", "vlan", v] => v
+            .parse::<u16>()
+            .ok()
+            .filter(|v| (1..=4094).contains(v))
+            .map(Some)
+            .ok_or_else(|| format!("`{v}` is not a VLAN ID (1-4094)")),
+        _ => Err(format!(
+            "unknown `show mac {}`: try `show mac address-table [vlan N]`",
+            args.join(" ")
+        )),
+    }
+}
+
+/// `show mac address-table`, as text or (`json`) its entries.
+pub fn mac_table_text(stats: &SwitchStats, vlan: Option<u16>, json: bool) -> String {
+    if json {
+        json_line(&serde_json::json!({ "entries": entries(&stats.mac_table, vlan) }))
+    } else {
+        render_mac_table(stats, vlan)
+    }
+}
+
+/// `show port-channel summary` (`summary`) or `show lacp neighbor`, as
+/// text or (`json`) the agent's snapshot.
+pub fn lacp_text(reply: &LacpReply, summary: bool, json: bool) -> String {
+    match (json, summary) {
+        (true, _) => json_line(&serde_json::to_value(&reply.lacp).unwrap_or_default()),
+        (false, true) => render_port_channel_summary(reply),
+        (false, false) => render_lacp_neighbor(reply),
+    }
+}
+
+/// `show vlan [brief]`: the VLANs of `config` compiled into `model`, with
+/// the running switch's counters (`live`) unless `brief`.
+pub fn vlan_text(
+    config: &railyard_config::Config,
+    model: &SwitchModel,
+    live: Option<&SwitchStats>,
+    detail: bool,
+    json: bool,
+) -> String {
+    let rows = vlan_rows(config, model);
+    if json {
+        let counters = live.map(|s| &s.vlans);
+        return json_line(&serde_json::json!({ "vlans": rows, "counters": counters }));
+    }
+    let mut s = render_vlans(&rows, detail);
+    if let (Some(stats), true) = (live, detail) {
+        s.push_str(&render_vlan_counters(&stats.vlans));
+    }
+    s
+}
+
+/// JSON in natural key order, with a newline, as every `--json` prints.
+fn json_line(v: &serde_json::Value) -> String {
+    format!("{}\n", crate::show::json_text(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
