@@ -229,6 +229,11 @@ pub struct InterfaceStats {
     /// oversize frames, buffer pool empty), before the pipeline saw them.
     #[serde(default)]
     pub backend_rx_dropped: u64,
+    /// The longest a frame waited in the backend's kernel ring before the
+    /// switch read it, in ns (AF_PACKET only; 0 elsewhere): time the lossless headroom must cover on a software
+    /// path, since frames still in the ring are not yet accounted.
+    #[serde(default)]
+    pub backend_rx_wait_max_ns: u64,
     /// Frames the backend failed to send.
     #[serde(default)]
     pub backend_tx_errors: u64,

@@ -588,6 +588,53 @@ fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
     });
 }
 
+/// Each AF_PACKET ring tells how long a frame waited in it before the
+/// switch read it: a frame read at once shows next to no wait, one left
+/// 150 ms shows at least that, and the counter keeps the longest.
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn a_ring_tells_how_long_its_frames_waited() {
+    for receive in [Receive::Frames, Receive::Blocks] {
+        let (ns, a, b) = veth_pair();
+        ns.run(move || {
+            let mut pa = AfPacketPort::open(&a, AfPacketOptions::default()).unwrap();
+            let opts = AfPacketOptions {
+                receive,
+                retire_timeout_ms: 1,
+                ..AfPacketOptions::default()
+            };
+            let mut pb = AfPacketPort::open(&b, opts).unwrap();
+            assert!(wait_link(&pa, true) && wait_link(&pb, true));
+            let (ma, mb) = (pa.mac().unwrap(), pb.mac().unwrap());
+            let pool = Pool::new(64);
+            let mut read_after = |wait: Duration, seq: u32| {
+                let mut tx = Burst::new();
+                tx.push(packet(&pool, &test_frame(mb, ma, seq)));
+                assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+                thread::sleep(wait);
+                let deadline = Instant::now() + Duration::from_secs(2);
+                let mut rx = Burst::new();
+                while rx.is_empty() && Instant::now() < deadline {
+                    pb.rx_burst(&pool, &mut rx, 0);
+                }
+                assert!(rx.iter().any(|p| test_seq(p.data()) == Some(seq)));
+                pb.io_counters().rx_wait_max_ns
+            };
+            let prompt = read_after(Duration::ZERO, 1);
+            assert!(
+                prompt < 50_000_000,
+                "{receive:?}: a frame read at once waited {prompt} ns"
+            );
+            let late = read_after(Duration::from_millis(150), 2);
+            assert!(
+                (150_000_000..2_000_000_000).contains(&late),
+                "{receive:?}: a frame left 150 ms shows a wait of {late} ns"
+            );
+            assert_eq!(read_after(Duration::ZERO, 3), late, "the longest is kept");
+        });
+    }
+}
+
 /// Whether `poll(2)` on the port's wake descriptors reports a frame within
 /// 2 s.
 fn wakes_a_poller(port: &dyn Port) -> bool {

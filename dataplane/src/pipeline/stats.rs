@@ -43,6 +43,7 @@ impl Switch {
                 speed_mbps: m.speed_mbps,
                 addresses,
                 backend_rx_dropped: io.rx_dropped,
+                backend_rx_wait_max_ns: io.rx_wait_max_ns,
                 backend_tx_errors: io.tx_errors,
                 ..InterfaceStats::default()
             }

@@ -45,6 +45,12 @@ pub struct IoCounters {
     /// Damaged capture records a replay was told to stop at (also in
     /// `rx_dropped`); the switch reports them as `capture_damaged` drops.
     pub rx_damaged: u64,
+    /// The longest a frame waited in the kernel's receive ring before the
+    /// switch read it, in ns: frames there are invisible to ingress
+    /// accounting, so a wait longer than the lossless headroom covers is a
+    /// loss PFC could not prevent. Zero where the backend cannot tell (only
+    /// AF_PACKET's rings stamp their frames).
+    pub rx_wait_max_ns: u64,
 }
 
 /// A source and sink of frames for one interface.

@@ -63,6 +63,8 @@ pub(super) struct RxFrame<'a> {
     pub(super) outgoing: bool,
     /// The 802.1Q/802.1ad tag the kernel took out of the frame (TPID, TCI).
     pub(super) tag: Option<(u16, u16)>,
+    /// When the kernel took the frame in, in ns of `CLOCK_REALTIME`.
+    pub(super) stamp_ns: u64,
 }
 
 /// A mapped `TPACKET_V2` receive ring and the slot to read next.
@@ -167,6 +169,7 @@ impl FrameRing {
             status: h.tp_status,
             outgoing: pkttype == libc::PACKET_OUTGOING,
             tag,
+            stamp_ns: u64::from(h.tp_sec) * 1_000_000_000 + u64::from(h.tp_nsec),
         }))
     }
 

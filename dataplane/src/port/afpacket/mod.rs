@@ -686,6 +686,16 @@ enum Took {
 }
 
 impl Sink<'_> {
+    /// Keeps the longest wait in the ring of a frame the kernel stamped
+    /// at `stamp_ns` (realtime); a clock stepped back counts no wait.
+    fn note_wait(&mut self, stamp_ns: u64) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let wait = now.saturating_sub(stamp_ns);
+        self.counters.rx_wait_max_ns = self.counters.rx_wait_max_ns.max(wait);
+    }
+
     /// Copies `frame` into a pool buffer at the end of the burst, putting
     /// back its VLAN tag and completing a checksum a local stack left open.
     fn take(&mut self, frame: &frames::RxFrame<'_>) -> Took {
@@ -728,13 +738,21 @@ impl Sink<'_> {
 }
 
 /// Moves the frames the kernel has handed over from `ring` into the sink's
-/// burst, up to a full burst; returns how many.
+/// burst, up to a full burst; returns how many. The first frame, the
+/// oldest, tells how long frames waited in the ring (one `CLOCK_REALTIME`
+/// read per call that finds frames, from the vDSO: no system call).
 fn rx_frames(ring: &mut frames::FrameRing, sink: &mut Sink<'_>) -> usize {
     let mut n = 0;
+    let mut first = true;
     while sink.burst.len() < BURST_SIZE {
         let took = match ring.peek() {
             None => break,
-            Some(Ok(frame)) => sink.take(&frame),
+            Some(Ok(frame)) => {
+                if std::mem::take(&mut first) {
+                    sink.note_wait(frame.stamp_ns);
+                }
+                sink.take(&frame)
+            }
             Some(Err(())) => {
                 sink.counters.rx_dropped += 1;
                 Took::Passed
@@ -753,8 +771,10 @@ fn rx_frames(ring: &mut frames::FrameRing, sink: &mut Sink<'_>) -> usize {
 impl BlockRing {
     /// Moves the frames of handed-over blocks into the sink's burst, up to
     /// a full burst, resuming where the last call stopped; returns how many.
+    /// The first frame notes its wait, as in [`rx_frames`].
     fn rx(&mut self, sink: &mut Sink<'_>) -> usize {
         let mut n = 0;
+        let mut first = true;
         while sink.burst.len() < BURST_SIZE {
             if !self.cursor.open {
                 let status = self.status(self.cursor.block).load(Ordering::Acquire);
@@ -820,7 +840,11 @@ impl BlockRing {
                     };
                     (tpid, hdr.hv1.tp_vlan_tci as u16)
                 }),
+                stamp_ns: u64::from(hdr.tp_sec) * 1_000_000_000 + u64::from(hdr.tp_nsec),
             };
+            if std::mem::take(&mut first) {
+                sink.note_wait(frame.stamp_ns);
+            }
             match sink.take(&frame) {
                 Took::NoBuffer => break,
                 Took::Pushed => n += 1,
