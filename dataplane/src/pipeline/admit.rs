@@ -53,6 +53,7 @@ impl Switch {
     /// reason (WRED, tail), and a dropped lossless packet gives its ingress
     /// bytes back.
     pub(super) fn admit_egress(&mut self, pkt: PacketBuf) {
+        self.busy.mark(pkt.meta.out_port as usize);
         let slot = &mut self.ports[pkt.meta.out_port as usize];
         if pkt.meta.qos_group == QOS_GROUP_CONTROL {
             if slot.ctrl_tx.try_push(pkt).is_err() {

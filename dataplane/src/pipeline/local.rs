@@ -84,6 +84,7 @@ impl Switch {
             }
             return;
         }
+        self.busy.mark(p);
         let slot = &mut self.ports[p];
         if slot.ctrl_tx.try_push(pkt).is_err() {
             slot.counters.drop(DropReason::TxError);

@@ -39,6 +39,7 @@
 
 mod admit;
 mod bridge;
+mod busy;
 mod classify;
 mod egress;
 mod handoff;
@@ -185,6 +186,10 @@ pub struct Switch {
     /// With hints on, link states are read again only after
     /// [`Switch::links_changed`].
     links_changed: bool,
+    /// The owned ports a round visits, and when (see [`busy`]).
+    busy: busy::Busy,
+    /// Some port is another worker's that this one sends on.
+    any_lane: bool,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -306,6 +311,12 @@ impl Switch {
             rx_hints: Vec::with_capacity(model.interfaces.len()),
             rx_hinted: vec![false; model.interfaces.len()],
             links_changed: true,
+            busy: busy::Busy::new(model.interfaces.len()),
+            any_lane: false,
+        };
+        let sw = Switch {
+            any_lane: sw.ports.iter().any(|p| p.lane),
+            ..sw
         };
         (sw, warnings)
     }
@@ -352,6 +363,7 @@ impl Switch {
         self.macs.configure(&model.mac_table);
         self.l2 = bridge::L2Tables::build(model);
         self.hostname = model.hostname.clone();
+        self.busy = busy::Busy::new(self.ports.len());
         // Packets already counted stay counted until they leave.
         self.any_lossless |= model
             .interfaces
@@ -399,24 +411,48 @@ impl Switch {
         // Taken for the loop, not cloned: every worker cloning the same Arc
         // each round would bounce its count between their cores.
         let board = self.lane_board.take();
-        for p in 0..self.ports.len() {
-            if self.ports[p].owned {
-                self.pfc_timers(p, now, board.as_deref());
-                if self.any_lossless && self.ports[p].pfc.tx_xoff != 0 {
-                    work += self.pfc_release(p, now);
-                }
-                if let Some(board) = &board {
+        if let Some(board) = &board {
+            // Owners tell lanes their state every round, busy or not.
+            for p in 0..self.ports.len() {
+                if self.ports[p].owned {
+                    work += self.port_timers(p, now, Some(board));
                     self.tell_lanes(p, board);
+                    work += self.tx_port(p, now);
+                } else if self.ports[p].lane {
+                    self.follow_owner(p, board);
+                    work += self.tx_port(p, now);
+                    self.tell_owner(p, board);
                 }
-                work += self.tx_port(p, now);
-            } else if let (true, Some(board)) = (self.ports[p].lane, &board) {
-                self.follow_owner(p, board);
-                work += self.tx_port(p, now);
-                self.tell_owner(p, board);
+            }
+        } else {
+            for w in 0..self.busy.ports.words() {
+                let mut bits = self.busy.ports.word(w);
+                while bits != 0 {
+                    let p = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if !self.ports[p].owned {
+                        self.busy.idle(p);
+                    } else if self.busy.visit(p, now) {
+                        work += self.port_timers(p, now, None);
+                        work += self.tx_port(p, now);
+                        self.settle_port(p);
+                    }
+                }
             }
         }
         self.lane_board = board;
+        self.check_busy();
         work
+    }
+
+    /// One round's PFC timers and ingress releases for owned port `p`.
+    fn port_timers(&mut self, p: usize, now: Nanos, board: Option<&LaneBoard>) -> usize {
+        self.pfc_timers(p, now, board);
+        if self.any_lossless && self.ports[p].pfc.tx_xoff != 0 {
+            self.pfc_release(p, now)
+        } else {
+            0
+        }
     }
 
     /// Reads which ports can take traffic: a physical port when it is up
@@ -533,30 +569,26 @@ impl Switch {
         // A plain loop rather than an iterator chain: a replay asks this
         // after nearly every poll, mostly with every queue empty.
         let mut next: Option<Nanos> = None;
-        for p in self.ports.iter().filter(|p| p.lane) {
-            // A lane's pauses and timers are its owner's.
-            if let Some(t) = p.queues.next_departure() {
-                next = Some(next.map_or(t, |n| n.min(t)));
+        if self.any_lane {
+            for p in self.ports.iter().filter(|p| p.lane) {
+                // A lane's pauses and timers are its owner's.
+                if let Some(t) = p.queues.next_departure() {
+                    next = Some(next.map_or(t, |n| n.min(t)));
+                }
             }
         }
-        for p in self.ports.iter().filter(|p| p.owned && p.backend.is_some()) {
-            let nonempty = p.queues.nonempty_mask();
-            // Nothing queued, no XOFF sent, no storm: every candidate below
-            // is `None` (queue departures and pause expiries need a queued
-            // packet, refreshes an XOFF, watchdog restores a storm).
-            if nonempty == 0 && p.pfc.tx_xoff == 0 && p.pfc.stormed == 0 {
+        // Ports outside the busy set have nothing queued and no PFC state;
+        // a settled port's time is kept.
+        for p in self.busy.ports.iter() {
+            let slot = &self.ports[p];
+            if !slot.owned || slot.backend.is_none() {
                 continue;
             }
-            let candidates = [
-                p.queues.next_departure(),
-                p.pfc.next_expiry(nonempty),
-                p.pfc.next_refresh(),
-                p.model
-                    .pfc
-                    .watchdog
-                    .and_then(|wd| p.pfc.next_watchdog(nonempty, &wd)),
-            ];
-            for t in candidates.into_iter().flatten() {
+            let due = match self.busy.due_at(p) {
+                Some(t) => (t != Nanos::MAX).then_some(t),
+                None => self.port_due(p),
+            };
+            if let Some(t) = due {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
@@ -569,6 +601,7 @@ impl Switch {
         match self.ports.get_mut(port as usize) {
             Some(slot) => {
                 slot.queues.set_paused(queue, paused);
+                self.busy.mark(port as usize);
                 true
             }
             None => false,

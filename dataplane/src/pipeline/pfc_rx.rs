@@ -35,6 +35,7 @@ impl Switch {
     /// Acts on a received PFC or PAUSE frame: sets, reloads or ends the
     /// pause of the queues it names.
     pub(super) fn mac_control(&mut self, pkt: &PacketBuf, p: usize, now: Nanos) {
+        self.busy.mark(p);
         let slot = &mut self.ports[p];
         let payload = pkt.data().get(pkt.meta.l3_offset as usize..).unwrap_or(&[]);
         let repr =
@@ -135,6 +136,7 @@ impl Switch {
     /// Puts queue `q` of port `p` in the stormed state: resumed, flushed,
     /// and no longer sending PFC for its priority.
     fn storm(&mut self, p: usize, q: usize, now: Nanos) {
+        self.busy.mark(p);
         let slot = &mut self.ports[p];
         let bit = 1u8 << q;
         slot.pfc.stormed |= bit;

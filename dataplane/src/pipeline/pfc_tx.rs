@@ -18,6 +18,7 @@ impl Switch {
             self.count_drop(p, DropReason::NoBuffer);
             return;
         };
+        self.busy.mark(p);
         let slot = &mut self.ports[p];
         let quanta = if xoff { slot.model.pfc.quanta } else { 0 };
         let mut q = [0u16; PRIORITIES];
