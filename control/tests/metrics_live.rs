@@ -269,6 +269,24 @@ scrape_configs:
     let no_route = query("railyard_drops_total{interface=\"Ethernet1/1\",reason=\"no_route\"}")
         .expect("no_route drops of Ethernet1/1");
     eprintln!("prometheus: no_route drops on Ethernet1/1 = {no_route}");
+    // Every query of the shipped dashboard is PromQL this Prometheus
+    // accepts, with the dashboard's variables filled in as Grafana would.
+    let queries =
+        railyard_control::metrics::dashboard_queries(railyard_control::metrics::DASHBOARD)
+            .expect("dashboard JSON");
+    for q in queries.iter().filter(|q| !q.starts_with("label_values(")) {
+        let q = q
+            .replace("$instance", ".*")
+            .replace("$interface", ".*")
+            .replace("$__rate_interval", "1m");
+        match query(&q) {
+            Ok(_) => {}
+            // An empty result is fine (no group, no drops); a rejected query is not.
+            Err(e) if e.starts_with("no value yet") => {}
+            Err(e) => panic!("dashboard query {q}: {e}"),
+        }
+    }
+    eprintln!("prometheus: {} dashboard queries accepted", queries.len());
     prometheus.stop_with(libc::SIGTERM);
     drop(switch);
     drop(lab);
