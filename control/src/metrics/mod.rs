@@ -105,3 +105,45 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    /// The names the book's tables document: each row's first name, and
+    /// the `_suffix` shorthands after it completed from that name's
+    /// prefix (`railyard_queue_tx_packets_total`, `_tx_bytes_total`).
+    fn documented(page: &str) -> std::collections::BTreeSet<String> {
+        let mut names = std::collections::BTreeSet::new();
+        for row in page.lines().filter(|l| l.starts_with("| `railyard_")) {
+            let cell = row.split('|').nth(1).unwrap_or_default();
+            let ticks: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+            let Some(first) = ticks.first() else { continue };
+            names.insert(first.to_string());
+            for short in ticks.iter().skip(1).filter(|t| t.starts_with('_')) {
+                for (k, _) in first.match_indices('_') {
+                    names.insert(format!("{}{short}", &first[..k]));
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn the_book_documents_every_family() {
+        let page = include_str!("../../../docs/src/watching.md");
+        let documented = documented(page);
+        let text = render(&Scrape {
+            stats: &railyard_dataplane::stats::SwitchStats::default(),
+            lldp: None,
+            kernel_routes: None,
+        });
+        for family in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+            let name = family.split(' ').next().unwrap_or_default();
+            assert!(
+                documented.contains(name),
+                "docs/src/watching.md does not document {name}"
+            );
+        }
+    }
+}
