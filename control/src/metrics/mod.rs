@@ -1,7 +1,7 @@
 //! `railyard run --metrics ADDR:PORT`: the switch's counters for
 //! Prometheus.
 //!
-//! [`render`] turns the snapshot the management socket's `stats` request
+//! [`render()`] turns the snapshot the management socket's `stats` request
 //! returns into text exposition format; [`serve`] answers scrapes with it.
 //! A scrape reads counters the workers have already published, as `show`
 //! does, so it never waits on a worker's fast path.
