@@ -448,7 +448,11 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
             tracing::info!("Prometheus metrics at http://{}/metrics", server.addr());
             Some(server)
         }
-        None => None,
+        None => {
+            // Its hold on the runtime must go before shutdown unwraps it.
+            drop(counters);
+            None
+        }
     };
     let agent = LldpRunner::start(Arc::clone(&runtime), Arc::clone(&running), lldp.clone())
         .map_err(|e| format!("cannot start the LLDP agent: {e}"))?;

@@ -178,7 +178,9 @@ fn promtool_accepts_a_live_switchs_metrics() {
     // Other paths and methods are refused, and the switch keeps serving.
     assert_eq!(get(&sw, port, "/nope").map(|r| r.0), Ok(404));
     assert_eq!(get(&sw, port, "/metrics").map(|r| r.0), Ok(200));
-    drop(switch);
+    // The switch stops cleanly with the endpoint up, and says so.
+    let summary = switch.stop();
+    assert!(summary.contains("Ethernet1/1"), "final counters: {summary}");
     drop(lab);
 }
 
