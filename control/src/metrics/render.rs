@@ -1331,6 +1331,36 @@ mod tests {
     }
 
     #[test]
+    fn lldp_neighbours_and_counters_per_port() {
+        use railyard_lldp::fixture::{leaf1, peer_frame};
+        let mut agent = railyard_lldp::Agent::new(leaf1(), 0);
+        agent.receive(0, &peer_frame([2, 0, 0, 0, 0, 9], "p1", 120, vec![]), 1);
+        let snapshot = agent.snapshot();
+        let port = &snapshot.ports[0].name;
+        let t = render(&Scrape {
+            stats: &SwitchStats::default(),
+            lldp: Some(&snapshot),
+            kernel_routes: None,
+        });
+        assert_eq!(
+            value(
+                &t,
+                &format!("railyard_lldp_neighbors{{interface=\"{port}\"}}")
+            ),
+            Some(1.0),
+            "{t}"
+        );
+        assert_eq!(
+            value(
+                &t,
+                &format!("railyard_lldp_frames_in_total{{interface=\"{port}\"}}")
+            ),
+            Some(1.0),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn seconds_are_exact() {
         assert_eq!(Seconds(0).to_string(), "0");
         assert_eq!(Seconds(1_500_000_000).to_string(), "1.5");
