@@ -256,7 +256,8 @@ fn reload(
 /// SIGHUP or a `reload` request re-reads the configuration.
 ///
 /// # Errors
-/// A message when a port or the management socket cannot be opened.
+/// A message when a port, the management socket or the metrics address
+/// cannot be opened.
 pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let compiled = &loaded.compiled;
     // Bound before any port opens, so a bad address stops nothing running.
@@ -432,8 +433,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         Some(listener) => {
             let snapshot = Arc::clone(&lldp.snapshot);
             let server = MetricsServer::start(listener, move || {
-                // The agent's lock, held only while it swaps in a new
-                // snapshot; the copy is rendered after it is released.
+                // The LLDP agent's lock, never a worker's, held here just
+                // long enough to copy; rendering happens after.
                 let lldp = match snapshot.lock() {
                     Ok(s) => s.clone(),
                     Err(p) => p.into_inner().clone(),
