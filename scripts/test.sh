@@ -14,7 +14,8 @@ mapfile -t missing < <(missing_packages \
   lldpd=lldpd lldpcli=lldpd lldpad=lldpad lldptool=lldpad \
   nsenter=util-linux unshare=util-linux nstat=iproute2 ss=iproute2 \
   iperf3=iperf3 tcpreplay=tcpreplay pkg-config=pkg-config vtysh=frr \
-  ovs-vsctl=openvswitch-switch ovs-vswitchd=openvswitch-switch python3=python3)
+  ovs-vsctl=openvswitch-switch ovs-vswitchd=openvswitch-switch python3=python3 \
+  promtool=prometheus prometheus=prometheus)
 
 # Libraries (not commands) the `dpdk` feature builds against.
 pkg-config --exists libdpdk 2>/dev/null || missing+=(libdpdk-dev)

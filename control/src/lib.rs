@@ -13,6 +13,7 @@ pub mod lab;
 pub mod lacp;
 pub mod live;
 pub mod lldp;
+pub mod metrics;
 pub mod mgmt;
 pub mod natural;
 pub mod rank;

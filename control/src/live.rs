@@ -1,5 +1,6 @@
 //! `railyard run`: the live switch on real ports.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,10 +20,11 @@ use railyard_dataplane::Pool;
 use crate::compile::reorder;
 use crate::lacp::LacpReply;
 use crate::lldp::runner::{LldpRunner, LldpShared};
+use crate::metrics::{self, MetricsServer, Scrape};
 use crate::mgmt::{self, ReloadReply};
 use crate::routing::daemons::{state_dir, FrrDaemons};
 use crate::routing::kernel_fib::{
-    KernelFib, KernelFibCounters, KernelRouteView, KernelRoutesReply,
+    KernelFib, KernelFibCounters, KernelFibView, KernelRouteView, KernelRoutesReply,
 };
 use crate::routing::mirror::{MirrorRunner, MirrorStats, Mirrors};
 use crate::routing::{frr_config, linux_name};
@@ -146,6 +148,8 @@ pub struct RunOptions {
     pub runtime: RuntimeOptions,
     /// Whether the kernel takes part in routing (see [`Routing`]).
     pub routing: Routing,
+    /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// How a live switch learns its routes beyond its configured ones.
@@ -252,9 +256,12 @@ fn reload(
 /// SIGHUP or a `reload` request re-reads the configuration.
 ///
 /// # Errors
-/// A message when a port or the management socket cannot be opened.
+/// A message when a port, the management socket or the metrics address
+/// cannot be opened.
 pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let compiled = &loaded.compiled;
+    // Bound before any port opens, so a bad address stops nothing running.
+    let metrics_listener = opts.metrics.map(metrics::listen).transpose()?;
     init_dpdk(&loaded.config)?;
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (ifc, bind) in compiled.model.interfaces.iter().zip(&compiled.binds) {
@@ -336,11 +343,15 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         }
         None => None,
     };
-    let mirror_stats = mirrors.as_ref().map(MirrorRunner::stats);
     let kernel_fib = mirror_ports
         .map(|ports| follow_kernel_routes(ports, &runtime, &running, &lldp))
         .transpose()?;
-    let kernel_counters = kernel_fib.as_ref().map(KernelFib::counters);
+    let counters = Counters {
+        runtime: Arc::clone(&runtime),
+        mirrors: mirrors.as_ref().map(MirrorRunner::stats),
+        kernel: kernel_fib.as_ref().map(KernelFib::counters),
+    };
+    let kernel_counters = counters.kernel.clone();
     let kernel_routes = Arc::clone(&lldp.kernel_routes);
     let frr = match opts.routing {
         Routing::Frr => {
@@ -358,6 +369,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         Routing::Off | Routing::Kernel => None,
     };
     let frr_show = frr.clone();
+    let stats_source = counters.clone();
     let (rt, cfg, path, strict, shared) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
@@ -369,13 +381,9 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
         match verb {
             "stats" => {
-                let mut stats = rt.stats();
-                if let Some(m) = &mirror_stats {
-                    with_mirror_counters(&mut stats, m, &rt);
-                }
-                let mut v = serde_json::to_value(&stats).unwrap_or_default();
-                if let Some(c) = &kernel_counters {
-                    v["kernel_routes"] = serde_json::to_value(c.view()).unwrap_or_default();
+                let mut v = serde_json::to_value(stats_source.stats()).unwrap_or_default();
+                if let Some(k) = stats_source.kernel_view() {
+                    v["kernel_routes"] = serde_json::to_value(k).unwrap_or_default();
                 }
                 v.to_string()
             }
@@ -421,6 +429,32 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         }
     })
     .map_err(|e| format!("management socket {}: {e}", opts.socket.display()))?;
+    let metrics_server = match metrics_listener {
+        Some(listener) => {
+            let snapshot = Arc::clone(&lldp.snapshot);
+            let server = MetricsServer::start(listener, move || {
+                // The LLDP agent's lock, never a worker's, held here just
+                // long enough to copy; rendering happens after.
+                let lldp = match snapshot.lock() {
+                    Ok(s) => s.clone(),
+                    Err(p) => p.into_inner().clone(),
+                };
+                let kernel = counters.kernel_view();
+                metrics::render(&Scrape {
+                    stats: &counters.stats(),
+                    lldp: Some(&lldp),
+                    kernel_routes: kernel.as_ref(),
+                })
+            })?;
+            tracing::info!("Prometheus metrics at http://{}/metrics", server.addr());
+            Some(server)
+        }
+        None => {
+            // Its hold on the runtime must go before shutdown unwraps it.
+            drop(counters);
+            None
+        }
+    };
     let agent = LldpRunner::start(Arc::clone(&runtime), Arc::clone(&running), lldp.clone())
         .map_err(|e| format!("cannot start the LLDP agent: {e}"))?;
     tracing::info!(
@@ -447,6 +481,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     }
     // Shutdown LLDPDUs go out before the workers stop.
     agent.stop();
+    drop(metrics_server);
     drop(server);
     drop(frr);
     drop(kernel_fib);
@@ -460,6 +495,33 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
              so the switch stopped too"
         )),
         None => Ok(stats),
+    }
+}
+
+/// The counters the management socket's `stats` request answers with and
+/// a metrics scrape renders: the snapshots the workers have published
+/// (never their live counters) and what the mirror and kernel-route
+/// threads count in atomics.
+#[derive(Clone)]
+struct Counters {
+    runtime: Arc<Runtime>,
+    mirrors: Option<MirrorStats>,
+    kernel: Option<Arc<KernelFibCounters>>,
+}
+
+impl Counters {
+    /// Every worker's latest snapshot, merged, with the mirror counters.
+    fn stats(&self) -> SwitchStats {
+        let mut stats = self.runtime.stats();
+        if let Some(m) = &self.mirrors {
+            with_mirror_counters(&mut stats, m, &self.runtime);
+        }
+        stats
+    }
+
+    /// The kernel route follower's counters, when it runs.
+    fn kernel_view(&self) -> Option<KernelFibView> {
+        self.kernel.as_deref().map(KernelFibCounters::view)
     }
 }
 

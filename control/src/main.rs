@@ -79,6 +79,10 @@ enum Command {
         /// `auto` is `frr` when the configuration has `router bgp`.
         #[arg(long, value_enum, default_value = "auto")]
         routing: RoutingArg,
+        /// Serve Prometheus metrics on `GET /metrics` at ADDR:PORT, e.g.
+        /// `127.0.0.1:9417` (port 0 picks a free port, logged at startup).
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics: Option<std::net::SocketAddr>,
     },
     /// Replay pcap traces through the switch in virtual time.
     Replay {
@@ -576,6 +580,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             poll,
             strict,
             routing,
+            metrics,
         } => {
             let loaded = load(&config, strict)?;
             let cores = cores
@@ -602,6 +607,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     RoutingArg::Kernel => Routing::Kernel,
                     RoutingArg::Frr => Routing::Frr,
                 },
+                metrics,
             };
             let stats = run(loaded, &opts)?;
             writeln!(out, "final counters:").map_err(io)?;

@@ -1472,3 +1472,42 @@ fn replay_hears_the_lldp_peers_in_a_trace_and_negotiates_dcbx() {
         text(&none.stderr)
     );
 }
+
+#[test]
+fn run_refuses_a_metrics_address_in_use_before_opening_any_port() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = dir.path().join("sw.conf");
+    // The port's backend does not exist: had the switch got that far, it
+    // would fail on the port instead.
+    std::fs::write(
+        &conf,
+        "hostname m\ninterface Ethernet1/1\n  no switchport\n  bind af-packet ry-no-such0\n",
+    )
+    .expect("write config");
+    let socket = dir.path().join("sw.sock");
+    let out = railyard(&[
+        "run",
+        "--config",
+        conf.to_str().expect("path"),
+        "--socket",
+        socket.to_str().expect("path"),
+        "--metrics",
+        &addr,
+    ]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("metrics address {addr}: cannot listen")),
+        "{err}"
+    );
+    // A malformed address is refused by the argument parser.
+    let out = railyard(&["run", "--config", "x.conf", "--metrics", "localhost"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--metrics"),
+        "{}",
+        text(&out.stderr)
+    );
+}
