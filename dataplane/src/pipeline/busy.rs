@@ -20,86 +20,18 @@
 use super::Switch;
 use crate::clock::Nanos;
 
-/// A set of port numbers, one bit each.
-#[derive(Debug, Clone, Default)]
-pub(super) struct PortSet {
-    words: Box<[u64]>,
+/// Sixty-four ports' bits: busy, and of those, settled.
+#[derive(Debug, Clone, Copy, Default)]
+struct Word {
+    busy: u64,
+    settled: u64,
 }
 
-impl PortSet {
-    /// Every port of `ports` in the set.
-    pub(super) fn full(ports: usize) -> PortSet {
-        let mut words = vec![u64::MAX; ports.div_ceil(64)].into_boxed_slice();
-        if let Some(last) = words.last_mut() {
-            let tail = ports % 64;
-            if tail != 0 {
-                *last = (1 << tail) - 1;
-            }
-        }
-        PortSet { words }
-    }
-
-    /// No port of `ports` in the set.
-    pub(super) fn empty(ports: usize) -> PortSet {
-        PortSet {
-            words: vec![0; ports.div_ceil(64)].into_boxed_slice(),
-        }
-    }
-
-    #[inline]
-    pub(super) fn insert(&mut self, port: usize) {
-        if let Some(w) = self.words.get_mut(port / 64) {
-            *w |= 1 << (port % 64);
-        }
-    }
-
-    #[inline]
-    pub(super) fn remove(&mut self, port: usize) {
-        if let Some(w) = self.words.get_mut(port / 64) {
-            *w &= !(1 << (port % 64));
-        }
-    }
-
-    #[inline]
-    pub(super) fn contains(&self, port: usize) -> bool {
-        self.words
-            .get(port / 64)
-            .is_some_and(|w| w & (1 << (port % 64)) != 0)
-    }
-
-    /// Word `i` of the set (ports `64 i ..`), for a walk that may change
-    /// the set as it goes.
-    #[inline]
-    pub(super) fn word(&self, i: usize) -> u64 {
-        self.words[i]
-    }
-
-    pub(super) fn words(&self) -> usize {
-        self.words.len()
-    }
-
-    /// The ports in the set, in order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut bits = w;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    i * 64 + b
-                })
-            })
-        })
-    }
-}
-
-/// The busy set and, for settled ports, their times.
+/// The busy ports and, for settled ones, their times. Both bits of a port
+/// share a word, so marking one (per packet queued) is one bounds check.
 #[derive(Debug, Clone)]
 pub(super) struct Busy {
-    /// Ports that may have work.
-    pub(super) ports: PortSet,
-    /// Busy ports whose times below are current.
-    settled: PortSet,
+    words: Box<[Word]>,
     /// When a round next has something to do for the port.
     visit_at: Box<[Nanos]>,
     /// When a packet of the port can next leave or a PFC timer of it
@@ -111,9 +43,22 @@ impl Busy {
     /// Every port of `ports` busy and unsettled: a new or reconfigured
     /// switch looks at each once.
     pub(super) fn new(ports: usize) -> Busy {
+        let mut words = vec![
+            Word {
+                busy: u64::MAX,
+                settled: 0
+            };
+            ports.div_ceil(64)
+        ]
+        .into_boxed_slice();
+        if let Some(last) = words.last_mut() {
+            let tail = ports % 64;
+            if tail != 0 {
+                last.busy = (1 << tail) - 1;
+            }
+        }
         Busy {
-            ports: PortSet::full(ports),
-            settled: PortSet::empty(ports),
+            words,
             visit_at: vec![0; ports].into_boxed_slice(),
             due_at: vec![Nanos::MAX; ports].into_boxed_slice(),
         }
@@ -122,34 +67,80 @@ impl Busy {
     /// Port `p` has new work: busy, and visited by the next round.
     #[inline]
     pub(super) fn mark(&mut self, p: usize) {
-        self.ports.insert(p);
-        self.settled.remove(p);
+        if let Some(w) = self.words.get_mut(p / 64) {
+            let bit = 1 << (p % 64);
+            w.busy |= bit;
+            w.settled &= !bit;
+        }
+    }
+
+    /// Whether port `p` may have work.
+    pub(super) fn is_busy(&self, p: usize) -> bool {
+        self.words
+            .get(p / 64)
+            .is_some_and(|w| w.busy & (1 << (p % 64)) != 0)
+    }
+
+    fn is_settled(&self, p: usize) -> bool {
+        self.words
+            .get(p / 64)
+            .is_some_and(|w| w.settled & (1 << (p % 64)) != 0)
+    }
+
+    /// Words of busy bits, for a walk that may change them as it goes.
+    pub(super) fn words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// The busy bits of ports `64 i ..`.
+    #[inline]
+    pub(super) fn busy_word(&self, i: usize) -> u64 {
+        self.words[i].busy
+    }
+
+    /// The busy ports, in order.
+    pub(super) fn ports(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, w)| {
+            let mut bits = w.busy;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    i * 64 + b
+                })
+            })
+        })
     }
 
     /// Whether a round at `now` visits busy port `p`.
     #[inline]
     pub(super) fn visit(&self, p: usize, now: Nanos) -> bool {
-        !self.settled.contains(p) || self.visit_at[p] <= now
+        !self.is_settled(p) || self.visit_at[p] <= now
     }
 
     /// A round found port `p` idle.
     pub(super) fn idle(&mut self, p: usize) {
-        self.ports.remove(p);
-        self.settled.remove(p);
+        if let Some(w) = self.words.get_mut(p / 64) {
+            let bit = 1 << (p % 64);
+            w.busy &= !bit;
+            w.settled &= !bit;
+        }
     }
 
     /// A round left port `p` with work that can next act at `visit_at`
     /// and falls due at `due_at`.
     pub(super) fn settle(&mut self, p: usize, visit_at: Nanos, due_at: Nanos) {
-        self.settled.insert(p);
-        self.visit_at[p] = visit_at;
-        self.due_at[p] = due_at;
+        if let Some(w) = self.words.get_mut(p / 64) {
+            w.settled |= 1 << (p % 64);
+            self.visit_at[p] = visit_at;
+            self.due_at[p] = due_at;
+        }
     }
 
     /// Port `p`'s due time, if a round settled it.
     #[inline]
     pub(super) fn due_at(&self, p: usize) -> Option<Nanos> {
-        self.settled.contains(p).then(|| self.due_at[p])
+        self.is_settled(p).then(|| self.due_at[p])
     }
 }
 
@@ -223,7 +214,7 @@ impl Switch {
         if cfg!(debug_assertions) {
             for p in 0..self.ports.len() {
                 debug_assert!(
-                    !self.ports[p].owned || self.busy.ports.contains(p) || self.port_idle(p),
+                    !self.ports[p].owned || self.busy.is_busy(p) || self.port_idle(p),
                     "{}: port {p} has work but is not in the busy set",
                     self.hostname
                 );
@@ -234,46 +225,46 @@ impl Switch {
 
 #[cfg(test)]
 mod tests {
-    use super::{Busy, PortSet};
+    use super::Busy;
 
     #[test]
-    fn a_full_set_holds_exactly_its_ports() {
+    fn a_new_set_holds_exactly_its_ports_unsettled() {
         for n in [0, 1, 63, 64, 65, 130] {
-            let s = PortSet::full(n);
-            assert_eq!(s.iter().collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
-            assert_eq!(PortSet::empty(n).iter().count(), 0);
+            let b = Busy::new(n);
+            assert_eq!(b.ports().collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
+            assert!((0..n).all(|p| b.visit(p, 0) && b.due_at(p).is_none()));
         }
     }
 
     #[test]
     fn ports_come_and_go() {
-        let mut s = PortSet::full(130);
+        let mut b = Busy::new(130);
         for p in 0..130 {
-            s.remove(p);
+            b.idle(p);
         }
-        assert_eq!(s.iter().count(), 0);
+        assert_eq!(b.ports().count(), 0);
         for p in [129, 3, 64, 63] {
-            s.insert(p);
+            b.mark(p);
         }
-        assert_eq!(s.iter().collect::<Vec<_>>(), [3, 63, 64, 129]);
-        assert!(s.contains(64) && !s.contains(65));
+        assert_eq!(b.ports().collect::<Vec<_>>(), [3, 63, 64, 129]);
+        assert!(b.is_busy(64) && !b.is_busy(65));
         // Out of range: ignored, not a panic.
-        s.insert(500);
-        s.remove(500);
-        assert!(!s.contains(500));
-        assert_eq!((s.words(), s.word(2)), (3, 1 << 1));
+        b.mark(500);
+        b.idle(500);
+        b.settle(500, 1, 1);
+        assert!(!b.is_busy(500) && b.due_at(500).is_none());
+        assert_eq!((b.words(), b.busy_word(2)), (3, 1 << 1));
     }
 
     #[test]
     fn a_settled_port_waits_for_its_time_and_a_mark_unsettles_it() {
         let mut b = Busy::new(3);
-        assert!((0..3).all(|p| b.visit(p, 0) && b.due_at(p).is_none()));
         b.settle(1, 500, 700);
         assert!(!b.visit(1, 499) && b.visit(1, 500));
         assert_eq!(b.due_at(1), Some(700));
         b.mark(1);
         assert!(b.visit(1, 0) && b.due_at(1).is_none());
         b.idle(2);
-        assert_eq!(b.ports.iter().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(b.ports().collect::<Vec<_>>(), [0, 1]);
     }
 }

@@ -425,8 +425,8 @@ impl Switch {
                 }
             }
         } else {
-            for w in 0..self.busy.ports.words() {
-                let mut bits = self.busy.ports.word(w);
+            for w in 0..self.busy.words() {
+                let mut bits = self.busy.busy_word(w);
                 while bits != 0 {
                     let p = w * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
@@ -579,7 +579,7 @@ impl Switch {
         }
         // Ports outside the busy set have nothing queued and no PFC state;
         // a settled port's time is kept.
-        for p in self.busy.ports.iter() {
+        for p in self.busy.ports() {
             let slot = &self.ports[p];
             if !slot.owned || slot.backend.is_none() {
                 continue;
