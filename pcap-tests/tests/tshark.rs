@@ -211,7 +211,9 @@ fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
     let (run, file) = pcapng_run();
     let file = file.to_str().expect("utf-8 path");
     let expert = tshark(&["-r", file, "-q", "-z", "expert"]);
-    for bad in ["Error", "Warning", "Warn "] {
+    eprintln!("tshark -z expert:\n{expert}");
+    // tshark titles its groups "Errors (n)", "Warns (n)", "Notes (n)"…
+    for bad in ["Errors", "Warns"] {
         assert!(!expert.contains(bad), "expert info:\n{expert}");
     }
     let rows = tshark(&[
@@ -230,6 +232,14 @@ fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
         "-e",
         "_ws.expert",
     ]);
+    eprintln!("tshark -T fields (first rows):");
+    for line in rows
+        .lines()
+        .take(3)
+        .chain(rows.lines().filter(|l| l.contains("0x0101")).take(2))
+    {
+        eprintln!("  {line}");
+    }
     let mut per_port = std::collections::BTreeMap::<&str, usize>::new();
     let mut pfc = 0;
     for line in rows.lines() {
