@@ -2,11 +2,11 @@
 //! flow control with the expected fields and no expert warnings; a pcapng
 //! output holds every port's frames under the railyard interface names.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
 use railyard_control::replay::{OutFormat, ReplayOptions, PCAPNG_FILE};
-use railyard_control::traffic::{build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
+use railyard_control::traffic::{arp_request, build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
 use railyard_dataplane::wire::MacAddr;
 use railyard_pcap_tests::{replay, replay_with, Timed};
 
@@ -137,15 +137,27 @@ fn pfc_frames_decode_in_tshark() {
     assert_eq!(quanta.last(), Some(&0), "last an XON: {quanta:?}");
 }
 
-/// The same incast written as one pcapng: what tshark reads from it.
+/// The incast written as one pcapng: what tshark reads from it.
 fn pcapng_run() -> (railyard_pcap_tests::Run, std::path::PathBuf) {
     let options = ReplayOptions {
         out_format: OutFormat::Pcapng,
         ..ReplayOptions::default()
     };
-    let run = replay_with(CONFIG, &incast(), &options);
+    let run = replay_with(CONFIG, &incast_and_arp(), &options);
     let file = run.out.join(PCAPNG_FILE);
     (run, file)
+}
+
+/// The incast plus an ARP request to the switch on Ethernet1/1.
+fn incast_and_arp() -> Vec<(&'static str, Vec<Timed>)> {
+    let mut inputs = incast();
+    let arp = arp_request(
+        MacAddr([2, 0, 0, 0, 0, 1]),
+        Ipv4Addr::new(10, 0, 1, 2),
+        Ipv4Addr::new(10, 0, 1, 1),
+    );
+    inputs[0].1.insert(1, (100, arp));
+    inputs
 }
 
 fn tshark(args: &[&str]) -> String {
@@ -180,8 +192,8 @@ fn read_pcapng(path: &std::path::Path) -> Vec<(u32, u64, Vec<u8>)> {
 
 #[test]
 fn pcapng_output_holds_what_each_port_sent_in_its_pcap() {
-    let classic = replay(CONFIG, &incast());
-    let (_run, file) = pcapng_run();
+    let classic = replay(CONFIG, &incast_and_arp());
+    let (run, file) = pcapng_run();
     let frames = read_pcapng(&file);
     // Interfaces in configuration order: Ethernet1/1..3.
     for (i, name) in ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
@@ -194,8 +206,17 @@ fn pcapng_output_holds_what_each_port_sent_in_its_pcap() {
             .filter(|f| f.0 == i as u32)
             .map(|f| (f.1, f.2.clone()))
             .collect();
-        assert!(!want.is_empty(), "{name} sent something");
-        assert_eq!(got, want, "{name}");
+        assert_eq!(got.len() as u64, run.counters(name).tx_packets, "{name}");
+        assert!(!got.is_empty(), "{name} sent something");
+        assert_eq!(got, want, "{name}: as in its pcap");
+        if i == 0 {
+            // The switch's ARP answer leaves Ethernet1/1.
+            assert!(
+                got.iter()
+                    .any(|(_, f)| f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2]),
+                "ARP reply on Ethernet1/1"
+            );
+        }
     }
     // Pause frames railyard made itself are there, on the ports it paused.
     let pfc = frames
@@ -231,6 +252,8 @@ fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
         "macc.opcode",
         "-e",
         "_ws.expert",
+        "-e",
+        "arp.opcode",
     ]);
     eprintln!("tshark -T fields (first rows):");
     for line in rows
@@ -242,13 +265,16 @@ fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
     }
     let mut per_port = std::collections::BTreeMap::<&str, usize>::new();
     let mut pfc = 0;
+    let mut arp_replies = 0;
     for line in rows.lines() {
         let r: Vec<&str> = line.split('|').collect();
         assert_eq!(r[1], format!("railyard port {}", r[0]), "{line}");
         assert_eq!(r.get(3).copied().unwrap_or(""), "", "expert item: {line}");
         *per_port.entry(r[0]).or_default() += 1;
         pfc += usize::from(r[2] == "0x0101");
+        arp_replies += usize::from(r[0] == "Ethernet1/1" && r.get(4) == Some(&"2"));
     }
+    assert_eq!(arp_replies, 1, "{rows}");
     let sent = |name: &str| run.report.stats.interfaces[name].tx_packets as usize;
     for name in ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"] {
         assert_eq!(
