@@ -186,8 +186,11 @@ struct NgFile {
     lost: u64,
 }
 
-/// One pcapng file that several ports (and their drops) write to, each as
-/// an interface numbered as the ports are. Cloning shares the file.
+/// One pcapng file that several ports write to, each as an interface
+/// numbered as the ports are. Cloning shares the file. [`write`](Self::write)
+/// takes direction flags and a comment so that frames other than
+/// transmitted ones (a drop, inbound, with its reason) can go in too; today
+/// only the sinks' outbound frames do.
 ///
 /// Only a capture that is on costs anything: ports without one never touch
 /// it. With one, every frame takes the file's lock, which a replay (one
