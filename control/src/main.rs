@@ -53,6 +53,15 @@ enum Truncated {
     Ok,
 }
 
+/// How `replay --out` writes the transmitted frames.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutFormatArg {
+    /// One classic pcap per transmitting interface.
+    Pcap,
+    /// One pcapng file with an interface per configured port.
+    Pcapng,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the live switch on the ports its configuration binds.
@@ -94,9 +103,15 @@ enum Command {
         /// pcapng capture of several (by Wireshark's number or `if_name`).
         #[arg(long = "pcap", value_name = "INTERFACE=FILE[@N]")]
         pcaps: Vec<String>,
-        /// Directory for one output pcap per transmitting interface.
+        /// Directory for the output: one pcap per transmitting interface,
+        /// or with `--out-format pcapng` one `railyard.pcapng`.
         #[arg(long)]
         out: PathBuf,
+        /// `pcap`: one classic pcap per transmitting interface. `pcapng`:
+        /// one file, an interface per configured port named as railyard
+        /// names it (what Wireshark's own tools write).
+        #[arg(long, value_enum, default_value = "pcap")]
+        out_format: OutFormatArg,
         /// Write every counter as JSON to this file.
         #[arg(long)]
         stats_json: Option<PathBuf>,
@@ -617,6 +632,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             config,
             pcaps,
             out: dir,
+            out_format,
             stats_json,
             strict,
             open_loop,
@@ -672,6 +688,10 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     &loaded.config,
                     &compiled.model,
                 )),
+                out_format: match out_format {
+                    OutFormatArg::Pcap => replay::OutFormat::Pcap,
+                    OutFormatArg::Pcapng => replay::OutFormat::Pcapng,
+                },
             };
             let report =
                 replay::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
@@ -706,7 +726,15 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
             replay::print_summary(&mut out, &report).map_err(io)?;
-            writeln!(out, "\noutput pcaps in {}", dir.display()).map_err(io)?;
+            match out_format {
+                OutFormatArg::Pcap => writeln!(out, "\noutput pcaps in {}", dir.display()),
+                OutFormatArg::Pcapng => writeln!(
+                    out,
+                    "\noutput pcapng: {}",
+                    dir.join(replay::PCAPNG_FILE).display()
+                ),
+            }
+            .map_err(io)?;
             match &stats_json {
                 Some(path) => writeln!(
                     out,

@@ -23,7 +23,7 @@ use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::pcap::{
-    CaptureInterface, PcapPort, PcapSink, PcapSource, TraceOptions,
+    CaptureInterface, NgCapture, PcapPort, PcapSink, PcapSource, TraceOptions,
 };
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
@@ -82,7 +82,25 @@ pub struct ReplayOptions {
     /// Run the LLDP agent of this configuration on the replay's clock (see
     /// [`ReplayLldp`]); `None` drops LLDP frames as `local_unhandled`.
     pub lldp: Option<AgentConfig>,
+    /// How the transmitted frames are written.
+    pub out_format: OutFormat,
 }
+
+/// How a replay writes what the switch transmits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutFormat {
+    /// One classic pcap per transmitting interface ([`output_path`]).
+    #[default]
+    Pcap,
+    /// One pcapng file, [`PCAPNG_FILE`] in the output directory, with an
+    /// interface per configured port named as railyard names it, so
+    /// Wireshark shows every port (a silent one too) under its own name
+    /// and in the configuration's order.
+    Pcapng,
+}
+
+/// The file a [`OutFormat::Pcapng`] replay writes in its output directory.
+pub const PCAPNG_FILE: &str = "railyard.pcapng";
 
 /// The LLDP agent of a replay. It hears the LLDPDUs in the traces at their
 /// times on the virtual clock, so neighbours, their ageing and DCBX
@@ -174,6 +192,10 @@ impl Trace {
         }
     }
 }
+
+/// Snaplen of the interfaces of a pcapng output: larger than any frame
+/// railyard sends.
+const SINK_SNAPLEN: u32 = 65_535;
 
 /// Longest poll interval a replay accepts: beyond it, whole flowlet gaps
 /// and PFC pauses (at most 335 µs at 100 Gb/s) would fit inside one poll.
@@ -355,6 +377,16 @@ pub fn replay_traces(
     if epoch == u64::MAX {
         epoch = 0;
     }
+    let ng = match options.out_format {
+        OutFormat::Pcap => None,
+        OutFormat::Pcapng => {
+            let names: Vec<&str> = model.interfaces.iter().map(|i| i.name.as_str()).collect();
+            let path = out_dir.join(PCAPNG_FILE);
+            let cap = NgCapture::create(&path, &names, SINK_SNAPLEN)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            Some(cap)
+        }
+    };
     let mut backends: Vec<Option<Box<dyn Port>>> = Vec::new();
     for (i, ifc) in model.interfaces.iter().enumerate() {
         let source = match inputs.iter().find(|t| t.port == i) {
@@ -372,7 +404,11 @@ pub fn replay_traces(
             }
             None => None,
         };
-        let sink = PcapSink::create(output_path(out_dir, &ifc.name), epoch);
+        let sink = match &ng {
+            // Interface numbers fit: a model has far fewer than 2^32 ports.
+            Some(cap) => PcapSink::pcapng(cap.clone(), i as u32, epoch),
+            None => PcapSink::create(output_path(out_dir, &ifc.name), epoch),
+        };
         backends.push(Some(Box::new(PcapPort::new(source, Some(sink)))));
     }
     run_virtual(

@@ -91,6 +91,11 @@ impl Run {
 /// Replays `inputs` (interface name → frames) through the switch `config`
 /// describes, through real pcap files, as `railyard replay` does.
 pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
+    replay_with(config, inputs, &ReplayOptions::default())
+}
+
+/// [`replay`] with every replay option.
+pub fn replay_with(config: &str, inputs: &[(&str, Vec<Timed>)], options: &ReplayOptions) -> Run {
     let compiled = compile_text(config);
     let dir = tempfile::tempdir().expect("tempdir");
     let mut files = Vec::new();
@@ -108,14 +113,7 @@ pub fn replay(config: &str, inputs: &[(&str, Vec<Timed>)]) -> Run {
         files.push((idx, path));
     }
     let out = dir.path().join("out");
-    let report = replay_pcaps(
-        &compiled.model,
-        &files,
-        &out,
-        &ReplayOptions::default(),
-        |_, _| {},
-    )
-    .expect("replay");
+    let report = replay_pcaps(&compiled.model, &files, &out, options, |_, _| {}).expect("replay");
     Run {
         report,
         out,

@@ -1,12 +1,14 @@
 //! The PFC frames railyard sends decode in Wireshark as 802.1Qbb class-based
-//! flow control with the expected fields and no expert warnings.
+//! flow control with the expected fields and no expert warnings; a pcapng
+//! output holds every port's frames under the railyard interface names.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
-use railyard_control::traffic::{build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
+use railyard_control::replay::{OutFormat, ReplayOptions, PCAPNG_FILE};
+use railyard_control::traffic::{arp_request, build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
 use railyard_dataplane::wire::MacAddr;
-use railyard_pcap_tests::{replay, Timed};
+use railyard_pcap_tests::{replay, replay_with, Timed};
 
 const CONFIG: &str = "
 hostname pfcsw
@@ -133,4 +135,153 @@ fn pfc_frames_decode_in_tshark() {
     }
     assert_eq!(quanta.first(), Some(&65535), "first an XOFF: {quanta:?}");
     assert_eq!(quanta.last(), Some(&0), "last an XON: {quanta:?}");
+}
+
+/// The incast written as one pcapng: what tshark reads from it.
+fn pcapng_run() -> (railyard_pcap_tests::Run, std::path::PathBuf) {
+    let options = ReplayOptions {
+        out_format: OutFormat::Pcapng,
+        ..ReplayOptions::default()
+    };
+    let run = replay_with(CONFIG, &incast_and_arp(), &options);
+    let file = run.out.join(PCAPNG_FILE);
+    (run, file)
+}
+
+/// The incast plus an ARP request to the switch on Ethernet1/1.
+fn incast_and_arp() -> Vec<(&'static str, Vec<Timed>)> {
+    let mut inputs = incast();
+    let arp = arp_request(
+        MacAddr([2, 0, 0, 0, 0, 1]),
+        Ipv4Addr::new(10, 0, 1, 2),
+        Ipv4Addr::new(10, 0, 1, 1),
+    );
+    inputs[0].1.insert(1, (100, arp));
+    inputs
+}
+
+fn tshark(args: &[&str]) -> String {
+    let out = Command::new("tshark")
+        .args(args)
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every frame in the pcapng, read without tshark: (interface, ns, bytes).
+fn read_pcapng(path: &std::path::Path) -> Vec<(u32, u64, Vec<u8>)> {
+    use pcap_file::pcapng::{Block, PcapNgReader};
+    let mut r = PcapNgReader::new(std::fs::File::open(path).expect("open")).expect("pcapng");
+    let mut out = Vec::new();
+    while let Some(block) = r.next_block() {
+        if let Block::EnhancedPacket(p) = block.expect("block") {
+            out.push((
+                p.interface_id,
+                p.timestamp.as_nanos() as u64,
+                p.data.into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn pcapng_output_holds_what_each_port_sent_in_its_pcap() {
+    let classic = replay(CONFIG, &incast_and_arp());
+    let (run, file) = pcapng_run();
+    let frames = read_pcapng(&file);
+    // Interfaces in configuration order: Ethernet1/1..3.
+    for (i, name) in ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
+        .iter()
+        .enumerate()
+    {
+        let want = classic.sent(name);
+        let got: Vec<_> = frames
+            .iter()
+            .filter(|f| f.0 == i as u32)
+            .map(|f| (f.1, f.2.clone()))
+            .collect();
+        assert_eq!(got.len() as u64, run.counters(name).tx_packets, "{name}");
+        assert!(!got.is_empty(), "{name} sent something");
+        assert_eq!(got, want, "{name}: as in its pcap");
+        if i == 0 {
+            // The switch's ARP answer leaves Ethernet1/1.
+            assert!(
+                got.iter()
+                    .any(|(_, f)| f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2]),
+                "ARP reply on Ethernet1/1"
+            );
+        }
+    }
+    // Pause frames railyard made itself are there, on the ports it paused.
+    let pfc = frames
+        .iter()
+        .filter(|f| f.2[12..14] == [0x88, 0x08])
+        .count();
+    assert!(pfc >= 4, "{pfc} PFC frames");
+}
+
+#[test]
+#[ignore = "needs tshark; run by scripts/test.sh, which installs it"]
+fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
+    let (run, file) = pcapng_run();
+    let file = file.to_str().expect("utf-8 path");
+    let expert = tshark(&["-r", file, "-q", "-z", "expert"]);
+    eprintln!("tshark -z expert:\n{expert}");
+    // tshark titles its groups "Errors (n)", "Warns (n)", "Notes (n)"…
+    for bad in ["Errors", "Warns"] {
+        assert!(!expert.contains(bad), "expert info:\n{expert}");
+    }
+    let rows = tshark(&[
+        "-r",
+        file,
+        "-T",
+        "fields",
+        "-E",
+        "separator=|",
+        "-e",
+        "frame.interface_name",
+        "-e",
+        "frame.interface_description",
+        "-e",
+        "macc.opcode",
+        "-e",
+        "_ws.expert",
+        "-e",
+        "arp.opcode",
+    ]);
+    eprintln!("tshark -T fields (first rows):");
+    for line in rows
+        .lines()
+        .take(3)
+        .chain(rows.lines().filter(|l| l.contains("0x0101")).take(2))
+    {
+        eprintln!("  {line}");
+    }
+    let mut per_port = std::collections::BTreeMap::<&str, usize>::new();
+    let mut pfc = 0;
+    let mut arp_replies = 0;
+    for line in rows.lines() {
+        let r: Vec<&str> = line.split('|').collect();
+        assert_eq!(r[1], format!("railyard port {}", r[0]), "{line}");
+        assert_eq!(r.get(3).copied().unwrap_or(""), "", "expert item: {line}");
+        *per_port.entry(r[0]).or_default() += 1;
+        pfc += usize::from(r[2] == "0x0101");
+        arp_replies += usize::from(r[0] == "Ethernet1/1" && r.get(4) == Some(&"2"));
+    }
+    assert_eq!(arp_replies, 1, "{rows}");
+    let sent = |name: &str| run.report.stats.interfaces[name].tx_packets as usize;
+    for name in ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"] {
+        assert_eq!(
+            per_port.get(name).copied().unwrap_or(0),
+            sent(name),
+            "{name}: {rows}"
+        );
+    }
+    assert!(pfc >= 4, "PFC decoded as MAC control: {pfc}");
 }

@@ -22,8 +22,12 @@
 //! first transmit: an interface that never sends leaves no file behind (and
 //! an older file at that path, from an earlier run, is left untouched).
 //!
+//! With an [`NgCapture`], sinks write instead into one pcapng file shared
+//! by every port, each an interface named after the railyard interface.
+//!
 //! [`PcapPort`] joins an optional source and an optional sink into a [`Port`].
 
+pub mod ng;
 mod reader;
 mod sink;
 mod source;
@@ -35,6 +39,7 @@ use crate::clock::Nanos;
 use crate::packet::{free_burst, Burst, Pool};
 use crate::port::{IoCounters, Port};
 
+pub use ng::NgCapture;
 pub use sink::PcapSink;
 pub use source::PcapSource;
 
@@ -210,3 +215,6 @@ mod tests;
 
 #[cfg(test)]
 mod tests_ng;
+
+#[cfg(test)]
+mod tests_ng_out;

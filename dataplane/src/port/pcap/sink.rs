@@ -11,6 +11,8 @@ use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 use crate::packet::{free_burst, Burst};
 use crate::port::spool::Spool;
 
+use super::ng::{NgCapture, FLAGS_OUTBOUND};
+
 use super::{FILE_HEADER_LEN, NANOS_PER_SEC, RECORD_HEADER_LEN, SINK_SNAPLEN};
 
 /// Records transmitted frames into a pcap file (see the module doc).
@@ -27,6 +29,9 @@ pub struct PcapSink {
     tx_errors: u64,
     /// Frames written, going back to the pool [`STASH`] at a time.
     written: Burst,
+    /// Writing into a shared pcapng file as this interface instead of a
+    /// pcap file of its own.
+    ng: Option<(NgCapture, u32)>,
 }
 
 /// Written frames a sink gives back to the pool at a time: replay in exact
@@ -50,7 +55,18 @@ impl PcapSink {
             tx_frames: 0,
             tx_errors: 0,
             written: Burst::new(),
+            ng: None,
         }
+    }
+
+    /// Records into the shared pcapng `capture` as its interface
+    /// `interface` (an index into the interfaces it was created with),
+    /// timestamps as for [`create`](Self::create). Frames are flagged
+    /// outbound.
+    pub fn pcapng(capture: NgCapture, interface: u32, epoch_abs_ns: u64) -> Self {
+        let mut sink = PcapSink::create(capture.path(), epoch_abs_ns);
+        sink.ng = Some((capture, interface));
+        sink
     }
 
     /// Creates the file, starts its writer and writes the global header.
@@ -90,6 +106,18 @@ impl PcapSink {
     /// emptying the burst; frames that cannot be written are dropped and
     /// counted in `tx_errors`. Returns how many left the burst (all of them).
     pub fn tx_burst(&mut self, burst: &mut Burst) -> usize {
+        if let Some((cap, ifc)) = &self.ng {
+            let mut written = 0u64;
+            for p in burst.iter() {
+                let ts = self.epoch_abs_ns.saturating_add(p.timestamp);
+                written += u64::from(cap.write(*ifc, ts, p.data(), FLAGS_OUTBOUND, None));
+            }
+            let taken = burst.len();
+            self.tx_frames += written;
+            self.tx_errors += taken as u64 - written;
+            free_burst(burst);
+            return taken;
+        }
         if self.out.is_none() && !self.failed && !burst.is_empty() {
             match self.start() {
                 Ok(out) => self.out = Some(out),
@@ -134,6 +162,9 @@ impl PcapSink {
     /// The file could not be written.
     pub fn flush(&mut self) -> io::Result<()> {
         free_burst(&mut self.written);
+        if let Some((cap, _)) = &self.ng {
+            return cap.flush();
+        }
         match self.out.as_mut() {
             Some(out) => out.sync(),
             None => Ok(()),
@@ -147,7 +178,7 @@ impl PcapSink {
 
     /// Whether the file has been created (something was transmitted).
     pub fn created(&self) -> bool {
-        self.out.is_some()
+        self.out.is_some() || self.ng.is_some()
     }
 
     /// Frames written so far, or on their way to the file.
