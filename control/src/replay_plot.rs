@@ -133,9 +133,10 @@ impl PlotData {
             .map(|(g, m)| (g.as_str(), m.keys().map(String::as_str).collect()))
     }
 
-    /// A group member's bytes sent per interval, `(time_ns, bytes)`: the
-    /// difference of its running total between samples, scaled to one
-    /// [`every`](Self::every) where the last interval is shorter.
+    /// A group member's bytes sent per interval, `(time_ns, bytes)` at the
+    /// end of each interval: the difference of its running total between
+    /// samples (the last interval, up to the end of the replay, may be
+    /// shorter than [`every`](Self::every)).
     pub fn member_load(&self, group: &str, member: &str) -> Vec<(Nanos, f64)> {
         let Some(s) = self.groups.get(group).and_then(|g| g.get(member)) else {
             return Vec::new();
@@ -143,11 +144,7 @@ impl PlotData {
         self.times
             .windows(2)
             .enumerate()
-            .map(|(i, w)| {
-                let dt = w[1].saturating_sub(w[0]).max(1) as f64;
-                let bytes = s.at(i + 1).saturating_sub(s.at(i)) as f64;
-                (w[1], bytes * self.every as f64 / dt)
-            })
+            .map(|(i, w)| (w[1], s.at(i + 1).saturating_sub(s.at(i)) as f64))
             .collect()
     }
 }
@@ -438,12 +435,13 @@ const EVENTS: [(&str, RGBColor); 5] = [
     ("PFC resume received", RGBColor(23, 190, 207)),
 ];
 
-/// A threshold for the legend: `150 KB` or `40 packets`.
+/// A threshold for the legend: `150 KB`, `153.6 KB` or `40 packets`.
 fn amount(v: u64, packets: bool) -> String {
     if packets {
         format!("{v} packets")
     } else {
-        format!("{} KB", v as f64 / 1e3)
+        let kb = format!("{:.1}", v as f64 / 1e3);
+        format!("{} KB", kb.strip_suffix(".0").unwrap_or(&kb))
     }
 }
 
@@ -721,6 +719,39 @@ mod tests {
         assert!(parse_plot_every("often")
             .unwrap_err()
             .contains("expected a duration"));
+    }
+
+    #[test]
+    fn the_demo_plots_its_ecmp_members_load_and_it_adds_up_to_their_counters() {
+        let (_, report) =
+            crate::demo::run_demo_sampled(2_000, Some(DEFAULT_PLOT_EVERY)).expect("demo");
+        let data = report.plot.as_ref().expect("samples");
+        let groups: Vec<_> = data.groups().collect();
+        assert_eq!(groups.len(), 1, "the demo's one ECMP route");
+        let (prefix, members) = &groups[0];
+        assert_eq!(members.len(), 2, "two spine uplinks");
+        let stats = &report.stats.load_balancing[*prefix];
+        for m in members {
+            let plotted: f64 = data.member_load(prefix, m).iter().map(|p| p.1).sum();
+            let counted = stats
+                .members
+                .iter()
+                .find(|s| s.interface == *m)
+                .map_or(0, |s| s.bytes);
+            assert!(counted > 0, "{m} carried traffic");
+            assert_eq!(plotted, counted as f64, "{m}: every byte in some interval");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_all(dir.path(), data).expect("plots");
+        let svg = std::fs::read_to_string(dir.path().join(group_file(prefix))).expect("svg");
+        assert!(svg.contains(&format!("multipath load: {prefix}")));
+        assert!(
+            svg.contains("KB sent per 10.0 us"),
+            "axis names the interval"
+        );
+        for m in members {
+            assert!(svg.contains(m), "{m} in the legend");
+        }
     }
 
     #[test]
