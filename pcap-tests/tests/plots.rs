@@ -185,3 +185,24 @@ fn a_paused_queue_plots_its_depth_thresholds_marks_and_pauses() {
     // The first frame waited from 2 µs to the resume at 40 µs.
     assert!(t.sojourn_cdf.last().is_some_and(|p| p.0 >= 37_000));
 }
+
+#[test]
+fn fine_samples_are_thinned_to_the_cap_and_keep_every_event() {
+    let sender: Vec<Timed> = (0..FRAMES).map(|k| (2_000 + k * 1_000, data(k))).collect();
+    let peer: Vec<Timed> = vec![(1_000, pfc(0xffff)), (40_000, pfc(0))];
+    let options = ReplayOptions {
+        open_loop: true,
+        plot_every: Some(10),
+        ..ReplayOptions::default()
+    };
+    let run = replay_model_with(&model(), &[sender, peer], &options);
+    let data = run.report.plot.as_ref().expect("plot samples");
+    // About 70 µs at 10 ns would be 7000 samples: more than the cap.
+    assert!(data.thinned(), "every {}", data.every);
+    assert!(data.times.len() < railyard_control::replay_plot::MAX_POINTS);
+    assert!(data.times.windows(2).all(|w| w[0] < w[1]));
+    let last = data.queue_points(EGRESS, PRIO).last().expect("samples").1;
+    let q3 = &run.report.stats.interfaces["Ethernet1/2"].queues[PRIO];
+    assert_eq!(last.ecn_marked, q3.ecn_marked, "no mark lost to thinning");
+    assert_eq!((last.pfc[2], last.pfc[3]), (1, 1));
+}
