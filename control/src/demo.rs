@@ -21,7 +21,7 @@ use railyard_dataplane::qos::shaper::{wire_bytes, WIRE_OVERHEAD_BYTES};
 use railyard_dataplane::wire::MacAddr;
 
 use crate::compile::{compile, Compiled};
-use crate::replay::{run_virtual, ReplayReport};
+use crate::replay::{run_virtual_sampled, ReplayReport};
 use crate::traffic::{build, FrameSpec, Transport, BTH_CNP, BTH_RC_WRITE_ONLY};
 
 /// The embedded configuration: a rail switch in NX-OS syntax.
@@ -189,6 +189,18 @@ pub fn demo_trace(sw: &Compiled, packets_per_sender: u64) -> Vec<Vec<(Nanos, Vec
 /// # Errors
 /// An I/O or configuration message.
 pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), String> {
+    run_demo_sampled(packets_per_sender, None)
+}
+
+/// [`run_demo`], sampling the switch every `plot_every` ns of virtual time
+/// for pictures ([`ReplayReport::plot`]).
+///
+/// # Errors
+/// An I/O or configuration message.
+pub fn run_demo_sampled(
+    packets_per_sender: u64,
+    plot_every: Option<Nanos>,
+) -> Result<(Compiled, ReplayReport), String> {
     let sw = demo_switch()?;
     let trace = demo_trace(&sw, packets_per_sender);
     let mut trace = trace.into_iter();
@@ -203,7 +215,8 @@ pub fn run_demo(packets_per_sender: u64) -> Result<(Compiled, ReplayReport), Str
             Some(Box::new(port) as Box<dyn Port>)
         })
         .collect();
-    let report = run_virtual(&sw.model, backends, 0, None, |_, _| {}).map_err(|e| e.to_string())?;
+    let report = run_virtual_sampled(&sw.model, backends, 0, None, plot_every, |_, _| {})
+        .map_err(|e| e.to_string())?;
     Ok((sw, report))
 }
 

@@ -131,6 +131,16 @@ enum Command {
         /// replay; `ok` ends that trace there and counts it as a drop.
         #[arg(long, value_enum, default_value = "error")]
         truncated: Truncated,
+        /// Write SVG pictures to this directory: per queue that held a
+        /// packet its depth over time (WRED and PFC thresholds, ECN marks
+        /// and PFC frames) and sojourn CDF; per ECMP/DLB group, each
+        /// member's load.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
+        /// Virtual time between two samples for --plot (e.g. `1us`); it
+        /// doubles as often as needed to keep at most 4096 points.
+        #[arg(long, value_name = "DURATION", default_value = "10us", value_parser = railyard_control::replay_plot::parse_plot_every)]
+        plot_every: railyard_dataplane::clock::Nanos,
     },
     /// Run a collective or flows over a lab topology in virtual time:
     /// railyard switches, RoCEv2 endpoints with DCQCN, cables with delay.
@@ -147,6 +157,15 @@ enum Command {
         /// instead of tables (saved, `railyard show … --stats FILE` reads it).
         #[arg(long)]
         json: bool,
+        /// Where the demo's plots go (as `replay --plot`). By default a
+        /// `railyard-demo-plots` directory in the system's temporary
+        /// directory, overwritten on every run, so the demo leaves nothing in
+        /// the current directory.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
+        /// Write no plots.
+        #[arg(long, conflicts_with = "plot")]
+        no_plot: bool,
     },
     /// Check a configuration file and print what it compiles to.
     Check {
@@ -638,7 +657,12 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             open_loop,
             poll_interval,
             truncated,
+            plot,
+            plot_every,
         } => {
+            if let Some(d) = &plot {
+                railyard_control::replay_plot::prepare_dir(d)?;
+            }
             let loaded = load(&config, strict)?;
             let compiled = loaded.compiled;
             let mut inputs = Vec::new();
@@ -692,6 +716,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     OutFormatArg::Pcap => replay::OutFormat::Pcap,
                     OutFormatArg::Pcapng => replay::OutFormat::Pcapng,
                 },
+                plot_every: plot.is_some().then_some(plot_every),
             };
             let report =
                 replay::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
@@ -735,6 +760,11 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                 ),
             }
             .map_err(io)?;
+            if let (Some(d), Some(data)) = (&plot, &report.plot) {
+                let files = railyard_control::replay_plot::write_all(d, data)?;
+                railyard_control::replay_plot::print_written(&mut out, d, data, files.len())
+                    .map_err(io)?;
+            }
             match &stats_json {
                 Some(path) => writeln!(
                     out,
@@ -748,8 +778,22 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             }
             .map_err(io)
         }
-        Command::Demo { packets, json } => {
-            let (sw, report) = demo::run_demo(packets)?;
+        Command::Demo {
+            packets,
+            json,
+            plot,
+            no_plot,
+        } => {
+            // Plots only with the tables: --json prints one document.
+            let plot = (!json && !no_plot)
+                .then(|| plot.unwrap_or_else(|| std::env::temp_dir().join("railyard-demo-plots")));
+            if let Some(d) = &plot {
+                railyard_control::replay_plot::prepare_dir(d)?;
+            }
+            let every = plot
+                .as_ref()
+                .map(|_| railyard_control::replay_plot::DEFAULT_PLOT_EVERY);
+            let (sw, report) = demo::run_demo_sampled(packets, every)?;
             if json {
                 // The counters, with the summary and the narrative, and
                 // the configuration so `show … --stats FILE` reads it.
@@ -776,7 +820,14 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             )
             .map_err(io)?;
             replay::print_summary(&mut out, &report).map_err(io)?;
-            demo::explain(&mut out, &sw, &report.stats).map_err(io)
+            demo::explain(&mut out, &sw, &report.stats).map_err(io)?;
+            if let (Some(d), Some(data)) = (&plot, &report.plot) {
+                let files = railyard_control::replay_plot::write_all(d, data)?;
+                writeln!(out).map_err(io)?;
+                railyard_control::replay_plot::print_written(&mut out, d, data, files.len())
+                    .map_err(io)?;
+            }
+            Ok(())
         }
         Command::Check {
             config,

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::lldp::runner::{pfc_overrides, with_pfc_overrides};
 use crate::lldp::{Agent, AgentConfig, LldpSnapshot};
+use crate::replay_plot::{PlotData, PlotSampler};
 
 /// Virtual time allowed for queues that cannot drain on their own (a
 /// paused queue, a backend refusing frames) once no input frame or
@@ -65,6 +66,9 @@ pub struct ReplayReport {
     /// What the LLDP agent made of the LLDPDUs in the traces (neighbours,
     /// DCBX, counters), when the replay ran one.
     pub lldp: Option<LldpSnapshot>,
+    /// The samples for `--plot`, when [`ReplayOptions::plot_every`] asked
+    /// for them.
+    pub plot: Option<PlotData>,
 }
 
 /// How a replay runs.
@@ -84,6 +88,9 @@ pub struct ReplayOptions {
     pub lldp: Option<AgentConfig>,
     /// How the transmitted frames are written.
     pub out_format: OutFormat,
+    /// Sample the queues and groups every this many virtual nanoseconds
+    /// for pictures (see [`crate::replay_plot`]); `None` samples nothing.
+    pub plot_every: Option<Nanos>,
 }
 
 /// How a replay writes what the switch transmits.
@@ -234,6 +241,20 @@ pub fn run_virtual(
     backends: Vec<Option<Box<dyn Port>>>,
     poll_interval: Nanos,
     lldp: Option<AgentConfig>,
+    progress: impl FnMut(u64, Nanos),
+) -> std::io::Result<ReplayReport> {
+    run_virtual_sampled(model, backends, poll_interval, lldp, None, progress)
+}
+
+/// [`run_virtual`], sampling the switch every `plot_every` ns of virtual
+/// time for pictures (the samples are in [`ReplayReport::plot`]). Sampling
+/// reads the switch between polls and changes nothing it forwards.
+pub fn run_virtual_sampled(
+    model: &SwitchModel,
+    backends: Vec<Option<Box<dyn Port>>>,
+    poll_interval: Nanos,
+    lldp: Option<AgentConfig>,
+    plot_every: Option<Nanos>,
     mut progress: impl FnMut(u64, Nanos),
 ) -> std::io::Result<ReplayReport> {
     let started = Instant::now();
@@ -244,6 +265,7 @@ pub fn run_virtual(
     }
     let first = clock.now();
     let mut agent = lldp.map(|cfg| ReplayLldp::attach(cfg, model, &mut sw, first));
+    let mut sampler = plot_every.map(|every| PlotSampler::new(model, first, every));
     let mut last_report = Instant::now();
     // Once nothing but timers or stuck queues remain, the replay goes on
     // for at most DRAIN_LIMIT of virtual time.
@@ -253,6 +275,9 @@ pub fn run_virtual(
     let mut polls = 0u64;
     loop {
         let now = clock.now();
+        if let Some(s) = sampler.as_mut() {
+            s.observe(&sw, now);
+        }
         let work = sw.poll(now);
         if let Some(a) = agent.as_mut() {
             a.step(&mut sw, now);
@@ -309,6 +334,7 @@ pub fn run_virtual(
         }
     }
     sw.finish()?;
+    let plot = sampler.map(|s| s.finish(&sw, clock.now()));
     let mut stats = sw.stats();
     // Gaps between polls in virtual time say nothing of a live path's
     // response; leave them out so no show command reads them as one.
@@ -320,6 +346,7 @@ pub fn run_virtual(
         polls,
         warnings,
         lldp: agent.as_ref().map(ReplayLldp::snapshot),
+        plot,
     })
 }
 
@@ -411,11 +438,12 @@ pub fn replay_traces(
         };
         backends.push(Some(Box::new(PcapPort::new(source, Some(sink)))));
     }
-    run_virtual(
+    run_virtual_sampled(
         model,
         backends,
         options.poll_interval,
         options.lldp.clone(),
+        options.plot_every,
         progress,
     )
 }

@@ -33,6 +33,32 @@ fn demo_runs_and_reports_per_interface_and_queue() {
 }
 
 #[test]
+fn demo_writes_its_plots_where_it_says_and_a_bad_plot_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("plots");
+    let p = plots.to_str().unwrap();
+    let out = railyard(&["demo", "--packets", "2000", "--plot", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains(&format!(" plots in {p}")), "{s}");
+    let svg = std::fs::read_to_string(plots.join("queue-Ethernet1_4-q3.svg")).unwrap();
+    assert!(svg.contains("queue depth: Ethernet1/4 queue 3"), "{svg}");
+    assert!(plots.join("sojourn-Ethernet1_4-q3.svg").exists());
+    assert!(plots.join("multipath-10.100.0.0_16.svg").exists());
+
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let f = file.to_str().unwrap();
+    let out = railyard(&["demo", "--packets", "200", "--plot", f]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(&format!("--plot {f}")),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn demo_counters_conserve_packets() {
     let out = railyard(&["demo", "--packets", "2000", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

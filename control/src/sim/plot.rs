@@ -4,9 +4,8 @@
 //! as thick and red as the pauses they carried), and the depth over time
 //! of each `--sample-queue`.
 //!
-//! Drawn with `plotters`' SVG backend and no font features: SVG text is
-//! laid out by whatever shows the file, so no font files or system
-//! libraries are needed.
+//! Drawn with the helpers of [`crate::plotting`], shared with `replay
+//! --plot`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,9 +15,8 @@ use plotters::prelude::*;
 
 use super::report::tier_name;
 use super::SimReport;
+use crate::plotting::{colour, err, swatch, SIZE};
 
-/// Width and height of every picture, pixels.
-const SIZE: (u32, u32) = (900, 540);
 /// Most NICs a pause map draws (beyond, the hosts' row is left out).
 const MAX_MAP_HOSTS: usize = 256;
 
@@ -76,30 +74,6 @@ pub fn write_all(dir: &Path, runs: &[PlotRun<'_>]) -> Result<Vec<PathBuf>, Strin
 /// The file a queue's depth goes to.
 pub fn queue_file(name: &str) -> String {
     format!("queue-{}.svg", name.replace(':', "-").replace('/', "_"))
-}
-
-/// A plotters error as the message the command prints.
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("drawing an SVG: {e:?}")
-}
-
-/// The colour of run `i`.
-fn colour(i: usize) -> RGBColor {
-    const C: [RGBColor; 6] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-    ];
-    C[i % C.len()]
-}
-
-/// A legend swatch (a filled square, so a line per series stays the only
-/// polyline in a chart).
-fn swatch(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
-    move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
 }
 
 /// The FCT-slowdown CDF, one line per run, slowdown on a log axis.

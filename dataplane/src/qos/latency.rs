@@ -89,6 +89,33 @@ impl Sojourn {
         }
     }
 
+    /// The whole distribution as a CDF: `(sojourn_ns, fraction of packets
+    /// that waited at most that long)`, one point per occupied histogram
+    /// bucket (the zeros first), ascending. For pictures of the
+    /// distribution beyond the three percentiles of [`Sojourn::stats`].
+    /// Empty when nothing was recorded.
+    pub fn cdf(&self) -> Vec<(Nanos, f64)> {
+        let total = self.count();
+        if total == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut below = self.zeros;
+        if self.zeros > 0 {
+            out.push((0, below as f64 / total as f64));
+        }
+        if let Some(h) = &self.hist {
+            for v in h.iter_recorded() {
+                below += v.count_at_value();
+                out.push((
+                    h.highest_equivalent(v.value_iterated_to()),
+                    below as f64 / total as f64,
+                ));
+            }
+        }
+        out
+    }
+
     /// p50, p99 and max, in nanoseconds (zeros when nothing was recorded).
     pub fn stats(&self) -> LatencyStats {
         match &self.hist {
@@ -105,6 +132,21 @@ impl Sojourn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cdf_counts_zeros_first_and_ends_at_one() {
+        let mut s = Sojourn::new();
+        assert!(s.cdf().is_empty());
+        s.record(0);
+        s.record(1_000);
+        s.record(1_000);
+        s.record(5_000);
+        let c = s.cdf();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0], (0, 0.25));
+        assert!(c[1].0 >= 1_000 && c[1].0 < 1_010 && c[1].1 == 0.75, "{c:?}");
+        assert!(c[2].0 >= 5_000 && c[2].0 < 5_050 && c[2].1 == 1.0, "{c:?}");
+    }
 
     #[test]
     fn packets_that_never_waited_count_in_the_percentiles() {

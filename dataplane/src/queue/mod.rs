@@ -563,6 +563,12 @@ impl EgressQueues {
         self.sojourn[q.min(NUM_QUEUES - 1)].stats()
     }
 
+    /// Queue `q`'s sojourn-time distribution so far, for pictures of all
+    /// of it (see [`Sojourn::cdf`]).
+    pub fn sojourn(&self, q: usize) -> &Sojourn {
+        &self.sojourn[q.min(NUM_QUEUES - 1)]
+    }
+
     /// Mean sojourn of queue `q`'s packets so far, nanoseconds (see
     /// [`Sojourn::mean_ns`]).
     pub fn mean_sojourn_ns(&self, q: usize) -> f64 {

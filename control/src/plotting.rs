@@ -1,0 +1,36 @@
+//! What `sim --svg` and `replay --plot` draw with: one picture size, one
+//! palette, one legend swatch and one way of reporting a drawing error, so
+//! the two commands' pictures look alike.
+//!
+//! Drawn with `plotters`' SVG backend and no font features: SVG text is
+//! laid out by whatever shows the file, so no font files or system
+//! libraries are needed.
+
+use plotters::prelude::*;
+
+/// Width and height of every picture, pixels.
+pub(crate) const SIZE: (u32, u32) = (900, 540);
+
+/// A plotters error as the message the command prints.
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("drawing an SVG: {e:?}")
+}
+
+/// The colour of series `i`.
+pub(crate) fn colour(i: usize) -> RGBColor {
+    const C: [RGBColor; 6] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    C[i % C.len()]
+}
+
+/// A legend swatch (a filled square, so a line per series stays the only
+/// polyline in a chart).
+pub(crate) fn swatch(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
+}
