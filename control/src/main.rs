@@ -44,24 +44,6 @@ enum RoutingArg {
     Frr,
 }
 
-/// What a damaged or truncated record in a trace does.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Truncated {
-    /// The replay fails, naming the file, the record and its byte offset.
-    Error,
-    /// The trace ends there; the record is counted as a `capture_damaged` drop.
-    Ok,
-}
-
-/// How `replay --out` writes the transmitted frames.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum OutFormatArg {
-    /// One classic pcap per transmitting interface.
-    Pcap,
-    /// One pcapng file with an interface per configured port.
-    Pcapng,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Run the live switch on the ports its configuration binds.
@@ -94,54 +76,7 @@ enum Command {
         metrics: Option<std::net::SocketAddr>,
     },
     /// Replay pcap traces through the switch in virtual time.
-    Replay {
-        /// NX-OS style configuration file.
-        #[arg(long, short)]
-        config: PathBuf,
-        /// `INTERFACE=FILE`: a trace received on an interface (repeatable);
-        /// pcap or pcapng. `FILE@N` or `FILE@NAME` picks one interface of a
-        /// pcapng capture of several (by Wireshark's number or `if_name`).
-        #[arg(long = "pcap", value_name = "INTERFACE=FILE[@N]")]
-        pcaps: Vec<String>,
-        /// Directory for the output: one pcap per transmitting interface,
-        /// or with `--out-format pcapng` one `railyard.pcapng`.
-        #[arg(long)]
-        out: PathBuf,
-        /// `pcap`: one classic pcap per transmitting interface. `pcapng`:
-        /// one file, an interface per configured port named as railyard
-        /// names it (what Wireshark's own tools write).
-        #[arg(long, value_enum, default_value = "pcap")]
-        out_format: OutFormatArg,
-        /// Write every counter as JSON to this file.
-        #[arg(long)]
-        stats_json: Option<PathBuf>,
-        /// Treat unsupported configuration sections as errors.
-        #[arg(long)]
-        strict: bool,
-        /// Replay the traces unchanged instead of holding back priorities the switch pauses.
-        #[arg(long)]
-        open_loop: bool,
-        /// Poll like a live worker, at least this far apart in virtual time
-        /// (e.g. `1us`): frames arriving in between are received as one
-        /// burst. Faster on dense traces; a frame may leave up to about one
-        /// interval later. 0 (the default) polls at every event's exact time.
-        #[arg(long, value_name = "DURATION", default_value = "0", value_parser = replay::parse_poll_interval)]
-        poll_interval: railyard_dataplane::clock::Nanos,
-        /// A damaged or truncated record in a trace: `error` fails the
-        /// replay; `ok` ends that trace there and counts it as a drop.
-        #[arg(long, value_enum, default_value = "error")]
-        truncated: Truncated,
-        /// Write SVG pictures to this directory: per queue that held a
-        /// packet its depth over time (WRED and PFC thresholds, ECN marks
-        /// and PFC frames) and sojourn CDF; per ECMP/DLB group, each
-        /// member's load.
-        #[arg(long, value_name = "DIR")]
-        plot: Option<PathBuf>,
-        /// Virtual time between two samples for --plot (e.g. `1us`); it
-        /// doubles as often as needed to keep at most 4096 points.
-        #[arg(long, value_name = "DURATION", default_value = "10us", value_parser = railyard_control::replay_plot::parse_plot_every)]
-        plot_every: railyard_dataplane::clock::Nanos,
-    },
+    Replay(railyard_control::replay::cli::ReplayArgs),
     /// Run a collective or flows over a lab topology in virtual time:
     /// railyard switches, RoCEv2 endpoints with DCQCN, cables with delay.
     Sim(railyard_control::sim::cli::SimArgs),
@@ -647,137 +582,7 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             writeln!(out, "final counters:").map_err(io)?;
             show::render_summary(&mut out, &stats).map_err(io)
         }
-        Command::Replay {
-            config,
-            pcaps,
-            out: dir,
-            out_format,
-            stats_json,
-            strict,
-            open_loop,
-            poll_interval,
-            truncated,
-            plot,
-            plot_every,
-        } => {
-            if let Some(d) = &plot {
-                railyard_control::replay_plot::prepare_dir(d)?;
-            }
-            let loaded = load(&config, strict)?;
-            let compiled = loaded.compiled;
-            let mut inputs = Vec::new();
-            for spec in &pcaps {
-                let (ifname, file) = spec.split_once('=').ok_or_else(|| {
-                    format!("--pcap {spec:?}: expected INTERFACE=FILE, e.g. Ethernet1/1=in.pcap")
-                })?;
-                let canonical = ifname
-                    .parse::<railyard_config::InterfaceName>()
-                    .map_err(|e| format!("--pcap {spec:?}: {e}"))?
-                    .to_string();
-                let idx = compiled
-                    .model
-                    .interfaces
-                    .iter()
-                    .position(|i| i.name == canonical)
-                    .ok_or_else(|| {
-                        format!(
-                            "--pcap {spec:?}: {canonical} is not configured in {}",
-                            config.display()
-                        )
-                    })?;
-                inputs.push(
-                    replay::Trace::parse_file(idx, file)
-                        .map_err(|e| format!("--pcap {spec:?}: {e}"))?,
-                );
-            }
-            for (i, bind) in compiled.binds.iter().enumerate() {
-                if let Some(railyard_config::Bind::Pcap(p)) = bind {
-                    if !inputs.iter().any(|t| t.port == i) {
-                        let text = p.to_string_lossy();
-                        inputs.push(
-                            replay::Trace::parse_file(i, &text)
-                                .map_err(|e| format!("bind pcap {text}: {e}"))?,
-                        );
-                    }
-                }
-            }
-            if inputs.is_empty() {
-                return Err("nothing to replay: give --pcap INTERFACE=FILE (or `bind pcap FILE` under an interface)".into());
-            }
-            let options = replay::ReplayOptions {
-                open_loop,
-                poll_interval,
-                stop_at_damage: truncated == Truncated::Ok,
-                lldp: Some(railyard_control::lldp::agent_config(
-                    &loaded.config,
-                    &compiled.model,
-                )),
-                out_format: match out_format {
-                    OutFormatArg::Pcap => replay::OutFormat::Pcap,
-                    OutFormatArg::Pcapng => replay::OutFormat::Pcapng,
-                },
-                plot_every: plot.is_some().then_some(plot_every),
-            };
-            let report =
-                replay::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
-                    eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
-                })
-                .map_err(|e| {
-                    let e = e.to_string();
-                    let hint = if e.contains("several interfaces") {
-                        " (e.g. --pcap Ethernet1/1=FILE@0)"
-                    } else if e.contains("was not replayed") {
-                        " (--truncated ok replays up to the damage and counts it as a drop)"
-                    } else {
-                        ""
-                    };
-                    format!("replay: {e}{hint}")
-                })?;
-            for w in &report.warnings {
-                eprintln!("warning: route {}: {}", w.route, w.message);
-            }
-            if let Some(path) = &stats_json {
-                let summary = replay::Summary::of(&report.stats, report.virtual_ns);
-                let running_config = loaded.config.to_string();
-                let json = serde_json::to_string_pretty(&replay::SnapshotJson {
-                    stats: show::StatsJson(&report.stats),
-                    summary: Some(&summary),
-                    narrative: None,
-                    running_config: Some(&running_config),
-                    lldp: report.lldp.as_ref(),
-                })
-                .map_err(|e| e.to_string())?;
-                std::fs::write(path, json)
-                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
-            }
-            replay::print_summary(&mut out, &report).map_err(io)?;
-            match out_format {
-                OutFormatArg::Pcap => writeln!(out, "\noutput pcaps in {}", dir.display()),
-                OutFormatArg::Pcapng => writeln!(
-                    out,
-                    "\noutput pcapng: {}",
-                    dir.join(replay::PCAPNG_FILE).display()
-                ),
-            }
-            .map_err(io)?;
-            if let (Some(d), Some(data)) = (&plot, &report.plot) {
-                let files = railyard_control::replay_plot::write_all(d, data)?;
-                railyard_control::replay_plot::print_written(&mut out, d, data, files.len())
-                    .map_err(io)?;
-            }
-            match &stats_json {
-                Some(path) => writeln!(
-                    out,
-                    "counters in {0}: read them with `railyard show … --stats {0}`",
-                    path.display()
-                ),
-                None => writeln!(
-                    out,
-                    "(add --stats-json FILE to keep the counters for `railyard show … --stats FILE`)"
-                ),
-            }
-            .map_err(io)
-        }
+        Command::Replay(args) => replay::cli::dispatch(args, &mut out),
         Command::Demo {
             packets,
             json,

@@ -12,6 +12,8 @@
 //! and a frame leaves at most about one interval later than in the exact
 //! replay.
 
+pub mod cli;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -94,15 +96,17 @@ pub struct ReplayOptions {
 }
 
 /// How a replay writes what the switch transmits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutFormat {
     /// One classic pcap per transmitting interface ([`output_path`]).
     #[default]
+    #[value(help = "One classic pcap per transmitting interface")]
     Pcap,
     /// One pcapng file, [`PCAPNG_FILE`] in the output directory, with an
     /// interface per configured port named as railyard names it, so
     /// Wireshark shows every port (a silent one too) under its own name
     /// and in the configuration's order.
+    #[value(help = "One pcapng file with an interface per configured port")]
     Pcapng,
 }
 
