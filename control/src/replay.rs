@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_queue::ArrayQueue;
+use railyard_dataplane::capture::{drop_comment, CaptureRing, Direction};
 use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
@@ -27,6 +28,7 @@ use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::port::pcap::{
     CaptureInterface, NgCapture, PcapPort, PcapSink, PcapSource, TraceOptions,
 };
+use railyard_dataplane::port::pcap::ng::{FLAGS_INBOUND, FLAGS_OUTBOUND};
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
@@ -71,6 +73,58 @@ pub struct ReplayReport {
     /// The samples for `--plot`, when [`ReplayOptions::plot_every`] asked
     /// for them.
     pub plot: Option<PlotData>,
+    /// What the drop capture wrote, when [`ReplayOptions::capture_drops`]
+    /// asked for one.
+    pub drop_capture: Option<DropCaptureCounts>,
+}
+
+/// What a replay's drop capture did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropCaptureCounts {
+    /// Dropped frames written to the pcapng.
+    pub written: u64,
+    /// Dropped frames that found the capture ring full (more than
+    /// [`DROP_RING`] in one poll) and are only counted.
+    pub overflow: u64,
+}
+
+/// Dropped frames one poll of a replay may capture; the ring is emptied
+/// into the pcapng after every poll.
+pub const DROP_RING: usize = 8192;
+
+/// Writes what the switch's drop capture took into the replay's pcapng:
+/// each frame on the interface of the port that counted the drop, inbound
+/// or outbound, with the comment `dropped: REASON`.
+struct DropWriter {
+    ring: Arc<CaptureRing>,
+    cap: NgCapture,
+    epoch: u64,
+    written: u64,
+}
+
+impl DropWriter {
+    fn drain(&mut self) {
+        while let Some(c) = self.ring.pop() {
+            let flags = match c.dir {
+                Direction::Rx => FLAGS_INBOUND,
+                Direction::Tx => FLAGS_OUTBOUND,
+            };
+            let comment = c.reason.map(drop_comment);
+            let ts = self.epoch.saturating_add(c.at);
+            let data = &c.data;
+            if self.cap.write(u32::from(c.port), ts, data, flags, comment.as_deref()) {
+                self.written += 1;
+            }
+            self.ring.recycle(c);
+        }
+    }
+
+    fn counts(&self) -> DropCaptureCounts {
+        DropCaptureCounts {
+            written: self.written,
+            overflow: self.ring.overflow(),
+        }
+    }
 }
 
 /// How a replay runs.
@@ -93,6 +147,9 @@ pub struct ReplayOptions {
     /// Sample the queues and groups every this many virtual nanoseconds
     /// for pictures (see [`crate::replay_plot`]); `None` samples nothing.
     pub plot_every: Option<Nanos>,
+    /// With [`OutFormat::Pcapng`]: write every frame the switch dropped
+    /// into the pcapng too, with its reason as the packet's comment.
+    pub capture_drops: bool,
 }
 
 /// How a replay writes what the switch transmits.
@@ -259,11 +316,45 @@ pub fn run_virtual_sampled(
     poll_interval: Nanos,
     lldp: Option<AgentConfig>,
     plot_every: Option<Nanos>,
+    progress: impl FnMut(u64, Nanos),
+) -> std::io::Result<ReplayReport> {
+    let run = VirtualRun {
+        poll_interval,
+        lldp,
+        plot_every,
+        drops: None,
+    };
+    run_virtual_with(model, backends, run, progress)
+}
+
+/// How [`run_virtual_with`] runs.
+struct VirtualRun {
+    poll_interval: Nanos,
+    lldp: Option<AgentConfig>,
+    plot_every: Option<Nanos>,
+    drops: Option<DropWriter>,
+}
+
+/// [`run_virtual_sampled`], and with `run.drops` the dropped frames
+/// written out after every poll.
+fn run_virtual_with(
+    model: &SwitchModel,
+    backends: Vec<Option<Box<dyn Port>>>,
+    run: VirtualRun,
     mut progress: impl FnMut(u64, Nanos),
 ) -> std::io::Result<ReplayReport> {
+    let VirtualRun {
+        poll_interval,
+        lldp,
+        plot_every,
+        mut drops,
+    } = run;
     let started = Instant::now();
     let clock = Arc::new(VirtualClock::new(0));
     let (mut sw, warnings) = Switch::new(model, backends, Pool::new(model.pool_buffers()));
+    if let Some(d) = &drops {
+        sw.capture_drops(Some(Arc::clone(&d.ring)));
+    }
     if let Some(t) = sw.next_rx_time() {
         clock.advance_to(t);
     }
@@ -285,6 +376,9 @@ pub fn run_virtual_sampled(
         let work = sw.poll(now);
         if let Some(a) = agent.as_mut() {
             a.step(&mut sw, now);
+        }
+        if let Some(d) = drops.as_mut() {
+            d.drain();
         }
         polls += 1;
         polls_to_check -= 1;
@@ -338,6 +432,14 @@ pub fn run_virtual_sampled(
         }
     }
     sw.finish()?;
+    let drop_capture = drops.as_mut().map(|d| {
+        // Packets still parked for a neighbour are dropped at the finish.
+        d.drain();
+        d.counts()
+    });
+    if let Some(d) = &drops {
+        d.cap.flush()?;
+    }
     let plot = sampler.map(|s| s.finish(&sw, clock.now()));
     let mut stats = sw.stats();
     // Gaps between polls in virtual time say nothing of a live path's
@@ -351,6 +453,7 @@ pub fn run_virtual_sampled(
         warnings,
         lldp: agent.as_ref().map(ReplayLldp::snapshot),
         plot,
+        drop_capture,
     })
 }
 
@@ -442,14 +545,28 @@ pub fn replay_traces(
         };
         backends.push(Some(Box::new(PcapPort::new(source, Some(sink)))));
     }
-    run_virtual_sampled(
-        model,
-        backends,
-        options.poll_interval,
-        options.lldp.clone(),
-        options.plot_every,
-        progress,
-    )
+    let drops = match (&ng, options.capture_drops) {
+        (Some(cap), true) => Some(DropWriter {
+            ring: Arc::new(CaptureRing::new(DROP_RING, SINK_SNAPLEN as usize)),
+            cap: cap.clone(),
+            epoch,
+            written: 0,
+        }),
+        (None, true) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "dropped frames are captured only into a pcapng output (--out-format pcapng)",
+            ))
+        }
+        _ => None,
+    };
+    let run = VirtualRun {
+        poll_interval: options.poll_interval,
+        lldp: options.lldp.clone(),
+        plot_every: options.plot_every,
+        drops,
+    };
+    run_virtual_with(model, backends, run, progress)
 }
 
 /// One priority of one port where PFC did something, for the summaries.

@@ -93,6 +93,19 @@ drop_reasons! {
     CaptureDamaged = "capture_damaged",
 }
 
+impl DropReason {
+    /// Whether the drop happens at the egress port (its queues or its
+    /// transmit), where the egress port counts it; every other reason is
+    /// counted at the port the frame came in on. A captured drop goes on
+    /// that port, outbound or inbound.
+    pub const fn on_egress(self) -> bool {
+        matches!(
+            self,
+            DropReason::TailDrop | DropReason::Wred | DropReason::PfcWatchdog | DropReason::TxError
+        )
+    }
+}
+
 /// What the bridge did in one VLAN. They conserve: `rx_packets +
 /// routed_in + flood_copies = switched + to_svi + dropped`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -18,6 +18,7 @@
 extern crate railyard_wire_core;
 
 pub mod balance;
+pub mod capture;
 pub mod clock;
 pub mod counters;
 pub mod fib;

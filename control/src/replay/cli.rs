@@ -37,6 +37,12 @@ pub struct ReplayArgs {
     /// names it (what Wireshark's own tools write).
     #[arg(long, value_enum, default_value = "pcap")]
     pub out_format: OutFormat,
+    /// Write the frames the switch dropped into the pcapng too, each on
+    /// the port that dropped it (inbound, or outbound for a queue's drop)
+    /// with the comment `dropped: REASON` (Wireshark: `frame.comment
+    /// contains "wred"`). Needs `--out-format pcapng`.
+    #[arg(long)]
+    pub capture_drops: bool,
     /// Write every counter as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
@@ -80,6 +86,7 @@ pub fn dispatch(args: ReplayArgs, out: &mut dyn Write) -> Result<(), String> {
         pcaps,
         out: dir,
         out_format,
+        capture_drops,
         stats_json,
         strict,
         open_loop,
@@ -88,6 +95,11 @@ pub fn dispatch(args: ReplayArgs, out: &mut dyn Write) -> Result<(), String> {
         plot,
         plot_every,
     } = args;
+    if capture_drops && out_format != OutFormat::Pcapng {
+        return Err(
+            "--capture-drops writes into a pcapng: add --out-format pcapng".into(),
+        );
+    }
     if let Some(d) = &plot {
         crate::replay_plot::prepare_dir(d)?;
     }
@@ -144,6 +156,7 @@ pub fn dispatch(args: ReplayArgs, out: &mut dyn Write) -> Result<(), String> {
             OutFormat::Pcapng => super::OutFormat::Pcapng,
         },
         plot_every: plot.is_some().then_some(plot_every),
+        capture_drops,
     };
     let report = super::replay_traces(&compiled.model, &inputs, &dir, &options, |rx, t| {
         eprintln!("  … {rx} frames, {:.3} ms virtual", t as f64 / 1e6);
@@ -185,6 +198,18 @@ pub fn dispatch(args: ReplayArgs, out: &mut dyn Write) -> Result<(), String> {
         ),
     }
     .map_err(io)?;
+    if let Some(c) = &report.drop_capture {
+        write!(out, "dropped frames in the pcapng: {}", c.written).map_err(io)?;
+        if c.overflow > 0 {
+            write!(
+                out,
+                " ({} more found the capture ring full and are only counted)",
+                c.overflow
+            )
+            .map_err(io)?;
+        }
+        writeln!(out, " (Wireshark: frame.comment contains \"dropped\")").map_err(io)?;
+    }
     if let (Some(d), Some(data)) = (&plot, &report.plot) {
         let files = crate::replay_plot::write_all(d, data)?;
         crate::replay_plot::print_written(out, d, data, files.len()).map_err(io)?;

@@ -36,7 +36,7 @@ impl Switch {
             &th,
             &mut slot.released_elsewhere,
         ) else {
-            self.count_drop(in_port, DropReason::IngressOverflow);
+            self.drop_seen(pkt, in_port, DropReason::IngressOverflow);
             return false;
         };
         let peak = &mut slot.counters.pfc.ingress_peak_bytes[pg];
@@ -53,11 +53,12 @@ impl Switch {
     /// reason (WRED, tail), and a dropped lossless packet gives its ingress
     /// bytes back.
     pub(super) fn admit_egress(&mut self, pkt: PacketBuf) {
-        self.busy.mark(pkt.meta.out_port as usize);
-        let slot = &mut self.ports[pkt.meta.out_port as usize];
+        let out = pkt.meta.out_port as usize;
+        self.busy.mark(out);
+        let slot = &mut self.ports[out];
         if pkt.meta.qos_group == QOS_GROUP_CONTROL {
-            if slot.ctrl_tx.try_push(pkt).is_err() {
-                slot.counters.drop(DropReason::TxError);
+            if let Err(pkt) = slot.ctrl_tx.try_push(pkt) {
+                self.drop_packet(pkt.element(), out, DropReason::TxError);
             }
             return;
         }
@@ -65,17 +66,16 @@ impl Switch {
         let charge = IngressCharge::of(&pkt);
         if slot.pfc.stormed & (1 << q.min(NUM_QUEUES - 1)) != 0 {
             self.ingress_acct.release(self.worker, charge);
-            slot.counters.drop(DropReason::PfcWatchdog);
-            return;
+            return self.drop_packet(pkt, out, DropReason::PfcWatchdog);
         }
         let lossless = charge.is_some();
-        if let Err(reason) =
+        if let Err((reason, pkt)) =
             slot.queues
                 .offer(q, pkt, self.now, &mut slot.counters.queues, lossless)
         {
             self.ingress_acct.release(self.worker, charge);
             // The queue counted its own drop; the drop reason belongs to the egress port.
-            slot.counters.drop(reason);
+            self.drop_packet(pkt, out, reason);
         }
     }
 }

@@ -75,19 +75,19 @@ impl Switch {
     /// `e` (`p` itself, or its port-channel).
     pub(super) fn bridge(&mut self, pkt: PacketBuf, p: usize, e: usize, now: Nanos) {
         let Some(l2) = &self.ports[e].model.l2 else {
-            return self.count_drop(p, DropReason::VlanNotAllowed);
+            return self.drop_packet(pkt, p, DropReason::VlanNotAllowed);
         };
         let vlan = match pkt.meta.vlan_tci.map(|t| t & 0xfff) {
             Some(v) if v != 0 => {
                 if !l2.carries(v) {
-                    return self.count_drop(p, DropReason::VlanNotAllowed);
+                    return self.drop_packet(pkt, p, DropReason::VlanNotAllowed);
                 }
                 v
             }
             // Untagged, or priority-tagged (VID 0).
             _ => match l2.untagged {
                 Some(v) => v,
-                None => return self.count_drop(p, DropReason::VlanNotAllowed),
+                None => return self.drop_packet(pkt, p, DropReason::VlanNotAllowed),
             },
         };
         let c = &mut self.vlans[usize::from(vlan)];
@@ -98,9 +98,8 @@ impl Switch {
         let src = MacAddr::from_bytes(&d[6..]);
         if src.is_multicast() {
             self.vlans[usize::from(vlan)].dropped += 1;
-            let c = &mut self.ports[p].counters;
-            c.rx_malformed += 1;
-            return c.drop(DropReason::Malformed);
+            self.ports[p].counters.rx_malformed += 1;
+            return self.drop_packet(pkt, p, DropReason::Malformed);
         }
         self.learn_mac(vlan, src, e as PortId, now);
         let svi = usize::from(self.l2.svi[usize::from(vlan)]);
@@ -120,7 +119,7 @@ impl Switch {
                 self.vlans[usize::from(vlan)].to_svi += 1;
                 self.up_the_svi(pkt, p, svi, now)
             }
-            Dest::Port(o) if usize::from(o) == e => self.drop_in(vlan, p, DropReason::L2Filtered),
+            Dest::Port(o) if usize::from(o) == e => self.drop_packet_in(pkt, vlan, p, DropReason::L2Filtered),
             Dest::Port(o) => self.switch_out(pkt, p, vlan, o),
             Dest::Flood => {
                 // The SVI hears what a host on the VLAN asks of it.
@@ -165,12 +164,12 @@ impl Switch {
     /// A frame for the switch's SVI `svi`: routed, or answered there.
     fn up_the_svi(&mut self, pkt: PacketBuf, p: usize, svi: usize, now: Nanos) {
         if !self.ports[svi].model.admin_up {
-            return self.count_drop(p, DropReason::InterfaceDown);
+            return self.drop_packet(pkt, p, DropReason::InterfaceDown);
         }
         match pkt.meta.kind {
             FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, svi, now),
             FrameKind::Arp => self.local_arp(pkt, p, svi, now),
-            _ => self.count_drop(p, DropReason::UnknownEthertype),
+            _ => self.drop_packet(pkt, p, DropReason::UnknownEthertype),
         }
     }
 
@@ -197,6 +196,13 @@ impl Switch {
         self.count_drop(p, reason);
     }
 
+    /// Drops `pkt` (see [`drop_packet`](Self::drop_packet)), counted on
+    /// port `p` and in `vlan`.
+    fn drop_packet_in(&mut self, pkt: PacketBuf, vlan: u16, p: usize, reason: DropReason) {
+        self.vlans[usize::from(vlan)].dropped += 1;
+        self.drop_packet(pkt, p, reason);
+    }
+
     /// Sends `pkt` to every port of `vlan` but `except`; a frame with no
     /// other port to go to is dropped as `l2_filtered` (unless `heard`: the
     /// SVI took a copy of it).
@@ -211,7 +217,7 @@ impl Switch {
                 self.vlans[usize::from(vlan)].flood_copies -= 1;
                 return drop(pkt);
             }
-            return self.drop_in(vlan, p, DropReason::L2Filtered);
+            return self.drop_packet_in(pkt, vlan, p, DropReason::L2Filtered);
         };
         for o in targets {
             if let Some(copy) = self.copy(&pkt, p, vlan) {
@@ -227,13 +233,13 @@ impl Switch {
     /// its ingress port `p`, tagged as `o` carries `vlan`, admitted.
     fn switch_out(&mut self, mut pkt: PacketBuf, p: usize, vlan: u16, o: PortId) {
         if self.classify(&mut pkt, p) && !self.watchdog_forwards(&pkt, p) {
-            return self.drop_in(vlan, p, DropReason::PfcWatchdogIngress);
+            return self.drop_packet_in(pkt, vlan, p, DropReason::PfcWatchdogIngress);
         }
         let Some(phys) = self.physical(&pkt, o) else {
-            return self.drop_in(vlan, p, DropReason::InterfaceDown);
+            return self.drop_packet_in(pkt, vlan, p, DropReason::InterfaceDown);
         };
         if !self.port_up[phys] {
-            return self.drop_in(vlan, p, DropReason::InterfaceDown);
+            return self.drop_packet_in(pkt, vlan, p, DropReason::InterfaceDown);
         }
         let tagged = self.ports[usize::from(o)]
             .model
@@ -241,7 +247,7 @@ impl Switch {
             .as_ref()
             .is_some_and(|l2| l2.untagged != Some(vlan));
         if !retag(&mut pkt, tagged.then_some(vlan)) {
-            return self.drop_in(vlan, p, DropReason::NoBuffer);
+            return self.drop_packet_in(pkt, vlan, p, DropReason::NoBuffer);
         }
         pkt.meta.out_port = phys as PortId;
         if pkt.meta.lossless && !self.admit_lossless(&pkt) {
@@ -294,7 +300,7 @@ impl Switch {
             Some(Logical::PortChannel { .. }) => {
                 let in_port = pkt.in_port as usize;
                 let Some(phys) = self.physical(&pkt, out as PortId) else {
-                    self.count_drop(in_port, DropReason::InterfaceDown);
+                    self.drop_packet(pkt, in_port, DropReason::InterfaceDown);
                     return Ok(());
                 };
                 let mut pkt = pkt;
@@ -327,7 +333,7 @@ impl Switch {
                         self.l2.members[usize::from(vlan)] = members;
                         match last {
                             Some(o) => self.switch_out_routed(pkt, in_port, vlan, o),
-                            None => self.drop_in(vlan, in_port, DropReason::L2Filtered),
+                            None => self.drop_packet_in(pkt, vlan, in_port, DropReason::L2Filtered),
                         }
                     }
                 }
@@ -340,10 +346,10 @@ impl Switch {
     /// (and admitted) as it was routed.
     fn switch_out_routed(&mut self, mut pkt: PacketBuf, in_port: usize, vlan: u16, o: PortId) {
         let Some(phys) = self.physical(&pkt, o) else {
-            return self.drop_in(vlan, in_port, DropReason::InterfaceDown);
+            return self.drop_packet_in(pkt, vlan, in_port, DropReason::InterfaceDown);
         };
         if !self.port_up[phys] {
-            return self.drop_in(vlan, in_port, DropReason::InterfaceDown);
+            return self.drop_packet_in(pkt, vlan, in_port, DropReason::InterfaceDown);
         }
         let tagged = self.ports[usize::from(o)]
             .model
@@ -351,7 +357,7 @@ impl Switch {
             .as_ref()
             .is_some_and(|l2| l2.untagged != Some(vlan));
         if !retag(&mut pkt, tagged.then_some(vlan)) {
-            return self.drop_in(vlan, in_port, DropReason::NoBuffer);
+            return self.drop_packet_in(pkt, vlan, in_port, DropReason::NoBuffer);
         }
         pkt.meta.out_port = phys as PortId;
         self.vlans[usize::from(vlan)].switched += 1;

@@ -190,13 +190,18 @@ impl Switch {
         if let Ok(chunk) = ring.write_chunk_uninit(fits) {
             chunk.fill_from_iter(burst.drain(..fits));
         }
-        for pkt in burst.drain(..) {
+        if burst.is_empty() {
+            return;
+        }
+        let mut left = std::mem::take(burst);
+        for pkt in left.drain(..) {
             self.ingress_acct
                 .release(self.worker, IngressCharge::of(&pkt));
-            if let Some(slot) = self.ports.get_mut(usize::from(pkt.in_port)) {
-                slot.counters.drop(DropReason::HandoffFull);
-            }
+            let p = usize::from(pkt.in_port);
+            self.drop_packet(pkt, p, DropReason::HandoffFull);
         }
+        // The emptied burst keeps its place (an ArrayVec: nothing to free).
+        self.outbox[w] = left;
     }
 
     /// Flushes every worker's outbox (the end of a poll).

@@ -4,6 +4,7 @@
 //! [`pfc_rx`](super::pfc_rx), LLDP to the control plane's punt ring.
 
 use super::{Switch, MAX_RX_HELD};
+use crate::capture::Direction;
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 use crate::meta::FrameKind;
@@ -74,14 +75,12 @@ impl Switch {
         slot.counters.rx_packets += 1;
         slot.counters.rx_bytes += pkt.len() as u64;
         if !slot.model.admin_up {
-            slot.counters.drop(DropReason::InterfaceDown);
-            return;
+            return self.drop_packet(pkt, p, DropReason::InterfaceDown);
         }
         let (frame, meta) = pkt.data_and_meta_mut();
         if parse(frame, meta).is_err() {
             slot.counters.rx_malformed += 1;
-            slot.counters.drop(DropReason::Malformed);
-            return;
+            return self.drop_packet(pkt, p, DropReason::Malformed);
         }
         if slot.model.member_of.is_some() || slot.model.l2.is_some() {
             return self.ingress_l2(pkt, p, now);
@@ -92,7 +91,7 @@ impl Switch {
             FrameKind::MacControl => self.mac_control(&pkt, p, now),
             FrameKind::Lldp => self.punt(pkt, p),
             FrameKind::Other(_) | FrameKind::Unparsed => {
-                slot.counters.drop(DropReason::UnknownEthertype)
+                self.drop_packet(pkt, p, DropReason::UnknownEthertype)
             }
         }
     }
@@ -112,25 +111,58 @@ impl Switch {
             FrameKind::Ipv4 | FrameKind::Ipv6 => self.route(pkt, p, e, now),
             FrameKind::Arp => self.local_arp(pkt, p, e, now),
             FrameKind::Other(_) | FrameKind::Unparsed => {
-                self.count_drop(p, DropReason::UnknownEthertype)
+                self.drop_packet(pkt, p, DropReason::UnknownEthertype)
             }
         }
     }
 
     fn punt(&mut self, pkt: PacketBuf, p: usize) {
-        let c = &mut self.ports[p].counters;
         match &self.punt {
             Some(ring) => match ring.push(pkt) {
-                Ok(()) => c.punted += 1,
-                Err(_) => c.drop(DropReason::PuntQueueFull),
+                Ok(()) => self.ports[p].counters.punted += 1,
+                Err(pkt) => self.drop_packet(pkt, p, DropReason::PuntQueueFull),
             },
-            None => c.drop(DropReason::LocalUnhandled),
+            None => self.drop_packet(pkt, p, DropReason::LocalUnhandled),
         }
     }
 
     pub(super) fn count_drop(&mut self, p: usize, reason: DropReason) {
         if let Some(slot) = self.ports.get_mut(p) {
             slot.counters.drop(reason);
+        }
+    }
+
+    /// Drops `pkt`, counted for `reason` on port `p`: the one way a packet
+    /// the pipeline holds is dropped, so that an armed drop capture sees
+    /// each one. Unarmed, this is [`count_drop`](Self::count_drop) and one
+    /// test.
+    #[inline(always)]
+    pub(super) fn drop_packet(&mut self, pkt: PacketBuf, p: usize, reason: DropReason) {
+        self.drop_seen(&pkt, p, reason);
+    }
+
+    /// [`drop_packet`](Self::drop_packet) for a stage that borrows the
+    /// packet (its owner frees it).
+    #[inline(always)]
+    pub(super) fn drop_seen(&mut self, pkt: &PacketBuf, p: usize, reason: DropReason) {
+        self.count_drop(p, reason);
+        if self.drop_tap.is_some() {
+            self.tap_drop(pkt, p, reason);
+        }
+    }
+
+    /// Copies a dropped packet into the armed drop capture, inbound on the
+    /// port it came in on or outbound on the egress port that dropped it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tap_drop(&self, pkt: &PacketBuf, p: usize, reason: DropReason) {
+        if let Some(ring) = &self.drop_tap {
+            let dir = if reason.on_egress() {
+                Direction::Tx
+            } else {
+                Direction::Rx
+            };
+            ring.record(p as u16, dir, Some(reason), self.now, pkt.data());
         }
     }
 }

@@ -54,21 +54,21 @@ impl Switch {
             // neighbour table must learn from, go up the port's mirror.
             self.up_the_mirror(pkt, p);
         } else {
-            self.count_drop(p, DropReason::LocalUnhandled);
+            self.drop_packet(pkt, p, DropReason::LocalUnhandled);
         }
     }
 
     fn up_the_mirror(&mut self, pkt: PacketBuf, p: usize) {
         let Some(ring) = &self.mirror else {
-            return self.count_drop(p, DropReason::LocalUnhandled);
+            return self.drop_packet(pkt, p, DropReason::LocalUnhandled);
         };
-        let c = &mut self.ports[p].counters;
         match ring.push(pkt) {
             Ok(()) => {
+                let c = &mut self.ports[p].counters;
                 c.punted += 1;
                 c.mirrored += 1;
             }
-            Err(_) => c.drop(DropReason::PuntQueueFull),
+            Err(pkt) => self.drop_packet(pkt, p, DropReason::PuntQueueFull),
         }
     }
 
@@ -85,9 +85,8 @@ impl Switch {
             return;
         }
         self.busy.mark(p);
-        let slot = &mut self.ports[p];
-        if slot.ctrl_tx.try_push(pkt).is_err() {
-            slot.counters.drop(DropReason::TxError);
+        if let Err(pkt) = self.ports[p].ctrl_tx.try_push(pkt) {
+            self.drop_packet(pkt.element(), p, DropReason::TxError);
         }
     }
 
@@ -143,7 +142,8 @@ impl Switch {
             self.send_resolution(port, addr);
         }
         for pkt in out.expired.drain(..) {
-            self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
+            let p = pkt.in_port as usize;
+            self.drop_packet(pkt, p, DropReason::NeighborUnresolved);
         }
         self.tick_out = out;
     }

@@ -63,6 +63,7 @@ use local::TICK_INTERVAL;
 
 use crate::balance::dlb::Dre;
 use crate::balance::{Balancer, QualityBoard};
+use crate::capture::CaptureRing;
 use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters, VlanCounters};
 use crate::fib::{Fib, FibWarning, RouteAction};
@@ -190,6 +191,9 @@ pub struct Switch {
     busy: busy::Busy,
     /// Some port is another worker's that this one sends on.
     any_lane: bool,
+    /// Where copies of dropped frames go while a drop capture is armed
+    /// (see [`Switch::capture_drops`]).
+    drop_tap: Option<Arc<CaptureRing>>,
 }
 
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
@@ -313,6 +317,7 @@ impl Switch {
             links_changed: true,
             busy: busy::Busy::new(model.interfaces.len()),
             any_lane: false,
+            drop_tap: None,
         };
         let sw = Switch {
             any_lane: sw.ports.iter().any(|p| p.lane),
@@ -384,6 +389,14 @@ impl Switch {
     /// of dropping them as `local_unhandled`.
     pub fn set_mirror_ring(&mut self, ring: Arc<ArrayQueue<PacketBuf>>) {
         self.mirror = Some(ring);
+    }
+
+    /// Copies every frame the pipeline drops, with its reason and the port
+    /// that counted it, into `ring` (`None` disarms). Frames the ports
+    /// discard before the pipeline has a buffer for them (`no_buffer` on
+    /// receive, `oversize`, `capture_damaged`) have no copy to give.
+    pub fn capture_drops(&mut self, ring: Option<Arc<CaptureRing>>) {
+        self.drop_tap = ring;
     }
 
     /// Runs one round: hand-offs in, one receive burst per port (skipped for
@@ -629,7 +642,8 @@ impl Switch {
         let mut parked = Vec::new();
         self.neighbors.drain_parked(&mut parked);
         for pkt in parked {
-            self.count_drop(pkt.in_port as usize, DropReason::NeighborUnresolved);
+            let p = pkt.in_port as usize;
+            self.drop_packet(pkt, p, DropReason::NeighborUnresolved);
         }
         let mut result = Ok(());
         for p in self.ports.iter_mut().filter(|p| p.owned || p.lane) {

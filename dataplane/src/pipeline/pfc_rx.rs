@@ -51,7 +51,7 @@ impl Switch {
                 (if honored { 0xFF } else { 0 }, [quanta; PRIORITIES])
             }
             Ok(MacControlRepr::Unknown(_)) | Err(_) => {
-                return slot.counters.drop(DropReason::BadMacControl);
+                return self.drop_seen(pkt, p, DropReason::BadMacControl);
             }
         };
         slot.counters.punted += 1;

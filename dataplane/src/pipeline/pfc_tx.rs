@@ -32,9 +32,8 @@ impl Switch {
         pkt.reset();
         pkt.set_len(mac_control::FRAME_LEN);
         pkt.data_mut().copy_from_slice(&frame);
-        if slot.ctrl_tx.try_push(pkt).is_err() {
-            slot.counters.drop(DropReason::TxError);
-            return;
+        if let Err(pkt) = slot.ctrl_tx.try_push(pkt) {
+            return self.drop_packet(pkt.element(), p, DropReason::TxError);
         }
         let bit = 1u8 << pg;
         if xoff {

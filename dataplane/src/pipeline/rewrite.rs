@@ -12,7 +12,8 @@ impl Switch {
     /// rewrites it, admits it and sends it toward its egress queue.
     pub(super) fn forward(&mut self, mut pkt: PacketBuf, next_hop: MacAddr) {
         if !self.rewrite(&mut pkt, next_hop) {
-            return self.count_drop(pkt.in_port as usize, DropReason::Malformed);
+            let p = pkt.in_port as usize;
+            return self.drop_packet(pkt, p, DropReason::Malformed);
         }
         if pkt.meta.lossless && !self.admit_lossless(&pkt) {
             return;

@@ -51,14 +51,14 @@ impl Switch {
             if pkt.meta.kind == FrameKind::Ipv6 {
                 return self.local_ip(pkt, p, ifc, now);
             }
-            return self.count_drop(p, DropReason::NotRoutable);
+            return self.drop_packet(pkt, p, DropReason::NotRoutable);
         }
         if dst_mac != self.ports[ifc].model.mac {
-            return self.count_drop(p, DropReason::NotOurMac);
+            return self.drop_packet(pkt, p, DropReason::NotOurMac);
         }
         let hop = match action {
-            None => return self.count_drop(p, DropReason::NoRoute),
-            Some(RouteAction::Discard) => return self.count_drop(p, DropReason::NullRoute),
+            None => return self.drop_packet(pkt, p, DropReason::NoRoute),
+            Some(RouteAction::Discard) => return self.drop_packet(pkt, p, DropReason::NullRoute),
             Some(RouteAction::Local(_)) => return self.local_ip(pkt, p, ifc, now),
             Some(RouteAction::Connected(port)) => Hop {
                 port: *port,
@@ -73,7 +73,7 @@ impl Switch {
                     self.balancer
                         .choose(group, hash, p as PortId, pkt.len(), now, usable)
                 else {
-                    return self.count_drop(p, DropReason::InterfaceDown);
+                    return self.drop_packet(pkt, p, DropReason::InterfaceDown);
                 };
                 let h = group.hops()[choice.member];
                 Hop {
@@ -83,21 +83,21 @@ impl Switch {
             }
         };
         if pkt.meta.ttl <= 1 {
-            return self.count_drop(p, DropReason::TtlExpired);
+            return self.drop_packet(pkt, p, DropReason::TtlExpired);
         }
         let out = hop.port as usize;
         let Some(egress) = self.ports.get(out) else {
-            return self.count_drop(p, DropReason::NoRoute);
+            return self.drop_packet(pkt, p, DropReason::NoRoute);
         };
         if u32::from(pkt.meta.l3_len) > u32::from(egress.model.mtu) {
-            return self.count_drop(p, DropReason::MtuExceeded);
+            return self.drop_packet(pkt, p, DropReason::MtuExceeded);
         }
         if !self.port_up[out] {
-            return self.count_drop(p, DropReason::InterfaceDown);
+            return self.drop_packet(pkt, p, DropReason::InterfaceDown);
         }
         pkt.meta.out_port = hop.port;
         if self.classify(&mut pkt, p) && !self.watchdog_forwards(&pkt, p) {
-            return self.count_drop(p, DropReason::PfcWatchdogIngress);
+            return self.drop_packet(pkt, p, DropReason::PfcWatchdogIngress);
         }
         match self.neighbors.lookup(hop.port, hop.addr) {
             Some(mac) => self.forward(pkt, mac),
@@ -112,7 +112,7 @@ impl Switch {
             Park::Waiting => {}
             Park::Full(pkt) => match self.neighbors.lookup(hop.port, hop.addr) {
                 Some(mac) => self.forward(pkt, mac),
-                None => self.count_drop(in_port, DropReason::NeighborQueueFull),
+                None => self.drop_packet(pkt, in_port, DropReason::NeighborQueueFull),
             },
         }
     }

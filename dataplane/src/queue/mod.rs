@@ -157,12 +157,14 @@ impl EgressQueues {
         counters: &mut [QueueCounters; NUM_QUEUES],
     ) -> Result<(), DropReason> {
         self.offer(q, pkt, now, counters, false)
+            .map_err(|(reason, _)| reason)
     }
 
     /// As [`enqueue`](Self::enqueue); a `lossless` packet (whose ingress
     /// headroom the switch has already checked: that is its bound) is never
     /// dropped here, neither by WRED nor by the buffer limits, and is still
-    /// ECN-marked.
+    /// ECN-marked. A dropped packet comes back with its reason, for a
+    /// drop capture to see before it is freed.
     #[inline]
     pub fn offer(
         &mut self,
@@ -171,7 +173,7 @@ impl EgressQueues {
         now: Nanos,
         counters: &mut [QueueCounters; NUM_QUEUES],
         lossless: bool,
-    ) -> Result<(), DropReason> {
+    ) -> Result<(), (DropReason, PacketBuf)> {
         let q = q.min(NUM_QUEUES - 1);
         let len = pkt.len() as u64;
         let c = &mut counters[q];
@@ -190,7 +192,7 @@ impl EgressQueues {
                 Verdict::Drop => {
                     c.wred_drops += 1;
                     c.wred_drop_bytes += len;
-                    return Err(DropReason::Wred);
+                    return Err((DropReason::Wred, pkt));
                 }
             }
         }
@@ -203,7 +205,7 @@ impl EgressQueues {
         if !lossless && !limit::admits(self.cfg[q].limit, occ, len) {
             c.tail_drops += 1;
             c.tail_drop_bytes += len;
-            return Err(DropReason::TailDrop);
+            return Err((DropReason::TailDrop, pkt));
         }
         if mark && ecn::mark_ce(&mut pkt) {
             c.ecn_marked += 1;
