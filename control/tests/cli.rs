@@ -329,6 +329,22 @@ fn replay_writes_per_interface_pcaps_and_stats_json() {
         "{}",
         text(&out.stderr)
     );
+    // Dropped frames go only into a pcapng; with one, the summary says how
+    // many are there (none here: nothing is dropped).
+    let out = replay(&["--capture-drops"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--capture-drops writes into a pcapng: add --out-format pcapng"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = replay(&["--capture-drops", "--out-format", "pcapng"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("dropped frames in the pcapng: 0 "),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
