@@ -25,10 +25,10 @@ use railyard_dataplane::clock::{Clock, Nanos, VirtualClock};
 use railyard_dataplane::fib::FibWarning;
 use railyard_dataplane::model::SwitchModel;
 use railyard_dataplane::pipeline::Switch;
+use railyard_dataplane::port::pcap::ng::{FLAGS_INBOUND, FLAGS_OUTBOUND};
 use railyard_dataplane::port::pcap::{
     CaptureInterface, NgCapture, PcapPort, PcapSink, PcapSource, TraceOptions,
 };
-use railyard_dataplane::port::pcap::ng::{FLAGS_INBOUND, FLAGS_OUTBOUND};
 use railyard_dataplane::port::upstream::PfcUpstream;
 use railyard_dataplane::port::Port;
 use railyard_dataplane::stats::SwitchStats;
@@ -112,7 +112,10 @@ impl DropWriter {
             let comment = c.reason.map(drop_comment);
             let ts = self.epoch.saturating_add(c.at);
             let data = &c.data;
-            if self.cap.write(u32::from(c.port), ts, data, flags, comment.as_deref()) {
+            if self
+                .cap
+                .write(u32::from(c.port), ts, data, flags, comment.as_deref())
+            {
                 self.written += 1;
             }
             self.ring.recycle(c);

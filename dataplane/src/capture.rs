@@ -141,7 +141,13 @@ mod tests {
     #[test]
     fn a_full_ring_counts_what_it_could_not_take_and_reuses_read_buffers() {
         let ring = CaptureRing::new(2, 4);
-        assert!(ring.record(1, Direction::Rx, Some(DropReason::Wred), 5, &[1, 2, 3, 4, 5, 6]));
+        assert!(ring.record(
+            1,
+            Direction::Rx,
+            Some(DropReason::Wred),
+            5,
+            &[1, 2, 3, 4, 5, 6]
+        ));
         assert!(ring.record(2, Direction::Tx, None, 6, &[7]));
         assert!(!ring.record(3, Direction::Tx, None, 7, &[8]));
         assert_eq!((ring.taken(), ring.overflow()), (2, 1));
@@ -155,11 +161,18 @@ mod tests {
         assert_eq!(ring.pop().unwrap().port, 2);
         let again = ring.pop().unwrap();
         assert_eq!((again.port, again.data.as_slice()), (4, &[9u8, 9][..]));
-        assert_eq!(again.data.capacity(), cap, "the read frame's buffer was reused");
+        assert_eq!(
+            again.data.capacity(),
+            cap,
+            "the read frame's buffer was reused"
+        );
     }
 
     #[test]
     fn a_drop_comment_names_the_reason_as_the_counters_do() {
-        assert_eq!(drop_comment(DropReason::IngressOverflow), "dropped: ingress_overflow");
+        assert_eq!(
+            drop_comment(DropReason::IngressOverflow),
+            "dropped: ingress_overflow"
+        );
     }
 }

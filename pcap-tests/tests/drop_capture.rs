@@ -167,7 +167,10 @@ fn tshark_reads_the_drops_cleanly_and_filters_them_by_comment() {
     for line in rows.lines().take(3) {
         eprintln!("  {line}");
     }
-    assert_eq!(rows.lines().count() as u64, run.drops("Ethernet1/2", "wred"));
+    assert_eq!(
+        rows.lines().count() as u64,
+        run.drops("Ethernet1/2", "wred")
+    );
     for line in rows.lines() {
         let r: Vec<&str> = line.split('|').collect();
         assert_eq!(r[0], "Ethernet1/2", "{line}");

@@ -96,9 +96,7 @@ pub fn dispatch(args: ReplayArgs, out: &mut dyn Write) -> Result<(), String> {
         plot_every,
     } = args;
     if capture_drops && out_format != OutFormat::Pcapng {
-        return Err(
-            "--capture-drops writes into a pcapng: add --out-format pcapng".into(),
-        );
+        return Err("--capture-drops writes into a pcapng: add --out-format pcapng".into());
     }
     if let Some(d) = &plot {
         crate::replay_plot::prepare_dir(d)?;

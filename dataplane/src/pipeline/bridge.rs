@@ -119,7 +119,9 @@ impl Switch {
                 self.vlans[usize::from(vlan)].to_svi += 1;
                 self.up_the_svi(pkt, p, svi, now)
             }
-            Dest::Port(o) if usize::from(o) == e => self.drop_packet_in(pkt, vlan, p, DropReason::L2Filtered),
+            Dest::Port(o) if usize::from(o) == e => {
+                self.drop_packet_in(pkt, vlan, p, DropReason::L2Filtered)
+            }
             Dest::Port(o) => self.switch_out(pkt, p, vlan, o),
             Dest::Flood => {
                 // The SVI hears what a host on the VLAN asks of it.
