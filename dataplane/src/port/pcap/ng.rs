@@ -189,8 +189,8 @@ struct NgFile {
 /// One pcapng file that several ports write to, each as an interface
 /// numbered as the ports are. Cloning shares the file. [`write`](Self::write)
 /// takes direction flags and a comment so that frames other than
-/// transmitted ones (a drop, inbound, with its reason) can go in too; today
-/// only the sinks' outbound frames do.
+/// transmitted ones go in too: a replay's `--capture-drops` writes each
+/// dropped frame, inbound or outbound, with its reason as the comment.
 ///
 /// Only a capture that is on costs anything: ports without one never touch
 /// it. With one, every frame takes the file's lock, which a replay (one
