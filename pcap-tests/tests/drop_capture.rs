@@ -194,3 +194,51 @@ fn tshark_reads_the_drops_cleanly_and_filters_them_by_comment() {
     ]);
     assert_eq!(inbound.trim(), "Ethernet1/1|8.8.8.8", "{inbound}");
 }
+
+/// A trunk carrying VLAN 101 and an access port in it.
+const L2_CONFIG: &str = "
+hostname l2sw
+vlan 101
+interface Ethernet1/1
+  switchport mode trunk
+  switchport trunk allowed vlan 101
+interface Ethernet1/2
+  switchport access vlan 101
+";
+
+#[test]
+fn a_bridged_frame_in_a_vlan_the_trunk_does_not_carry_is_captured_inbound() {
+    let tagged = |vlan: u16| {
+        let spec = FrameSpec::udp(
+            MacAddr([2, 0, 0, 0, 0, 9]),
+            MacAddr([0xff; 6]),
+            IpAddr::V4([10, 1, 0, 9].into()),
+            IpAddr::V4([10, 1, 0, 255].into()),
+        );
+        let mut f = build(&spec, 0);
+        let tag = [0x81, 0x00, (vlan >> 8) as u8, vlan as u8];
+        f.splice(12..12, tag);
+        f
+    };
+    let options = ReplayOptions {
+        out_format: OutFormat::Pcapng,
+        capture_drops: true,
+        ..ReplayOptions::default()
+    };
+    let inputs = vec![("Ethernet1/1", vec![(0, tagged(101)), (1000, tagged(102))])];
+    let run = replay_with(L2_CONFIG, &inputs, &options);
+    assert_eq!(run.drops("Ethernet1/1", "vlan_not_allowed"), 1);
+    assert_eq!(
+        run.counters("Ethernet1/2").tx_packets,
+        1,
+        "VLAN 101 flooded"
+    );
+    let all = blocks(&run.out.join(PCAPNG_FILE));
+    assert_eq!(
+        all,
+        vec![
+            (1, 2, None),
+            (0, 1, Some("dropped: vlan_not_allowed".to_string()))
+        ]
+    );
+}
