@@ -90,7 +90,10 @@ fn shipped_topologies() -> Vec<String> {
         .flatten()
         .filter_map(|e| {
             let p = e.path();
-            (p.extension()? == "topo").then(|| p.file_stem()?.to_string_lossy().into_owned())?
+            if p.extension()? != "topo" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
         })
         .collect();
     names.sort();
@@ -110,9 +113,20 @@ fn every_shipped_topology_exports_to_a_file_the_schema_accepts() {
         let doc = read_clab(&file);
         let errors: Vec<String> = validator
             .iter_errors(&doc)
-            .map(|e| format!("{} at {}", e, e.instance_path))
+            .map(|e| format!("{} at {}", e, e.instance_path()))
             .collect();
         assert!(errors.is_empty(), "{name}: {errors:#?}");
+        // The schema does hold the file to something: a kind containerlab
+        // does not know is refused.
+        let mut bad = doc.clone();
+        let first = bad["topology"]["nodes"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .cloned();
+        bad["topology"]["nodes"][first.unwrap()]["kind"] = "railyard".into();
+        assert!(!validator.is_valid(&bad), "{name}: an unknown kind passes");
         assert_eq!(doc["name"], name.as_str());
         // Each node's interfaces are eth1..ethN, each used once.
         let nodes = doc["topology"]["nodes"].as_object().expect("nodes");
