@@ -5,7 +5,8 @@
 //!   the repository), with consistent `ethN` names on both sides of every
 //!   link and in the switch configurations.
 //! * The exported `rail-spine` runs in podman containers as containerlab
-//!   would run it: the images from `scripts/image.sh`, every node started
+//!   would run it: the images from `scripts/image.sh --binary` of the
+//!   railyard this test run built (tagged `test-PID`, removed again), every node started
 //!   with no network and the file's binds, one veth pair per listed link
 //!   moved into the two containers' namespaces under the listed names
 //!   (transmit checksum offload off, as containerlab does), then each
@@ -220,12 +221,13 @@ fn export_is_refused_for_a_name_containerlab_would_refuse_and_takes_the_images_g
     assert!(images.contains(&"alpine:3"), "{images:?}");
 }
 
-/// The containers and temporary veths of one run; removed on drop, also
-/// when the test fails.
+/// The containers, temporary veths and images of one run; removed on
+/// drop, also when the test fails.
 struct Pods {
     prefix: String,
     containers: Vec<String>,
     veths: Vec<String>,
+    images: Vec<String>,
 }
 
 impl Pods {
@@ -241,6 +243,9 @@ impl Drop for Pods {
         }
         for v in &self.veths {
             let _ = run(&["ip", "link", "del", v]);
+        }
+        for i in &self.images {
+            let _ = run(&["podman", "rmi", "-f", i]);
         }
     }
 }
@@ -269,22 +274,37 @@ fn podman(args: &[&str]) -> Result<String, String> {
 #[ignore = "needs root and podman"]
 fn exported_rail_spine_runs_in_podman_containers() {
     let t0 = Instant::now();
-    let built = run(&[workspace().join("scripts/image.sh").to_str().unwrap()])
-        .unwrap_or_else(|e| panic!("scripts/image.sh: {e}"));
-    eprintln!("images ({:?}):\n{built}", t0.elapsed());
-    let version = env!("CARGO_PKG_VERSION");
-
-    let dir = tempfile::tempdir().expect("tempdir");
-    export("rail-spine", dir.path(), &[]);
-    let doc = read_clab(&dir.path().join("rail-spine.clab.yml"));
-    let nodes = doc["topology"]["nodes"].as_object().expect("nodes").clone();
-    let links = doc["topology"]["links"].as_array().expect("links").clone();
-
+    // The images of the railyard this test run built (no other build), under
+    // a tag of this run's own, so a user's railyard:VERSION is left alone.
+    let tag = format!("test-{}", std::process::id());
+    let (switch_image, host_image) = (format!("railyard:{tag}"), format!("railyard-host:{tag}"));
     let mut pods = Pods {
         prefix: format!("ryclab{}", std::process::id()),
         containers: Vec::new(),
         veths: Vec::new(),
+        images: vec![switch_image.clone(), host_image.clone()],
     };
+    let built = run(&[
+        workspace().join("scripts/image.sh").to_str().unwrap(),
+        "--binary",
+        railyard(),
+        "--tag",
+        &tag,
+    ])
+    .unwrap_or_else(|e| panic!("scripts/image.sh: {e}"));
+    eprintln!("images ({:?}):\n{built}", t0.elapsed());
+    assert!(built.contains(&switch_image), "{built}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    export(
+        "rail-spine",
+        dir.path(),
+        &["--image", &switch_image, "--host-image", &host_image],
+    );
+    let doc = read_clab(&dir.path().join("rail-spine.clab.yml"));
+    let nodes = doc["topology"]["nodes"].as_object().expect("nodes").clone();
+    let links = doc["topology"]["links"].as_array().expect("links").clone();
+
     let mut interfaces: BTreeMap<String, usize> = BTreeMap::new();
     for l in &links {
         for ep in l["endpoints"].as_array().unwrap() {
@@ -483,8 +503,16 @@ fn exported_rail_spine_runs_in_podman_containers() {
     let logs = podman(&["logs", &rail1]).unwrap();
     assert!(logs.contains("final counters:"), "{logs}");
     eprintln!(
-        "rail-spine in podman ({version}): links at {t_links:?}, healthy at {t_healthy:?}, \
+        "rail-spine in podman ({tag}): links at {t_links:?}, healthy at {t_healthy:?}, \
          stopped in {stopped_in:?}, total {:?}",
         t0.elapsed()
     );
+    // Nothing of the run is left in podman's store.
+    drop(pods);
+    for image in [&switch_image, &host_image] {
+        assert!(
+            podman(&["image", "exists", image]).is_err(),
+            "{image} is left behind"
+        );
+    }
 }
