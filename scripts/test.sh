@@ -15,7 +15,9 @@ mapfile -t missing < <(missing_packages \
   nsenter=util-linux unshare=util-linux nstat=iproute2 ss=iproute2 \
   iperf3=iperf3 tcpreplay=tcpreplay pkg-config=pkg-config vtysh=frr \
   ovs-vsctl=openvswitch-switch ovs-vswitchd=openvswitch-switch python3=python3 \
-  promtool=prometheus prometheus=prometheus)
+  promtool=prometheus prometheus=prometheus podman=podman runc=runc)
+# The containerlab test's host image copies a static busybox.
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
 
 # Libraries (not commands) the `dpdk` feature builds against.
 pkg-config --exists libdpdk 2>/dev/null || missing+=(libdpdk-dev)
@@ -30,6 +32,11 @@ if ! install_packages test.sh "${missing[@]}"; then
 fi
 
 cargo fmt --all -- --check
+
+# The exported containerlab files are checked against containerlab's schema
+# in ../shared/anchors/containerlab/: here its absence fails the test
+# instead of skipping it.
+export RAILYARD_REQUIRE_ANCHORS=1
 
 # The book: a page missing from docs/src/SUMMARY.md fails the build
 # (create-missing = false), a broken relative link or #anchor fails the check.

@@ -252,6 +252,51 @@ fn reload(
     }
 }
 
+/// Waits until every kernel interface the configuration binds (`bind
+/// af-packet`, `af-xdp`; a `tap` is created by the switch itself) exists,
+/// polling `/sys/class/net` every 100 ms, for at most `timeout`.
+///
+/// In a container the switch starts before its links are attached:
+/// containerlab adds `eth1`, `eth2`, … after the entry point runs, so
+/// `railyard run --wait-ports` holds the ports back until they are there
+/// instead of failing on the first missing one.
+///
+/// # Errors
+/// The interfaces still missing when `timeout` passed.
+pub fn wait_for_ports(
+    compiled: &crate::compile::Compiled,
+    timeout: Duration,
+) -> Result<(), String> {
+    let names: Vec<&str> = compiled
+        .binds
+        .iter()
+        .flatten()
+        .filter_map(|b| match b {
+            Bind::AfPacket(name) | Bind::AfXdp(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !std::path::Path::new("/sys/class/net").join(n).exists())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(format!(
+                "interfaces still missing after {} s: {}",
+                timeout.as_secs(),
+                missing.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Runs the switch until SIGINT or SIGTERM, then returns the final counters.
 /// SIGHUP or a `reload` request re-reads the configuration.
 ///

@@ -74,6 +74,12 @@ enum Command {
         /// `127.0.0.1:9417` (port 0 picks a free port, logged at startup).
         #[arg(long, value_name = "ADDR:PORT")]
         metrics: Option<std::net::SocketAddr>,
+        /// Wait up to S seconds for the interfaces the configuration binds
+        /// to appear before opening them (in a container, containerlab
+        /// attaches `eth1`, `eth2`, … after the switch starts); without it
+        /// a missing interface is an error at once.
+        #[arg(long, value_name = "S")]
+        wait_ports: Option<u64>,
     },
     /// Replay pcap traces through the switch in virtual time.
     Replay(railyard_control::replay::cli::ReplayArgs),
@@ -550,8 +556,15 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             strict,
             routing,
             metrics,
+            wait_ports,
         } => {
             let loaded = load(&config, strict)?;
+            if let Some(s) = wait_ports {
+                railyard_control::live::wait_for_ports(
+                    &loaded.compiled,
+                    std::time::Duration::from_secs(s),
+                )?;
+            }
             let cores = cores
                 .as_deref()
                 .map(parse_cores)

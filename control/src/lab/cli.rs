@@ -105,6 +105,29 @@ pub enum LabCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write the topology for containerlab (`--format containerlab`):
+    /// DIR/TOPOLOGY.clab.yml, with every switch a `kind: linux` node of the
+    /// railyard image (its configuration, rendered as `render` does with
+    /// its ports bound to the container's `eth1`, `eth2`, …, mounted in)
+    /// and every host a node of the host image whose `exec` list sets the
+    /// addresses and routes `up` would; and DIR/SWITCH.conf. See
+    /// docs/src/labs-beyond-one-machine.md.
+    Export {
+        /// Topology file or name.
+        topology: String,
+        /// Output format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// The switches' image [default: railyard:VERSION].
+        #[arg(long)]
+        image: Option<String>,
+        /// The hosts' image [default: railyard-host:VERSION].
+        #[arg(long)]
+        host_image: Option<String>,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// The labs that exist (their state directories).
     List,
     /// Print a generated fabric as a topology file: rail-optimised (rail
@@ -144,6 +167,13 @@ pub enum LabCommand {
         #[command(flatten)]
         live: super::collective::LiveArgs,
     },
+}
+
+/// What `lab export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// A containerlab topology file and the switch configurations.
+    Containerlab,
 }
 
 /// Resolves TOPOLOGY: an existing file, else `NAME.topo` in
@@ -374,6 +404,27 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
                 std::fs::write(&path, &r.config)
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
                 writeln!(out, "{}", path.display()).map_err(io)?;
+            }
+            Ok(())
+        }
+        LabCommand::Export {
+            topology,
+            format: ExportFormat::Containerlab,
+            image,
+            host_image,
+            out: dir,
+        } => {
+            let t = topology::parse_file(&resolve_topology(&topology)?)?;
+            say_roles(&t);
+            let defaults = super::containerlab::ExportOptions::default();
+            let opts = super::containerlab::ExportOptions {
+                image: image.unwrap_or(defaults.image),
+                host_image: host_image.unwrap_or(defaults.host_image),
+            };
+            let done = super::containerlab::export(&t, &opts, &dir)?;
+            writeln!(out, "{}", done.topology_file.display()).map_err(io)?;
+            for p in done.configs {
+                writeln!(out, "{}", p.display()).map_err(io)?;
             }
             Ok(())
         }

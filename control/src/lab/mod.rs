@@ -15,6 +15,7 @@
 pub mod bgp;
 pub mod cli;
 pub mod collective;
+pub mod containerlab;
 pub mod generate;
 pub mod layer2;
 pub mod render;

@@ -40,7 +40,7 @@ use railyard_config::{Diagnostic, Severity};
 use super::bgp::{as_numbers, bgp_section};
 use super::layer2::vlan_list;
 use super::routes::switch_routes;
-use super::topology::{LabRouting, LinkDef, Topology};
+use super::topology::{Endpoint, LabRouting, LinkDef, Topology};
 
 /// A generated switch configuration.
 #[derive(Debug, Clone)]
@@ -248,8 +248,9 @@ fn switchport_lines(l: &LinkDef) -> String {
     }
 }
 
-/// The items of each block for switch `sw`.
-fn block_items(t: &Topology, sw: &str, kind: &str) -> Vec<Item> {
+/// The items of each block for switch `sw`; `ifname` names a port's Linux
+/// interface (`{{ifname}}`).
+fn block_items(t: &Topology, sw: &str, kind: &str, ifname: Ifname<'_>) -> Vec<Item> {
     let with_len = |a: Option<std::net::Ipv4Addr>, n: Option<super::topology::Ipv4Net>| {
         a.zip(n).map(|(a, n)| format!("{a}/{}", n.len))
     };
@@ -265,7 +266,7 @@ fn block_items(t: &Topology, sw: &str, kind: &str) -> Vec<Item> {
                     let routed = link.channel.is_none() && link.subnet.is_some();
                     vec![
                         ("name", Some(local.port.clone())),
-                        ("ifname", Some(t.ifname(local))),
+                        ("ifname", Some(ifname(local))),
                         (
                             "address",
                             with_len(t.address_of(link, local), link.subnet).filter(|_| routed),
@@ -372,6 +373,26 @@ pub fn render_switch(
     template: &str,
     template_name: &str,
 ) -> Result<String, Vec<Diagnostic>> {
+    render_switch_with(t, sw, template, template_name, &|e| t.ifname(e))
+}
+
+/// How a switch port's Linux interface is named in a rendered
+/// configuration (`bind af-packet NAME`): [`Topology::ifname`] for
+/// `lab up`'s veths (`e1-1`), the container's `ethN` for an export
+/// ([`super::containerlab`]).
+pub type Ifname<'a> = &'a dyn Fn(&Endpoint) -> String;
+
+/// [`render_switch`] with the ports' Linux interfaces named by `ifname`.
+///
+/// # Errors
+/// As [`render_switch`].
+pub fn render_switch_with(
+    t: &Topology,
+    sw: &str,
+    template: &str,
+    template_name: &str,
+    ifname: Ifname<'_>,
+) -> Result<String, Vec<Diagnostic>> {
     let role = t
         .switches
         .iter()
@@ -453,7 +474,7 @@ pub fn render_switch(
                 break;
             };
             blocks.push((kind, i, end));
-            for item in block_items(t, sw, kind) {
+            for item in block_items(t, sw, kind, ifname) {
                 let lookup = |k: &str| -> Option<Option<String>> {
                     match item.iter().find(|(key, _)| *key == k) {
                         Some((_, v)) => Some(v.clone()),
@@ -636,6 +657,14 @@ fn missing_pieces(
 /// A missing template, template diagnostics, or the configuration's own
 /// diagnostics (naming the switch).
 pub fn render_all(t: &Topology) -> Result<Vec<Rendered>, String> {
+    render_all_with(t, &|e| t.ifname(e))
+}
+
+/// [`render_all`] with the ports' Linux interfaces named by `ifname`.
+///
+/// # Errors
+/// As [`render_all`].
+pub fn render_all_with(t: &Topology, ifname: Ifname<'_>) -> Result<Vec<Rendered>, String> {
     let mut out = Vec::new();
     for s in &t.switches {
         let (source, text) = find_template(t, &s.role).map_err(|e| {
@@ -647,7 +676,7 @@ pub fn render_all(t: &Topology) -> Result<Vec<Rendered>, String> {
                 s.role,
             )
         })?;
-        let config = render_switch(t, &s.name, &text, &source.to_string())
+        let config = render_switch_with(t, &s.name, &text, &source.to_string(), ifname)
             .map_err(|d| crate::format_diagnostics(&d))?;
         let label = format!("{} (generated for {} from {source})", s.name, s.name);
         let parsed = railyard_config::parse_str(&config, &label, &Default::default())
