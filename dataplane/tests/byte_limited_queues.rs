@@ -2,7 +2,8 @@
 //! lossless queue fed 64-byte packets fills until the ingress priority
 //! group's xOFF + headroom, holding many times the 4 096 packets a queue
 //! was once capped at, and the first drop is `ingress_overflow`, never a
-//! tail drop.
+//! tail drop. A queue's sojourn histogram is kept for the queues a class
+//! maps to, and added when a reload maps one more.
 
 use std::net::Ipv4Addr;
 
@@ -161,4 +162,40 @@ fn a_pool_that_runs_dry_first_is_a_counted_no_buffer_drop() {
     assert_eq!(ingress.total_drops(), offered - held);
     assert_eq!(egress.queues[PRIO].tail_drops, 0);
     assert_eq!(egress.total_drops(), 0, "{:?}", egress.drops);
+}
+
+#[test]
+fn sojourn_is_measured_in_the_queues_a_class_reaches_and_a_reload_adds_one() {
+    let backends: Vec<Option<Box<dyn Port>>> = vec![
+        Some(Box::new(NullPort::new("src", vec![frame()]))),
+        Some(Box::new(NullPort::new("sink", Vec::new()))),
+    ];
+    let mut m = model();
+    let (mut sw, _) = Switch::new(&m, backends, Pool::new(8192));
+    let measured = |sw: &Switch| -> Vec<usize> {
+        let q = sw.queues(1).unwrap();
+        (0..8).filter(|&i| q.sojourn(i).measured()).collect()
+    };
+    // DSCP 24 -> qos-group 3; every other DSCP -> 0.
+    assert_eq!(measured(&sw), [0, PRIO]);
+    // Packets that wait are recorded: paused for 50 µs, then sent.
+    assert!(sw.set_queue_paused(1, PRIO, true));
+    sw.poll(1_000);
+    sw.set_queue_paused(1, PRIO, false);
+    for k in 0..100 {
+        sw.poll(50_000 + k * 1_000);
+    }
+    let waited = sw.queues(1).unwrap().sojourn(PRIO).stats();
+    assert!(waited.max >= 49_000, "{waited:?}");
+    let count = sw.queues(1).unwrap().sojourn(PRIO).count();
+
+    for i in &mut m.interfaces {
+        i.dscp_to_qos_group[10] = 5;
+    }
+    sw.apply(&m);
+    assert_eq!(measured(&sw), [0, PRIO, 5]);
+    assert!(
+        sw.queues(1).unwrap().sojourn(PRIO).count() >= count,
+        "a reload keeps the histograms it had"
+    );
 }

@@ -196,6 +196,15 @@ pub struct Switch {
     drop_tap: Option<Arc<CaptureRing>>,
 }
 
+/// The egress queues a packet can reach: the qos-groups any interface's
+/// classification gives. Only these keep a sojourn histogram.
+fn reachable_queues(model: &SwitchModel) -> u8 {
+    model
+        .interfaces
+        .iter()
+        .fold(0, |all, m| all | crate::qos::classify::qos_groups(m))
+}
+
 /// The WRED seed of port `i`: the model's seed, scrambled per port so ports
 /// draw independent sequences.
 fn port_seed(seed: u64, i: usize) -> u64 {
@@ -235,11 +244,13 @@ impl Switch {
         let mut neighbors =
             NeighborTable::new(model.neighbor_queue_per_entry, model.neighbor_queue_total);
         let mut backends = backends.into_iter();
+        let reachable = reachable_queues(model);
         let ports = model
             .interfaces
             .iter()
             .enumerate()
             .map(|(i, m)| {
+                let classifier = Classifier::new(m);
                 for (a, mac) in &m.static_arp {
                     neighbors.add_static(i as PortId, IpAddr::V4(*a), *mac);
                 }
@@ -260,8 +271,12 @@ impl Switch {
                     lane_pfc: (0, 0),
                     lane_nonempty: 0,
                     counters: PortCounters::default(),
-                    classifier: Classifier::new(m),
-                    queues: EgressQueues::new(m, port_seed(model.random_seed, i)),
+                    queues: EgressQueues::with_sojourn(
+                        m,
+                        port_seed(model.random_seed, i),
+                        reachable,
+                    ),
+                    classifier,
                     ctrl_tx: Burst::new(),
                     tx_pending: Burst::new(),
                     pfc: PfcPortState::default(),
@@ -333,11 +348,13 @@ impl Switch {
     pub fn apply(&mut self, model: &SwitchModel) -> Vec<FibWarning> {
         let (fib, warnings) = Fib::rebuild(model, Some(&self.fib));
         self.balancer.apply(model, Some(&self.fib), &fib);
+        let reachable = reachable_queues(model);
         for (i, (slot, m)) in self.ports.iter_mut().zip(&model.interfaces).enumerate() {
             if slot.model != *m {
                 slot.queues.configure(m);
                 slot.classifier = Classifier::new(m);
             }
+            slot.queues.measure_sojourn(reachable);
             slot.model = m.clone();
             // A lane the new model closes keeps draining what it holds.
             slot.tx_here = slot.owned || (slot.lane && lanes::eligible(model, i));

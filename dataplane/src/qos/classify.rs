@@ -176,6 +176,17 @@ pub struct Classifier {
     rules: Vec<Rule>,
 }
 
+/// Every qos-group an interface's classification can give a packet, one
+/// bit each: the egress queues (of any port) its packets may wait in.
+pub fn qos_groups(m: &InterfaceModel) -> u8 {
+    let groups = m
+        .dscp_to_qos_group
+        .iter()
+        .chain(m.cos_to_qos_group.iter().flatten())
+        .chain(m.acl_rules.iter().map(|r| &r.qos_group));
+    groups.fold(0, |all, &g| all | 1 << (g & 7))
+}
+
 impl Classifier {
     /// Compiles the classification fields of an interface.
     pub fn new(m: &InterfaceModel) -> Classifier {
@@ -415,5 +426,35 @@ mod tests {
         assert!(!p.contains(Addr::V4(0)));
         assert!(Prefix::new(Some((IpAddr::V6("::".parse().unwrap()), 0))).contains(a("ff02::1")));
         assert!(Prefix::new(Some((IpAddr::V4([0; 4].into()), 0))).contains(Addr::V4(7)));
+    }
+
+    #[test]
+    fn qos_groups_holds_every_group_a_packet_is_classified_into_and_no_other() {
+        let pool = Pool::new(8);
+        let mut m = ifc();
+        assert_eq!(qos_groups(&m), 0b1, "untouched tables give qos-group 0 only");
+        m.dscp_to_qos_group[24] = 3;
+        m.dscp_to_qos_group[48] = 7;
+        m.acl_rules = vec![AclRuleModel {
+            terms: vec![RuleTermModel::Dscp(1 << 10)],
+            qos_group: 5,
+        }];
+        let c = Classifier::new(&m);
+        let mut seen = 0u8;
+        for dscp in 0..64 {
+            for tag in [None, Some(3)] {
+                seen |= 1 << c.classify(&pkt(&pool, &udp4([1; 4], [2; 4], dscp, 1, 2, tag)));
+            }
+        }
+        assert_eq!(seen, 0b1010_1001);
+        assert_eq!(qos_groups(&m), seen);
+        let mut cos = [1u8; 8];
+        cos[5] = 4;
+        m.cos_to_qos_group = Some(cos);
+        assert_eq!(
+            qos_groups(&m),
+            0b1011_1011,
+            "a CoS table adds its groups (the DSCP table stays: kept whole rather than reasoned away)"
+        );
     }
 }

@@ -3,6 +3,9 @@
 //! The histogram's counts are allocated when the queue is built (1 ns to
 //! [`MAX_SOJOURN_NS`], two significant digits, about 30 KB); recording is an
 //! index computation and an increment, and saturates rather than growing.
+//! A queue no class maps to is built without one ([`Sojourn::unused`]):
+//! a fabric of 48 switches with 64 ports has 24,576 queues, and 30 KB each
+//! is 700 MB of histograms, most of them for queues nothing can reach.
 //! Packets that did not wait at all (they left in the poll that queued them,
 //! the common case on an uncongested port) are only counted, and folded into
 //! the percentiles when they are read.
@@ -50,6 +53,28 @@ impl Sojourn {
         }
     }
 
+    /// No histogram: for a queue no packet can reach. A queue that
+    /// becomes reachable (a reload) gets one from [`measure`](Self::measure).
+    pub fn unused() -> Self {
+        Sojourn {
+            hist: None,
+            zeros: 0,
+        }
+    }
+
+    /// Gives an [`unused`](Self::unused) sojourn its histogram (outside the
+    /// packet path: when the queue is built or reconfigured).
+    pub fn measure(&mut self) {
+        if self.hist.is_none() {
+            self.hist = Sojourn::new().hist;
+        }
+    }
+
+    /// Whether sojourns other than zero are recorded.
+    pub fn measured(&self) -> bool {
+        self.hist.is_some()
+    }
+
     /// Records one packet's sojourn.
     #[inline]
     pub fn record(&mut self, ns: Nanos) {
@@ -57,6 +82,8 @@ impl Sojourn {
             self.zeros += 1;
         } else if let Some(h) = self.hist.as_mut() {
             h.saturating_record(ns);
+        } else {
+            debug_assert!(false, "a packet waited in a queue no class maps to");
         }
     }
 

@@ -65,6 +65,13 @@ impl EgressQueues {
     /// Empty queues configured from the interface's model; `seed` fixes the
     /// WRED draws.
     pub fn new(model: &InterfaceModel, seed: u64) -> Self {
+        Self::with_sojourn(model, seed, u8::MAX)
+    }
+
+    /// [`new`](Self::new), with a sojourn histogram only for the queues in
+    /// `measured` (one bit each): a switch measures the queues its
+    /// classifiers can reach (see [`Sojourn::unused`]).
+    pub fn with_sojourn(model: &InterfaceModel, seed: u64, measured: u8) -> Self {
         let mut q = EgressQueues {
             queues: std::array::from_fn(|_| PacketFifo::new()),
             bytes: [0; NUM_QUEUES],
@@ -82,7 +89,13 @@ impl EgressQueues {
             min_rate: std::array::from_fn(|_| None),
             guaranteed: 0,
             rng: SplitMix64::new(seed),
-            sojourn: std::array::from_fn(|_| Sojourn::new()),
+            sojourn: std::array::from_fn(|q| {
+                if measured & (1 << q) != 0 {
+                    Sojourn::new()
+                } else {
+                    Sojourn::unused()
+                }
+            }),
         };
         q.configure(model);
         q
@@ -563,6 +576,16 @@ impl EgressQueues {
     /// Sojourn-time percentiles of queue `q`.
     pub fn latency(&self, q: usize) -> LatencyStats {
         self.sojourn[q.min(NUM_QUEUES - 1)].stats()
+    }
+
+    /// Adds a sojourn histogram to the queues in `measured` that had none
+    /// (a reload made them reachable); histograms already kept stay.
+    pub fn measure_sojourn(&mut self, measured: u8) {
+        for (q, s) in self.sojourn.iter_mut().enumerate() {
+            if measured & (1 << q) != 0 {
+                s.measure();
+            }
+        }
     }
 
     /// Queue `q`'s sojourn-time distribution so far, for pictures of all
