@@ -38,8 +38,11 @@ fn captured(file: &Path, threads: usize, data: DataMode) -> SimReport {
     })
 }
 
-/// Every packet block: (interface, ns, EPB flags, frame).
-fn read_pcapng(path: &Path) -> (Vec<String>, Vec<(u32, u64, u32, Vec<u8>)>) {
+/// A packet block: (interface, ns, EPB flags, frame).
+type Frame = (u32, u64, u32, Vec<u8>);
+
+/// The interfaces' names and every packet block.
+fn read_pcapng(path: &Path) -> (Vec<String>, Vec<Frame>) {
     use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
     use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
     use pcap_file::pcapng::{Block, PcapNgReader};
