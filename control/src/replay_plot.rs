@@ -23,7 +23,7 @@ use railyard_dataplane::model::{InterfaceModel, PortId, SwitchModel, ThresholdUn
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::queue::NUM_QUEUES;
 
-use crate::plotting::{colour, err, swatch, SIZE};
+use crate::plotting::{colour, draw_legend, err, swatch, SIZE};
 
 /// The sampling interval when `--plot-every` is not given.
 pub const DEFAULT_PLOT_EVERY: Nanos = 10_000;
@@ -614,13 +614,10 @@ pub fn queue_depth_svg(
                 .label(*label)
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        // Left of the middle: the event markers have the top rows, and a
+        // queue that fills and oscillates does so on the right, after its
+        // first rise; the upper right would cover both.
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleLeft)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -670,13 +667,7 @@ fn sojourn_svg(t: &QueueTrace) -> Result<String, String> {
             .map_err(err)?
             .label(format!("queue {}", t.queue))
             .legend(swatch(c));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -728,12 +719,7 @@ fn group_svg(data: &PlotData, group: &str) -> Result<String, String> {
                 .label(m)
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -770,6 +756,66 @@ mod tests {
         assert!(parse_plot_every("often")
             .unwrap_err()
             .contains("expected a duration"));
+    }
+
+    /// The number after `key="` in `tag`.
+    fn attr(tag: &str, key: &str) -> f64 {
+        let at = tag.find(&format!(" {key}=\"")).expect(key) + key.len() + 3;
+        tag[at..].split('"').next().unwrap().parse().expect(key)
+    }
+
+    #[test]
+    fn the_queue_legend_covers_none_of_the_demo_incasts_depth_line() {
+        // The demo as `railyard demo` runs it (the picture in the docs).
+        let (_, report) =
+            crate::demo::run_demo_sampled(20_000, Some(DEFAULT_PLOT_EVERY)).expect("demo");
+        let data = report.plot.as_ref().expect("samples");
+        let port = data
+            .queues
+            .iter()
+            .find(|(_, t)| t.interface == "Ethernet1/4" && t.queue == 3)
+            .map(|(k, _)| k.0)
+            .expect("the incast queue");
+        let svg = queue_svg(data, port, 3).expect("svg");
+        // The legend's box (its translucent background), and the depth
+        // line (the first series' colour).
+        let tag = |start: &str| {
+            svg.split('<')
+                .find(|t| t.starts_with(start))
+                .unwrap_or_else(|| panic!("{start} in the SVG"))
+                .to_string()
+        };
+        let b = tag("rect x=\"80\"");
+        assert!(b.contains("opacity=\"0.9\""), "{b}");
+        let (x, y) = (attr(&b, "x"), attr(&b, "y"));
+        let (w, h) = (attr(&b, "width"), attr(&b, "height"));
+        let line = tag("polyline fill=\"none\" opacity=\"1\" stroke=\"#1F77B4\"");
+        let points = line
+            .split("points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let points: Vec<(f64, f64)> = points
+            .split_whitespace()
+            .filter_map(|p| p.split_once(','))
+            .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+            .collect();
+        let under = |x: f64, y: f64| {
+            points
+                .iter()
+                .filter(|&&(a, b)| (x..=x + w).contains(&a) && (y..=y + h).contains(&b))
+                .count()
+        };
+        assert!(
+            points.len() > 100,
+            "a depth line of {} points",
+            points.len()
+        );
+        assert_eq!(under(x, y), 0, "points under the legend at {x},{y} {w}x{h}");
+        // Where it was, at the top right, it hid the queue's oscillation.
+        assert!(under(900.0 - 20.0 - w, 46.0) > 0, "the top right is busy");
     }
 
     #[test]
