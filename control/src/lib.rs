@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod mgmt;
 pub mod natural;
 mod plotting;
+pub mod queue_ring;
 pub mod rank;
 pub mod replay;
 pub mod replay_plot;

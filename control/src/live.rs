@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use railyard_config::{Bind, Interface, RxHandover};
 use railyard_dataplane::clock::MonotonicClock;
@@ -22,6 +22,7 @@ use crate::lacp::LacpReply;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::metrics::{self, MetricsServer, Scrape};
 use crate::mgmt::{self, ReloadReply};
+use crate::queue_ring::QueueRing;
 use crate::routing::daemons::{state_dir, FrrDaemons};
 use crate::routing::kernel_fib::{
     KernelFib, KernelFibCounters, KernelFibView, KernelRouteView, KernelRoutesReply,
@@ -360,6 +361,12 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         tracing::warn!("route {}: {}", w.route, w.message);
     }
     let hostname = compiled.model.hostname.clone();
+    let interface_names: Vec<String> = compiled
+        .model
+        .interfaces
+        .iter()
+        .map(|i| i.name.clone())
+        .collect();
     let interfaces = compiled.model.interfaces.len();
     let runtime = Arc::new(runtime);
     let running = Arc::new(Mutex::new(loaded));
@@ -415,6 +422,11 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     };
     let frr_show = frr.clone();
     let stats_source = counters.clone();
+    // The last minute of every queue, sampled below from what the workers
+    // publish; the management socket answers `queue-ring NAME` from it.
+    let ring = Arc::new(Mutex::new(QueueRing::new(interface_names, Instant::now())));
+    let ring_source = counters.clone();
+    let ring_reply = Arc::clone(&ring);
     let (rt, cfg, path, strict, shared) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
@@ -433,6 +445,19 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 v.to_string()
             }
             "kernel-routes" => kernel_routes_reply(&kernel_routes, kernel_counters.as_deref()),
+            "queue-ring" => {
+                let reply = match ring_reply.lock() {
+                    Ok(r) => r.reply(arg.trim()),
+                    Err(p) => p.into_inner().reply(arg.trim()),
+                };
+                match reply {
+                    Some(r) => serde_json::to_string(&r).unwrap_or_default(),
+                    None => serde_json::json!({
+                        "error": format!("no interface {:?} on this switch", arg.trim())
+                    })
+                    .to_string(),
+                }
+            }
             "config" => match cfg.lock() {
                 Ok(l) => serde_json::json!({ "text": l.config.to_string() }).to_string(),
                 Err(_) => mgmt::unknown_request(req),
@@ -513,6 +538,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         if dead.is_some() {
             break;
         }
+        let now = Instant::now();
+        if lock_ring(&ring).due(now) {
+            // Counters merged outside the ring's lock, which a `queue-ring`
+            // request takes.
+            let stats = ring_source.stats();
+            lock_ring(&ring).record(&stats, now);
+        }
         if hangup.swap(false, Ordering::Relaxed) {
             log_reload(&reload(
                 &runtime,
@@ -524,6 +556,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Its hold on the runtime must go before shutdown unwraps it.
+    drop(ring_source);
     // Shutdown LLDPDUs go out before the workers stop.
     agent.stop();
     drop(metrics_server);
@@ -541,6 +575,12 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         )),
         None => Ok(stats),
     }
+}
+
+/// The queue ring, even if a holder panicked (its samples stay whole).
+fn lock_ring(ring: &Mutex<QueueRing>) -> std::sync::MutexGuard<'_, QueueRing> {
+    ring.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The counters the management socket's `stats` request answers with and

@@ -364,6 +364,15 @@ enum ShowWhat {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// With `interface NAME`: draw the last minute of one of its queues,
+        /// as a running switch sampled it, to this SVG (`--json`: print the
+        /// samples too).
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+        /// The queue --plot draws (default: the one with the most ECN marks
+        /// and PFC frames, then the deepest).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..8))]
+        queue: Option<u8>,
         #[command(flatten)]
         source: ConfigSource,
     },
@@ -727,9 +736,22 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             write!(out, "{config}").map_err(io)
         }
         Command::Show {
-            what: ShowWhat::Queuing { args, json, source },
+            what:
+                ShowWhat::Queuing {
+                    args,
+                    json,
+                    plot,
+                    queue,
+                    source,
+                },
         } => {
             let config = source.load()?;
+            if plot.is_some() && args.first().map(String::as_str) != Some("interface") {
+                return Err(
+                    "--plot draws an interface's queues: show queuing interface NAME --plot FILE"
+                        .into(),
+                );
+            }
             match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["interface", name] => {
                     let ifname = show::qos::find_interface(&config, name)?;
@@ -756,6 +778,29 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                                 railyard_control::compile::lossless_priorities(&eq);
                             i
                         });
+                    if let Some(file) = &plot {
+                        let ring = mgmt::fetch_queue_ring(&source.socket, &ifname.to_string())?;
+                        let q = queue.map_or_else(
+                            || railyard_control::queue_ring::busiest_queue(&ring, model.as_ref()),
+                            usize::from,
+                        );
+                        railyard_control::queue_ring::write_plot(&ring, q, model.as_ref(), file)?;
+                        if json {
+                            let v = serde_json::to_value(&ring).map_err(|e| e.to_string())?;
+                            return print_json(&mut out, &v);
+                        }
+                        let span = match (ring.samples.first(), ring.samples.last()) {
+                            (Some(a), Some(b)) => (b.t_ms - a.t_ms) as f64 / 1e3,
+                            _ => 0.0,
+                        };
+                        return writeln!(
+                            out,
+                            "wrote {}: queue {q} of {ifname}, {} samples over the last {span:.1} s",
+                            file.display(),
+                            ring.samples.len()
+                        )
+                        .map_err(io);
+                    }
                     let pfc = model.as_ref().map(|i| i.pfc).unwrap_or_default();
                     let ifc = config.interface_by_name(&ifname);
                     let configured = ifc.map(|i| i.pfc_delays).unwrap_or_default();

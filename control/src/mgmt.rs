@@ -2,8 +2,9 @@
 //!
 //! A Unix stream socket; the client writes one request line and reads one JSON
 //! document back. Requests: `stats` (every counter, as in `--stats-json`),
-//! `config` (the running configuration as canonical text) and
-//! `reload [FILE]` (re-read the configuration; see [`ReloadReply`]). JSON
+//! `config` (the running configuration as canonical text),
+//! `reload [FILE]` (re-read the configuration; see [`ReloadReply`]) and
+//! `queue-ring NAME` (an interface's recent queue samples). JSON
 //! keeps the protocol stable while the text renderers evolve.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -147,6 +148,19 @@ pub fn request<T: serde::de::DeserializeOwned>(path: &Path, line: &str) -> Resul
 /// A message that says whether the switch is not running or answered badly.
 pub fn fetch_stats(path: &Path) -> Result<SwitchStats, String> {
     request(path, "stats")
+}
+
+/// Asks the switch at `path` for the recent samples of `interface`'s
+/// queues (see [`crate::queue_ring`]).
+///
+/// # Errors
+/// A message when the switch cannot be reached, answered badly or has no
+/// such interface.
+pub fn fetch_queue_ring(
+    path: &Path,
+    interface: &str,
+) -> Result<crate::queue_ring::RingReply, String> {
+    request(path, &format!("queue-ring {interface}"))
 }
 
 /// Asks the switch at `path` for its running configuration, as canonical text.

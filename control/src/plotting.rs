@@ -1,5 +1,5 @@
 //! What `sim --svg` and `replay --plot` draw with: one picture size, one
-//! palette, one legend swatch and one way of reporting a drawing error, so
+//! palette, one legend swatch and box, and one way of reporting a drawing error, so
 //! the two commands' pictures look alike.
 //!
 //! Drawn with `plotters`' SVG backend and no font features: SVG text is
@@ -33,4 +33,26 @@ pub(crate) fn colour(i: usize) -> RGBColor {
 /// polyline in a chart).
 pub(crate) fn swatch(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
+}
+
+/// Draws `chart`'s legend at `position`: a white, bordered box over the
+/// plot, the one look every picture's legend has.
+///
+/// # Errors
+/// Drawing failed.
+pub(crate) fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
 }

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 use railyard_dataplane::clock::Nanos;
-use railyard_dataplane::model::{PortId, SwitchModel, ThresholdUnit};
+use railyard_dataplane::model::{InterfaceModel, PortId, SwitchModel, ThresholdUnit};
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::queue::NUM_QUEUES;
 
-use crate::plotting::{colour, err, swatch, SIZE};
+use crate::plotting::{colour, draw_legend, err, swatch, SIZE};
 
 /// The sampling interval when `--plot-every` is not given.
 pub const DEFAULT_PLOT_EVERY: Nanos = 10_000;
@@ -31,7 +31,7 @@ pub const DEFAULT_PLOT_EVERY: Nanos = 10_000;
 pub const MAX_POINTS: usize = 4096;
 
 /// One queue at one sample: its depth and its counters' running totals.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueuePoint {
     /// Bytes queued.
     pub depth_bytes: u64,
@@ -158,6 +158,17 @@ pub struct PlotSampler {
     thresholds: Vec<[Thresholds; NUM_QUEUES]>,
 }
 
+impl Thresholds {
+    /// Queue `q`'s thresholds on the interface `m`.
+    pub fn of(m: &InterfaceModel, q: usize) -> Thresholds {
+        Thresholds {
+            wred: m.queues[q].wred.map(|w| (w.min, w.max, w.unit)),
+            pfc: (m.pfc.enabled_priorities >> q & 1 == 1)
+                .then(|| (m.pfc.pg[q].xoff_bytes, m.pfc.pg[q].xon_bytes)),
+        }
+    }
+}
+
 impl PlotSampler {
     /// A sampler for a switch built from `model` whose replay starts at
     /// `first`, sampling every `every` ns (0 reads as 1).
@@ -166,13 +177,7 @@ impl PlotSampler {
         let thresholds = model
             .interfaces
             .iter()
-            .map(|m| {
-                std::array::from_fn(|q| Thresholds {
-                    wred: m.queues[q].wred.map(|w| (w.min, w.max, w.unit)),
-                    pfc: (m.pfc.enabled_priorities >> q & 1 == 1)
-                        .then(|| (m.pfc.pg[q].xoff_bytes, m.pfc.pg[q].xon_bytes)),
-                })
-            })
+            .map(|m| std::array::from_fn(|q| Thresholds::of(m, q)))
             .collect();
         PlotSampler {
             first,
@@ -450,10 +455,56 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
     let Some(t) = data.queues.get(&(port, queue)) else {
         return Err(format!("no samples of queue {queue} of port {port}"));
     };
-    let pts = data.queue_points(port, queue);
+    queue_depth_svg(
+        &t.interface,
+        queue,
+        &t.thresholds,
+        &data.queue_points(port, queue),
+        TimeAxis::VIRTUAL_US,
+    )
+}
+
+/// How a queue picture's time axis reads.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeAxis {
+    /// Nanoseconds per unit of the axis.
+    pub ns_per_unit: f64,
+    /// The axis' label.
+    pub label: &'static str,
+}
+
+impl TimeAxis {
+    /// A replay's or simulation's virtual time, in microseconds.
+    pub const VIRTUAL_US: TimeAxis = TimeAxis {
+        ns_per_unit: 1e3,
+        label: "virtual time (us)",
+    };
+    /// A live switch's recent past, in seconds.
+    pub const SECONDS: TimeAxis = TimeAxis {
+        ns_per_unit: 1e9,
+        label: "time (s)",
+    };
+}
+
+/// The depth of queue `queue` of `interface` over time (`pts`: time in ns
+/// from the first sample, the queue then), with its WRED and PFC
+/// thresholds as lines and the samples whose ECN or PFC counters moved as
+/// markers: the picture `replay --plot` draws per queue and `show queuing
+/// interface NAME --plot FILE` draws from a live switch's ring.
+///
+/// # Errors
+/// Drawing failed.
+pub fn queue_depth_svg(
+    interface: &str,
+    queue: usize,
+    thresholds: &Thresholds,
+    pts: &[(Nanos, QueuePoint)],
+    axis: TimeAxis,
+) -> Result<String, String> {
+    let x = |t: Nanos| t as f64 / axis.ns_per_unit;
     // WRED counted in packets: draw the depth in packets, where its lines
     // are; PFC's byte thresholds have no place on that axis.
-    let packets = matches!(t.thresholds.wred, Some((_, _, ThresholdUnit::Packets)));
+    let packets = matches!(thresholds.wred, Some((_, _, ThresholdUnit::Packets)));
     let scale = |p: &QueuePoint| {
         if packets {
             p.depth_packets as f64
@@ -463,7 +514,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
     };
     let unit = |v: u64| if packets { v as f64 } else { v as f64 / 1e3 };
     let mut lines: Vec<(String, f64, RGBColor)> = Vec::new();
-    if let Some((min, max, _)) = t.thresholds.wred {
+    if let Some((min, max, _)) = thresholds.wred {
         lines.push((
             format!("WRED min {}", amount(min, packets)),
             unit(min),
@@ -475,7 +526,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
             RGBColor(214, 39, 40),
         ));
     }
-    if let (Some((xoff, xon)), false) = (t.thresholds.pfc, packets) {
+    if let (Some((xoff, xon)), false) = (thresholds.pfc, packets) {
         lines.push((
             format!("PFC xOFF (ingress) {}", amount(xoff, false)),
             unit(xoff),
@@ -487,7 +538,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
             RGBColor(44, 160, 44),
         ));
     }
-    let t_max = pts.last().map_or(1.0, |p| p.0 as f64 / 1e3).max(1e-3);
+    let t_max = pts.last().map_or(1.0, |p| x(p.0)).max(1e-3);
     let y_top = pts
         .iter()
         .map(|(_, p)| scale(p))
@@ -500,7 +551,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("queue depth: {} queue {queue}", t.interface),
+                format!("queue depth: {interface} queue {queue}"),
                 ("sans-serif", 20),
             )
             .margin(15)
@@ -510,7 +561,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("virtual time (us)")
+            .x_desc(axis.label)
             .y_desc(if packets {
                 "queued (packets)"
             } else {
@@ -521,7 +572,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
         let c = colour(0);
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|(t, p)| (*t as f64 / 1e3, scale(p))),
+                pts.iter().map(|(t, p)| (x(*t), scale(p))),
                 c.stroke_width(2),
             ))
             .map_err(err)?
@@ -548,7 +599,7 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
                         b.pfc[k - 1] > a.pfc[k - 1]
                     }
                 })
-                .map(|w| w[1].0 as f64 / 1e3)
+                .map(|w| x(w[1].0))
                 .collect();
             if at.is_empty() {
                 continue;
@@ -563,13 +614,10 @@ fn queue_svg(data: &PlotData, port: usize, queue: usize) -> Result<String, Strin
                 .label(*label)
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        // Left of the middle: the event markers have the top rows, and a
+        // queue that fills and oscillates does so on the right, after its
+        // first rise; the upper right would cover both.
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleLeft)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -619,13 +667,7 @@ fn sojourn_svg(t: &QueueTrace) -> Result<String, String> {
             .map_err(err)?
             .label(format!("queue {}", t.queue))
             .legend(swatch(c));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -677,12 +719,7 @@ fn group_svg(data: &PlotData, group: &str) -> Result<String, String> {
                 .label(m)
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -719,6 +756,66 @@ mod tests {
         assert!(parse_plot_every("often")
             .unwrap_err()
             .contains("expected a duration"));
+    }
+
+    /// The number after `key="` in `tag`.
+    fn attr(tag: &str, key: &str) -> f64 {
+        let at = tag.find(&format!(" {key}=\"")).expect(key) + key.len() + 3;
+        tag[at..].split('"').next().unwrap().parse().expect(key)
+    }
+
+    #[test]
+    fn the_queue_legend_covers_none_of_the_demo_incasts_depth_line() {
+        // The demo as `railyard demo` runs it (the picture in the docs).
+        let (_, report) =
+            crate::demo::run_demo_sampled(20_000, Some(DEFAULT_PLOT_EVERY)).expect("demo");
+        let data = report.plot.as_ref().expect("samples");
+        let port = data
+            .queues
+            .iter()
+            .find(|(_, t)| t.interface == "Ethernet1/4" && t.queue == 3)
+            .map(|(k, _)| k.0)
+            .expect("the incast queue");
+        let svg = queue_svg(data, port, 3).expect("svg");
+        // The legend's box (its translucent background), and the depth
+        // line (the first series' colour).
+        let tag = |start: &str| {
+            svg.split('<')
+                .find(|t| t.starts_with(start))
+                .unwrap_or_else(|| panic!("{start} in the SVG"))
+                .to_string()
+        };
+        let b = tag("rect x=\"80\"");
+        assert!(b.contains("opacity=\"0.9\""), "{b}");
+        let (x, y) = (attr(&b, "x"), attr(&b, "y"));
+        let (w, h) = (attr(&b, "width"), attr(&b, "height"));
+        let line = tag("polyline fill=\"none\" opacity=\"1\" stroke=\"#1F77B4\"");
+        let points = line
+            .split("points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let points: Vec<(f64, f64)> = points
+            .split_whitespace()
+            .filter_map(|p| p.split_once(','))
+            .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+            .collect();
+        let under = |x: f64, y: f64| {
+            points
+                .iter()
+                .filter(|&&(a, b)| (x..=x + w).contains(&a) && (y..=y + h).contains(&b))
+                .count()
+        };
+        assert!(
+            points.len() > 100,
+            "a depth line of {} points",
+            points.len()
+        );
+        assert_eq!(under(x, y), 0, "points under the legend at {x},{y} {w}x{h}");
+        // Where it was, at the top right, it hid the queue's oscillation.
+        assert!(under(900.0 - 20.0 - w, 46.0) > 0, "the top right is busy");
     }
 
     #[test]

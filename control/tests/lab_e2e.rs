@@ -294,6 +294,88 @@ fn tcp_ecn_gets_marks_where_non_ecn_tcp_gets_wred_drops() {
     assert_eq!(off.delivered_ce, 0, "{off:?}");
 }
 
+#[test]
+#[ignore = "needs root and network namespaces; run by scripts/test.sh"]
+fn show_queuing_plot_draws_the_last_seconds_of_a_marked_queue() {
+    let l = e2e(
+        "  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    queue-limit 1000 kbytes
+    random-detect minimum-threshold 20 kbytes maximum-threshold 60 kbytes drop-probability 10 weight 0 ecn
+  class type queuing c-out-8q-q-default
+    bandwidth remaining percent 50
+",
+        Some(100),
+    );
+    let run = iperf(&l, 1, "5203");
+    assert!(run.ecn_marked > 0, "the queue was marked: {run:?}");
+    let svg = l.lab.path("q.svg");
+    let svg_arg = svg.to_str().expect("utf-8 path");
+    let text = l
+        .switch
+        .cli(&["show", "queuing", "interface", "e1/2", "--plot", svg_arg])
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{text}");
+    assert!(
+        text.contains("queue 3 of Ethernet1/2"),
+        "the marked queue: {text}"
+    );
+    let picture = std::fs::read_to_string(&svg).expect("the SVG");
+    for label in [
+        "queue depth: Ethernet1/2 queue 3",
+        "time (s)",
+        "depth of queue 3",
+        "WRED min 20.5 KB",
+        "WRED max 61.4 KB",
+        "ECN marked",
+    ] {
+        assert!(picture.contains(label), "{label:?} in the SVG");
+    }
+    let json = l
+        .switch
+        .cli(&[
+            "show",
+            "queuing",
+            "interface",
+            "Ethernet1/2",
+            "--plot",
+            svg_arg,
+            "--queue",
+            "3",
+            "--json",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    let samples = v["samples"].as_array().expect("samples");
+    let capacity = v["capacity"].as_u64().expect("capacity") as usize;
+    assert_eq!(v["period_ms"], 100);
+    assert!(
+        !samples.is_empty() && samples.len() <= capacity,
+        "{} samples, ring of {capacity}",
+        samples.len()
+    );
+    let t: Vec<u64> = samples
+        .iter()
+        .map(|s| s["t_ms"].as_u64().unwrap())
+        .collect();
+    assert!(t.windows(2).all(|w| w[0] < w[1]), "oldest first: {t:?}");
+    let marks = |s: &Value| s["queues"][3]["ecn_marked"].as_u64().unwrap();
+    let (first, last) = (&samples[0], &samples[samples.len() - 1]);
+    assert!(marks(last) > marks(first), "the ring saw the marks");
+    assert!(
+        samples
+            .iter()
+            .any(|s| s["queues"][3]["depth_bytes"].as_u64().unwrap() > 0),
+        "a sample caught the queue non-empty"
+    );
+    eprintln!(
+        "{} samples over {} ms, {} ECN marks in the ring",
+        samples.len(),
+        t[t.len() - 1] - t[0],
+        marks(last) - marks(first)
+    );
+}
+
 /// Round-trip times of one ping run and how many came back.
 #[derive(Debug)]
 struct Probe {

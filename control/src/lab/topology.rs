@@ -349,7 +349,7 @@ fn words(line: &str) -> Vec<Word<'_>> {
 }
 
 /// The closest of `options` to `s`, when close enough to suggest.
-pub(super) fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     s: &str,
     options: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {

@@ -159,6 +159,8 @@ pub(super) struct Fabric {
     /// The shortest cable's delay: how far every node may run ahead of
     /// the others, since nothing sent reaches another node sooner.
     pub lookahead_ns: Nanos,
+    /// The ports `--capture` asked for, and where their frames go.
+    pub captures: Option<super::capture::Captures>,
 }
 
 /// Reads a workload with an optional start time, `SPEC[@TIME]`
@@ -452,6 +454,16 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
             .or_else(|| host_index(name).map(|h| models.len() + h))
             .map(|n| n as NodeId)
     };
+    let captures = match (&opts.capture_out, opts.capture.is_empty()) {
+        (_, true) => None,
+        (None, false) => return Err("--capture needs --capture-out FILE".into()),
+        (Some(out), false) => Some(super::capture::Captures::create(
+            out,
+            super::capture::resolve(t, &opts.capture)?,
+            opts.capture_limit,
+            plan.options().carry_data,
+        )?),
+    };
     let mut link_ends = Vec::new();
     for l in &t.links {
         let name = format!("{}-{}", l.a, l.b);
@@ -485,12 +497,16 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
             match (switch_index(&end.node), host_index(&end.node)) {
                 (Some(sw), _) => {
                     let p = usize::from(port_of(&models, t, sw, &end.port)?);
-                    ports[sw][p] = Some(Box::new(NotifyingPort::new(
-                        ring,
-                        peer,
-                        peer_port,
-                        Arc::clone(&inboxes[partition.worker_of(peer)]),
-                    )));
+                    let tap = captures.as_ref().and_then(|c| c.tap(&end.node, &end.port));
+                    ports[sw][p] = Some(Box::new(
+                        NotifyingPort::new(
+                            ring,
+                            peer,
+                            peer_port,
+                            Arc::clone(&inboxes[partition.worker_of(peer)]),
+                        )
+                        .with_tap(tap),
+                    ));
                 }
                 (None, Some(h)) => {
                     nic_ends.insert((h, end.port.clone()), (ring, peer, peer_port));
@@ -599,5 +615,6 @@ pub(super) fn build(t: &Topology, opts: &SimOptions) -> Result<Fabric, String> {
         partition,
         inboxes,
         lookahead_ns,
+        captures,
     })
 }

@@ -129,6 +129,19 @@ pub struct SimArgs {
     /// rate × sojourn). Slows a large run a little.
     #[arg(long)]
     pub queue_stats: bool,
+    /// Capture what a switch port sends and receives, `SWITCH:INTERFACE`
+    /// (repeatable), e.g. leaf1:Ethernet1/1, into --capture-out.
+    #[arg(long, value_name = "SWITCH:INTERFACE", requires = "capture_out")]
+    pub capture: Vec<String>,
+    /// The pcapng the --capture ports are written to, an interface per
+    /// port, stamped with virtual time; with several --lb, one file per
+    /// mode (`-MODE` before the extension).
+    #[arg(long, value_name = "FILE", requires = "capture")]
+    pub capture_out: Option<PathBuf>,
+    /// Most frames written per captured port; later ones are counted
+    /// (`left_out`) but not written.
+    #[arg(long, value_name = "FRAMES", default_value_t = 1_000_000)]
+    pub capture_limit: u64,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -165,6 +178,8 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         degrade: args.degrade.clone(),
         sample_ns: args.sample_every.as_nanos() as u64,
         queue_stats: args.queue_stats,
+        capture: args.capture.clone(),
+        capture_limit: args.capture_limit,
         rto_ns: args
             .rto
             .map_or(railyard_roce::nic::DEFAULT_RTO_NS, |d| d.as_nanos() as u64),
@@ -186,6 +201,10 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
     let mut reports: Vec<(Option<Lb>, SimReport)> = Vec::new();
     for lb in modes {
         opts.lb = lb;
+        opts.capture_out = args
+            .capture_out
+            .as_ref()
+            .map(|p| capture_path(p, lb.filter(|_| args.lb.len() > 1)));
         let mut progress = |p: Progress| print_progress(lb, &p);
         let report = simulate(&path, &opts, &mut progress)?;
         if std::io::stderr().is_terminal() {
@@ -226,12 +245,46 @@ pub fn dispatch(args: SimArgs, out: &mut dyn Write) -> Result<(), String> {
         )
         .map_err(io)?;
         report::render(out, r).map_err(io)?;
+        if let Some(p) = &args.capture_out {
+            let file = capture_path(p, lb.filter(|_| args.lb.len() > 1));
+            for c in &r.captures {
+                writeln!(
+                    out,
+                    "Captured {}: {} frames to {}{}",
+                    c.interface,
+                    c.frames,
+                    file.display(),
+                    if c.left_out > 0 {
+                        format!(" ({} more left out past --capture-limit)", c.left_out)
+                    } else {
+                        String::new()
+                    }
+                )
+                .map_err(io)?;
+            }
+        }
         writeln!(out).map_err(io)?;
     }
     if reports.len() > 1 {
         side_by_side(out, &reports).map_err(io)?;
     }
     Ok(())
+}
+
+/// The capture file of a run: `--capture-out` as given, or with several
+/// `--lb` modes the mode's name before the extension (`cap-ecmp.pcapng`).
+fn capture_path(p: &std::path::Path, lb: Option<Lb>) -> PathBuf {
+    let Some(lb) = lb else {
+        return p.to_path_buf();
+    };
+    let stem = p
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match p.extension() {
+        Some(e) => format!("{stem}-{}.{}", lb.name(), e.to_string_lossy()),
+        None => format!("{stem}-{}", lb.name()),
+    };
+    p.with_file_name(name)
 }
 
 /// The label of a run in tables, files and plots.

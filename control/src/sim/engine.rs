@@ -47,6 +47,8 @@ pub(super) struct NotifyingPort {
     peer: NodeId,
     peer_port: u16,
     arrivals: Arrivals,
+    /// `--capture` of this port: None unless asked for.
+    tap: Option<super::capture::Tap>,
 }
 
 impl NotifyingPort {
@@ -62,18 +64,33 @@ impl NotifyingPort {
             peer,
             peer_port,
             arrivals,
+            tap: None,
         }
+    }
+
+    /// Captures what the port sends and receives (`--capture`).
+    pub(super) fn with_tap(mut self, tap: Option<super::capture::Tap>) -> NotifyingPort {
+        self.tap = tap;
+        self
     }
 }
 
 impl Port for NotifyingPort {
     fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize {
-        self.inner.rx_burst(pool, burst, now)
+        let n = self.inner.rx_burst(pool, burst, now);
+        if let Some(tap) = &self.tap {
+            tap.rx(burst, n, now);
+        }
+        n
     }
 
     fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
         let first = burst.first().map_or(PacketHint::default(), PacketBuf::hint);
+        let encoded = self.tap.as_ref().map(|t| t.before_tx(burst, now));
         let n = self.inner.tx_burst(burst, now);
+        if let (Some(tap), Some(encoded)) = (&self.tap, encoded) {
+            tap.after_tx(encoded, n);
+        }
         if n > 0 {
             // One announcement per burst: its frames share the due time.
             self.arrivals.push((

@@ -9,6 +9,7 @@
 //! (`run`), and what a run showed (`report`).
 
 mod build;
+mod capture;
 pub mod cli;
 mod csv;
 mod engine;
@@ -30,6 +31,7 @@ use railyard_roce::dcqcn::DcqcnParams;
 use railyard_roce::plan::JobOptions;
 
 pub use crate::lab::collective::Cc;
+pub use capture::{CaptureSummary, EPOCH_NS as CAPTURE_EPOCH_NS};
 pub use fct::{FctSummary, FlowFct, SlowdownStats};
 pub use load::{LinkLoad, UplinkBalance};
 pub use occupancy::QueueOccupancy;
@@ -122,6 +124,13 @@ pub struct SimOptions {
     /// Worker threads (`--threads`); `None`: one per core, for a fabric
     /// big enough to share. Results are the same for any number.
     pub threads: Option<usize>,
+    /// Switch ports whose frames are written to `capture_out`
+    /// (`--capture NODE:PORT`).
+    pub capture: Vec<String>,
+    /// The pcapng the captured ports' frames go to.
+    pub capture_out: Option<std::path::PathBuf>,
+    /// Most frames written per captured port; the rest are counted.
+    pub capture_limit: u64,
 }
 
 impl Default for SimOptions {
@@ -148,6 +157,9 @@ impl Default for SimOptions {
             queue_stats: false,
             bin_ns: 10_000,
             threads: None,
+            capture: Vec::new(),
+            capture_out: None,
+            capture_limit: u64::MAX,
         }
     }
 }

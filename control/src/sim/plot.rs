@@ -15,7 +15,7 @@ use plotters::prelude::*;
 
 use super::report::tier_name;
 use super::SimReport;
-use crate::plotting::{colour, err, swatch, SIZE};
+use crate::plotting::{colour, draw_legend, err, swatch, SIZE};
 
 /// Most NICs a pause map draws (beyond, the hosts' row is left out).
 const MAX_MAP_HOSTS: usize = 256;
@@ -130,13 +130,7 @@ fn fct_cdf(runs: &[PlotRun<'_>]) -> Result<String, String> {
                 .label(format!("{label} ({} flows)", v.len()))
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -453,12 +447,7 @@ fn queue(runs: &[PlotRun<'_>], name: &str) -> Result<String, String> {
                 .label(label)
                 .legend(swatch(c));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)

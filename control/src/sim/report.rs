@@ -193,6 +193,10 @@ pub struct SimReport {
     /// job has none; each phase is also a row of `results`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub training: Vec<TrainingResult>,
+    /// Per `--capture`d port, the frames written to the pcapng and those
+    /// left out past `--capture-limit`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<super::CaptureSummary>,
 }
 
 /// Builds the report of a finished run.
@@ -265,6 +269,7 @@ pub(super) fn build(
         uplinks,
         deepest_pause_tier,
         training: Vec::new(),
+        captures: Vec::new(),
     }
 }
 

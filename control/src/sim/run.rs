@@ -579,5 +579,8 @@ pub(super) fn run(
         opts.keep_switch_stats,
     );
     report.training = training;
+    if let Some(c) = f.captures.take() {
+        report.captures = c.finish()?;
+    }
     Ok(report)
 }
