@@ -251,3 +251,28 @@ pub mod plan {
         m
     }
 }
+
+/// Runs tshark with `args` and returns what it printed; panics with its
+/// error output when it fails.
+pub fn tshark(args: &[&str]) -> String {
+    let out = std::process::Command::new("tshark")
+        .args(args)
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Asserts tshark's expert information on `file` has no error and no
+/// warning (it titles its groups "Errors (n)", "Warns (n)", "Notes (n)"…).
+pub fn assert_tshark_expert_clean(file: &str) {
+    let expert = tshark(&["-r", file, "-q", "-z", "expert"]);
+    eprintln!("tshark -z expert:\n{expert}");
+    for bad in ["Errors", "Warns"] {
+        assert!(!expert.contains(bad), "expert info:\n{expert}");
+    }
+}

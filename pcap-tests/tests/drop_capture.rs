@@ -5,14 +5,13 @@
 //! filters the drops by their comment.
 
 use std::net::IpAddr;
-use std::process::Command;
 
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use railyard_control::replay::{OutFormat, ReplayOptions, PCAPNG_FILE};
 use railyard_control::traffic::{build, FrameSpec};
 use railyard_dataplane::wire::MacAddr;
-use railyard_pcap_tests::{replay_with, Run, Timed};
+use railyard_pcap_tests::{assert_tshark_expert_clean, replay_with, tshark, Run, Timed};
 
 /// A 10 Gb/s port into a 1 Gb/s one whose default queue WRED-drops
 /// everything past 6 KB.
@@ -121,30 +120,13 @@ fn without_capture_drops_the_pcapng_holds_only_what_was_sent() {
     assert!(run.report.drop_capture.is_none());
 }
 
-fn tshark(args: &[&str]) -> String {
-    let out = Command::new("tshark")
-        .args(args)
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 #[ignore = "needs tshark; run by scripts/test.sh, which installs it"]
 fn tshark_reads_the_drops_cleanly_and_filters_them_by_comment() {
     let run = run();
     let path = run.out.join(PCAPNG_FILE);
     let file = path.to_str().expect("utf-8 path");
-    let expert = tshark(&["-r", file, "-q", "-z", "expert"]);
-    eprintln!("tshark -z expert:\n{expert}");
-    for bad in ["Errors", "Warns"] {
-        assert!(!expert.contains(bad), "expert info:\n{expert}");
-    }
+    assert_tshark_expert_clean(file);
     let rows = tshark(&[
         "-r",
         file,

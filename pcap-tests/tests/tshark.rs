@@ -8,7 +8,7 @@ use std::process::Command;
 use railyard_control::replay::{OutFormat, ReplayOptions, PCAPNG_FILE};
 use railyard_control::traffic::{arp_request, build, FrameSpec, Transport, BTH_RC_WRITE_ONLY};
 use railyard_dataplane::wire::MacAddr;
-use railyard_pcap_tests::{replay, replay_with, Timed};
+use railyard_pcap_tests::{assert_tshark_expert_clean, replay, replay_with, tshark, Timed};
 
 const CONFIG: &str = "
 hostname pfcsw
@@ -160,19 +160,6 @@ fn incast_and_arp() -> Vec<(&'static str, Vec<Timed>)> {
     inputs
 }
 
-fn tshark(args: &[&str]) -> String {
-    let out = Command::new("tshark")
-        .args(args)
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Every frame in the pcapng, read without tshark: (interface, ns, bytes).
 fn read_pcapng(path: &std::path::Path) -> Vec<(u32, u64, Vec<u8>)> {
     use pcap_file::pcapng::{Block, PcapNgReader};
@@ -231,12 +218,7 @@ fn pcapng_output_holds_what_each_port_sent_in_its_pcap() {
 fn pcapng_output_reads_clean_in_tshark_with_railyard_interface_names() {
     let (run, file) = pcapng_run();
     let file = file.to_str().expect("utf-8 path");
-    let expert = tshark(&["-r", file, "-q", "-z", "expert"]);
-    eprintln!("tshark -z expert:\n{expert}");
-    // tshark titles its groups "Errors (n)", "Warns (n)", "Notes (n)"…
-    for bad in ["Errors", "Warns"] {
-        assert!(!expert.contains(bad), "expert info:\n{expert}");
-    }
+    assert_tshark_expert_clean(file);
     let rows = tshark(&[
         "-r",
         file,

@@ -432,7 +432,11 @@ mod tests {
     fn qos_groups_holds_every_group_a_packet_is_classified_into_and_no_other() {
         let pool = Pool::new(8);
         let mut m = ifc();
-        assert_eq!(qos_groups(&m), 0b1, "untouched tables give qos-group 0 only");
+        assert_eq!(
+            qos_groups(&m),
+            0b1,
+            "untouched tables give qos-group 0 only"
+        );
         m.dscp_to_qos_group[24] = 3;
         m.dscp_to_qos_group[48] = 7;
         m.acl_rules = vec![AclRuleModel {
