@@ -136,6 +136,9 @@ if [[ -n $frr ]]; then
   # daemons railyard starts (control/src/routing/daemons.rs), vtysh, which
   # loads their configuration, and everything they load at run time.
   fr="$ctx/frr"
+  # FRR's own directories exist, root's (COPY does not keep owners):
+  # railyard gives the daemons a directory of their own for sockets, PID
+  # files and logs (beside its management socket, owned by frr).
   mkdir -p "$fr/usr/lib/frr" "$fr/usr/bin" "$fr/etc/frr" "$fr/var/run/frr" \
     "$fr/var/tmp/frr" "$fr/var/log/frr"
   for d in zebra bgpd bfdd; do
@@ -172,9 +175,6 @@ if [[ -n $frr ]]; then
     getent group frr
     getent group frrvty
   } > "$fr/etc/group"
-  frr_uid=$(id -u frr)
-  frr_gid=$(id -g frr)
-  chown -R "$frr_uid:$frr_gid" "$fr/etc/frr" "$fr/var/run/frr" "$fr/var/tmp/frr" "$fr/var/log/frr"
   images+=(frr=railyard-frr)
 fi
 for pair in "${images[@]}"; do
