@@ -3,7 +3,8 @@
 # docs/src/labs-beyond-one-machine.md): a statically linked railyard (the
 # gnu target with crt-static), then the switch image railyard:TAG and the
 # host image railyard-host:TAG (TAG: the workspace version), both FROM
-# scratch, with podman (else buildah). Prints each image's tag and size.
+# scratch, with podman (else buildah), and with --frr the switch image with
+# FRR, railyard-frr:TAG. Prints each image's tag and size.
 #
 #   scripts/image.sh            both images, of the static release build
 #   scripts/image.sh --binary FILE
@@ -16,21 +17,30 @@
 #   scripts/image.sh --tag TAG  railyard:TAG and railyard-host:TAG instead
 #                               of the version (the tests use test-PID so a
 #                               user's railyard:VERSION is left alone)
+#   scripts/image.sh --frr      also railyard-frr:TAG: the switch image
+#                               plus this machine's Debian FRR (package
+#                               frr): zebra, bgpd, bfdd, vtysh, their
+#                               libraries, FRR's users and directories, for
+#                               `routing bgp` topologies (railyard starts
+#                               the daemons itself). Combines with the
+#                               other options.
 #   OCI_RUNTIME=crun scripts/image.sh   another OCI runtime (default: runc
 #                                       when installed; crun refuses the
 #                                       cgroup layout of some hosts)
 set -euo pipefail
 
 usage() {
-  echo "usage: scripts/image.sh [--binary FILE] [--tag TAG]" >&2
+  echo "usage: scripts/image.sh [--binary FILE] [--tag TAG] [--frr]" >&2
   exit 2
 }
 bin=
 tag=
+frr=
 while (($#)); do
   case $1 in
     --binary) (($# >= 2)) || usage; bin=$(realpath -- "$2"); shift 2 ;;
     --tag) (($# >= 2)) || usage; tag=$2; shift 2 ;;
+    --frr) frr=1; shift ;;
     *) usage ;;
   esac
 done
@@ -41,6 +51,9 @@ cd "$(dirname "$0")/.."
 source scripts/packages.sh
 mapfile -t missing < <(missing_packages podman=podman runc=runc strip=binutils readelf=binutils)
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
+if [[ -n $frr ]]; then
+  dpkg-query -W -f='${Status}' frr 2>/dev/null | grep -q "ok installed" || missing+=(frr)
+fi
 install_packages image.sh "${missing[@]}"
 if readelf -l /bin/busybox | grep -q INTERP; then
   echo "image.sh: /bin/busybox is dynamically linked (apt-get install busybox-static)" >&2
@@ -73,21 +86,32 @@ chmod 755 "$root"
 # The release profile keeps line tables for profiling, a debug build much
 # more; the image needs neither.
 strip -o "$root/usr/bin/railyard" "$bin"
-if readelf -l "$bin" | grep -q 'INTERP'; then
-  # Dynamically linked: the interpreter and the libraries, at the paths
-  # the binary and the interpreter look for them.
-  interp=$(readelf -l "$bin" | sed -n 's/.*program interpreter: \(.*\)]/\1/p')
-  if ldd "$bin" | grep -q 'not found'; then
-    echo "image.sh: $bin needs libraries this machine lacks:" >&2
-    ldd "$bin" >&2
-    exit 1
-  fi
-  mapfile -t libs < <(ldd "$bin" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }')
-  for lib in "$interp" "${libs[@]}"; do
+# copy_libraries ROOT FILE...: the ELF interpreter and every library ldd
+# lists for the dynamically linked FILEs (executables or libraries), copied into ROOT at the paths the
+# binaries and the interpreter look for them.
+copy_libraries() {
+  local root=$1 f lib
+  shift
+  local files=()
+  for f in "$@"; do
+    readelf -d "$f" | grep -q 'NEEDED' || continue
+    if ldd "$f" | grep -q 'not found'; then
+      echo "image.sh: $f needs libraries this machine lacks:" >&2
+      ldd "$f" >&2
+      exit 1
+    fi
+    files+=("$f")
+    readelf -l "$f" | sed -n 's/.*program interpreter: \(.*\)]/\1/p'
+  done > "$ctx/libs"
+  ((${#files[@]})) || return 0
+  ldd "${files[@]}" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\// && $i !~ /:$/) print $i }' >> "$ctx/libs"
+  sort -u -o "$ctx/libs" "$ctx/libs"
+  while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
-  done
-fi
+  done < "$ctx/libs"
+}
+copy_libraries "$root" "$bin"
 cp /bin/busybox "$ctx/busybox"
 
 runtime=${OCI_RUNTIME:-}
@@ -106,7 +130,54 @@ size() { # TAG
     buildah inspect --type image --format '{{.Size}}' "$1" 2>/dev/null || echo "?"
   fi
 }
-for pair in switch=railyard host=railyard-host; do
+images=(switch=railyard host=railyard-host)
+if [[ -n $frr ]]; then
+  # FRR's layer (frr/ in the context, copied over the switch image): the
+  # daemons railyard starts (control/src/routing/daemons.rs), vtysh, which
+  # loads their configuration, and everything they load at run time.
+  fr="$ctx/frr"
+  # FRR's own directories exist, root's (COPY does not keep owners):
+  # railyard gives the daemons a directory of their own for sockets, PID
+  # files and logs (beside its management socket, owned by frr).
+  mkdir -p "$fr/usr/lib/frr" "$fr/usr/bin" "$fr/etc/frr" "$fr/var/run/frr" \
+    "$fr/var/tmp/frr" "$fr/var/log/frr"
+  for d in zebra bgpd bfdd; do
+    cp -L "/usr/lib/frr/$d" "$fr/usr/lib/frr/$d"
+  done
+  cp -L /usr/bin/vtysh "$fr/usr/bin/vtysh"
+  # vtysh (built --with-libpam) asks PAM's `frr` service to authenticate
+  # and admit its user. Debian's service allows everyone (the vty sockets'
+  # group is the real check) and leaves the account to the system's
+  # `other`, which the image does not have: both are pam_permit here.
+  # (libpam looks for modules in /lib/x86_64-linux-gnu/security, which in
+  # the image is not /usr/lib's.)
+  pam=/lib/x86_64-linux-gnu/security/pam_permit.so
+  mkdir -p "$fr/etc/pam.d" "$fr$(dirname "$pam")"
+  printf '%s\n' "auth sufficient pam_permit.so" "account sufficient pam_permit.so" \
+    > "$fr/etc/pam.d/frr"
+  cp -L "$pam" "$fr$pam"
+  copy_libraries "$fr" "$fr/usr/lib/frr/"{zebra,bgpd,bfdd} "$fr/usr/bin/vtysh" "$pam"
+  # The YANG models (FRR's and libyang's): the daemons have them built in
+  # but look for the directory first and log its absence.
+  mkdir -p "$fr/usr/share"
+  cp -r /usr/share/yang "$fr/usr/share/yang"
+  # Empty configurations: the daemons and vtysh look for them.
+  : > "$fr/etc/frr/vtysh.conf"
+  : > "$fr/etc/frr/frr.conf"
+  # The accounts: root, and FRR's user and groups as this machine has them
+  # (the daemons run as frr, which must be in frrvty).
+  {
+    echo "root:x:0:0:root:/root:/bin/false"
+    getent passwd frr
+  } > "$fr/etc/passwd"
+  {
+    echo "root:x:0:"
+    getent group frr
+    getent group frrvty
+  } > "$fr/etc/group"
+  images+=(frr=railyard-frr)
+fi
+for pair in "${images[@]}"; do
   image="${pair#*=}:$tag"
   build "${pair%%=*}" "$image"
   bytes=$(size "$image")

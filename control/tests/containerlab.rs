@@ -17,6 +17,15 @@
 //!   (`podman stop`) ends a switch cleanly. containerlab itself is not run:
 //!   what it adds beyond this (management network, its own naming, VXLAN
 //!   links between hosts, clabernetes) is not covered here.
+//! * rail-spine with `routing bgp` exports with its switches on the FRR
+//!   image (`scripts/image.sh --frr`) and runs the same way: every switch's
+//!   railyard starts FRR in its container, every eBGP session reaches
+//!   Established (`railyard show bgp summary` through `podman exec`), rail1
+//!   learns rail2's subnets by BGP over both spines, vtysh in the image
+//!   answers, and h1 reaches every host's rail-2 address across the spines.
+//!
+//! The podman tests run one at a time, each with images, containers and
+//! veths of its own.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,12 +48,21 @@ fn workspace() -> PathBuf {
         .expect("workspace root")
 }
 
-/// Runs `railyard lab export` of `topology` into `out`.
+/// Runs `railyard lab export` of the shipped `topology` into `out`.
 fn export(topology: &str, out: &Path, extra: &[&str]) {
-    let topo = workspace().join(format!("scripts/topologies/{topology}.topo"));
+    export_file(
+        &workspace().join(format!("scripts/topologies/{topology}.topo")),
+        out,
+        extra,
+    );
+}
+
+/// Runs `railyard lab export` of the topology file `topo` into `out`.
+fn export_file(topo: &Path, out: &Path, extra: &[&str]) {
+    let topology = topo.display();
     let o = Command::new(railyard())
         .args(["lab", "export"])
-        .arg(&topo)
+        .arg(topo)
         .args(["--format", "containerlab", "--out"])
         .arg(out)
         .args(extra)
@@ -225,6 +243,9 @@ fn export_is_refused_for_a_name_containerlab_would_refuse_and_takes_the_images_g
 /// drop, also when the test fails.
 struct Pods {
     prefix: String,
+    /// A letter of this test's own in its veths' names (`rX…`), which
+    /// are at most 15 characters.
+    short: char,
     containers: Vec<String>,
     veths: Vec<String>,
     images: Vec<String>,
@@ -270,38 +291,62 @@ fn podman(args: &[&str]) -> Result<String, String> {
     run(&v)
 }
 
-#[test]
-#[ignore = "needs root and podman"]
-fn exported_rail_spine_runs_in_podman_containers() {
+/// The podman tests one at a time: they share the machine's two cores,
+/// and a switch starved of them misses its deadlines.
+static PODMAN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The image tag of test `short` in this run: its own, so a user's
+/// railyard:VERSION and the other test's images are left alone.
+fn test_tag(short: char) -> String {
+    format!("test-{short}{}", std::process::id())
+}
+
+/// Builds the images of the railyard this test run built (no other
+/// build, `scripts/image.sh --binary`, with `--frr` when `frr`) under
+/// [`test_tag`]. The returned [`Pods`] removes them again.
+fn build_images(prefix: &str, short: char, frr: bool) -> Pods {
     let t0 = Instant::now();
-    // The images of the railyard this test run built (no other build), under
-    // a tag of this run's own, so a user's railyard:VERSION is left alone.
-    let tag = format!("test-{}", std::process::id());
-    let (switch_image, host_image) = (format!("railyard:{tag}"), format!("railyard-host:{tag}"));
-    let mut pods = Pods {
-        prefix: format!("ryclab{}", std::process::id()),
+    let tag = test_tag(short);
+    let mut images = vec![format!("railyard:{tag}"), format!("railyard-host:{tag}")];
+    let mut args = vec![
+        workspace().join("scripts/image.sh").display().to_string(),
+        "--binary".into(),
+        railyard().into(),
+        "--tag".into(),
+        tag.clone(),
+    ];
+    if frr {
+        images.push(format!("railyard-frr:{tag}"));
+        args.push("--frr".into());
+    }
+    let pods = Pods {
+        prefix: format!("{prefix}{}", std::process::id()),
+        short,
         containers: Vec::new(),
         veths: Vec::new(),
-        images: vec![switch_image.clone(), host_image.clone()],
+        images,
     };
-    let built = run(&[
-        workspace().join("scripts/image.sh").to_str().unwrap(),
-        "--binary",
-        railyard(),
-        "--tag",
-        &tag,
-    ])
-    .unwrap_or_else(|e| panic!("scripts/image.sh: {e}"));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let built = run(&argv).unwrap_or_else(|e| panic!("scripts/image.sh: {e}"));
     eprintln!("images ({:?}):\n{built}", t0.elapsed());
-    assert!(built.contains(&switch_image), "{built}");
+    for image in &pods.images {
+        assert!(built.contains(image.as_str()), "{image}: {built}");
+    }
+    pods
+}
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    export(
-        "rail-spine",
-        dir.path(),
-        &["--image", &switch_image, "--host-image", &host_image],
-    );
-    let doc = read_clab(&dir.path().join("rail-spine.clab.yml"));
+/// The nodes of an exported topology, running.
+struct Running {
+    /// The file's nodes.
+    nodes: serde_json::Map<String, Value>,
+    /// Each switch's management socket, as seen from outside.
+    sockets: BTreeMap<String, PathBuf>,
+}
+
+/// Starts the nodes of `DIR/FILE` as containerlab would, wires its links,
+/// runs each node's `exec` list and waits for each switch's health check.
+fn start(pods: &mut Pods, dir: &Path, file: &str) -> Running {
+    let doc = read_clab(&dir.join(file));
     let nodes = doc["topology"]["nodes"].as_object().expect("nodes").clone();
     let links = doc["topology"]["links"].as_array().expect("links").clone();
 
@@ -343,13 +388,10 @@ fn exported_rail_spine_runs_in_podman_containers() {
         args.push("--ulimit=nproc=4096:4096".into());
         for b in v["binds"].as_array().into_iter().flatten() {
             let (src, rest) = b.as_str().unwrap().split_once(':').unwrap();
-            args.push(format!(
-                "--volume={}:{rest}",
-                dir.path().join(src).display()
-            ));
+            args.push(format!("--volume={}:{rest}", dir.join(src).display()));
         }
         if v.get("binds").is_some() {
-            let run_dir = dir.path().join(format!("{node}.run"));
+            let run_dir = dir.join(format!("{node}.run"));
             std::fs::create_dir(&run_dir).unwrap();
             args.push(format!("--volume={}:/tmp", run_dir.display()));
             sockets.insert(node.clone(), run_dir.join("railyard.sock"));
@@ -378,8 +420,8 @@ fn exported_rail_spine_runs_in_podman_containers() {
             .collect();
         let mtu = l["mtu"].as_u64().unwrap().to_string();
         let tmp = [
-            format!("ry{}a{i}", std::process::id()),
-            format!("ry{}b{i}", std::process::id()),
+            format!("r{}{}a{i}", pods.short, std::process::id()),
+            format!("r{}{}b{i}", pods.short, std::process::id()),
         ];
         pods.veths.extend(tmp.iter().cloned());
         ok(&[
@@ -400,7 +442,6 @@ fn exported_rail_spine_runs_in_podman_containers() {
         }
     }
     pods.veths.clear();
-    let t_links = t0.elapsed();
     // Each node's exec list, as written.
     for (node, v) in &nodes {
         for cmd in v["exec"].as_array().into_iter().flatten() {
@@ -427,6 +468,37 @@ fn exported_rail_spine_runs_in_podman_containers() {
         });
         assert!(out.contains("Ethernet1/1"), "{node}: {out}");
     }
+    Running { nodes, sockets }
+}
+
+/// Asserts that none of `pods`' images is left in podman's store once it
+/// is dropped.
+fn assert_removed(pods: Pods) {
+    let images = pods.images.clone();
+    drop(pods);
+    for image in &images {
+        assert!(
+            podman(&["image", "exists", image]).is_err(),
+            "{image} is left behind"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root and podman"]
+fn exported_rail_spine_runs_in_podman_containers() {
+    let _one = PODMAN.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let mut pods = build_images("ryclab", 's', false);
+    let tag = test_tag('s');
+    let (switch_image, host_image) = (format!("railyard:{tag}"), format!("railyard-host:{tag}"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    export(
+        "rail-spine",
+        dir.path(),
+        &["--image", &switch_image, "--host-image", &host_image],
+    );
+    let Running { sockets, .. } = start(&mut pods, dir.path(), "rail-spine.clab.yml");
     let t_healthy = t0.elapsed();
 
     // Host to host: one hop on rail 1, and from h1's rail-1 NIC to h4's
@@ -503,16 +575,145 @@ fn exported_rail_spine_runs_in_podman_containers() {
     let logs = podman(&["logs", &rail1]).unwrap();
     assert!(logs.contains("final counters:"), "{logs}");
     eprintln!(
-        "rail-spine in podman ({tag}): links at {t_links:?}, healthy at {t_healthy:?}, \
-         stopped in {stopped_in:?}, total {:?}",
+        "rail-spine in podman ({tag}): healthy at {t_healthy:?}, stopped in {stopped_in:?}, \
+         total {:?}",
         t0.elapsed()
     );
     // Nothing of the run is left in podman's store.
-    drop(pods);
-    for image in [&switch_image, &host_image] {
-        assert!(
-            podman(&["image", "exists", image]).is_err(),
-            "{image} is left behind"
-        );
+    assert_removed(pods);
+}
+
+/// `podman exec NODE railyard ARGS… --json`, parsed.
+fn show_json(pods: &Pods, node: &str, args: &[&str]) -> Result<Value, String> {
+    let c = pods.container(node);
+    let mut argv = vec!["exec", c.as_str(), "railyard"];
+    argv.extend_from_slice(args);
+    argv.push("--json");
+    let out = podman(&argv)?;
+    serde_json::from_str(&out).map_err(|e| format!("{e}: {out}"))
+}
+
+#[test]
+#[ignore = "needs root, podman and FRR"]
+fn exported_bgp_rail_spine_runs_in_podman_containers_with_frr() {
+    let _one = PODMAN.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let mut pods = build_images("rybgp", 'b', true);
+    let tag = test_tag('b');
+    let (frr_image, host_image) = (
+        format!("railyard-frr:{tag}"),
+        format!("railyard-host:{tag}"),
+    );
+    let t_images = t0.elapsed();
+    // rail-spine with `routing bgp`, as the lab_bgp test runs it in
+    // namespaces; the switches' templates are the built-in ones.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = dir.path().join("rail-spine.topo");
+    let text = std::fs::read_to_string(workspace().join("scripts/topologies/rail-spine.topo"))
+        .expect("rail-spine");
+    std::fs::write(&topo, format!("{text}\nrouting bgp\n")).unwrap();
+    let out = dir.path().join("clab");
+    export_file(
+        &topo,
+        &out,
+        &["--frr-image", &frr_image, "--host-image", &host_image],
+    );
+    // The switches route by BGP alone: no static route in their
+    // configurations.
+    for sw in ["rail1", "rail2", "spine1", "spine2"] {
+        let conf = std::fs::read_to_string(out.join(format!("{sw}.conf"))).unwrap();
+        assert!(conf.contains("router bgp "), "{sw}: {conf}");
+        assert!(!conf.contains("\nip route "), "{sw}: {conf}");
     }
+    let running = start(&mut pods, &out, "rail-spine.clab.yml");
+    for sw in ["rail1", "rail2", "spine1", "spine2"] {
+        assert_eq!(running.nodes[sw]["image"], frr_image.as_str());
+    }
+    let t_healthy = t0.elapsed();
+    // Every session Established: each rail has one to each spine, each
+    // spine one to each rail.
+    for sw in ["rail1", "rail2", "spine1", "spine2"] {
+        wait_for(&format!("{sw}'s sessions"), Duration::from_secs(90), || {
+            let v = show_json(&pods, sw, &["show", "bgp", "summary"])?;
+            let states: Vec<(String, String)> = v["families"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|f| f["peers"].as_array().into_iter().flatten())
+                .map(|p| {
+                    (
+                        p["neighbor"].as_str().unwrap_or("?").to_string(),
+                        p["state"].as_str().unwrap_or("?").to_string(),
+                    )
+                })
+                .collect();
+            if states.len() == 2 && states.iter().all(|(_, st)| st == "Established") {
+                Ok(())
+            } else {
+                Err(format!("{states:?}"))
+            }
+        });
+    }
+    let t_established = t0.elapsed();
+    // rail1 has learned rail2's host subnets by BGP, over both spines.
+    wait_for(
+        "rail1's BGP route to 10.2.4.0/24",
+        Duration::from_secs(30),
+        || {
+            let v = show_json(&pods, "rail1", &["show", "ip", "route"])?;
+            let r = v["routes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|r| r["prefix"] == "10.2.4.0/24")
+                .ok_or("no route")?;
+            let hops = r["next_hops"].as_array().map_or(0, Vec::len);
+            if r["kind"] == "bgp" && hops == 2 {
+                Ok(())
+            } else {
+                Err(format!("{r}"))
+            }
+        },
+    );
+    // vtysh in the image, on the daemons railyard started.
+    let rail1 = pods.container("rail1");
+    let summary = podman(&[
+        "exec",
+        &rail1,
+        "vtysh",
+        "--vty_socket",
+        "/tmp/railyard.sock.frr",
+        "-c",
+        "show bgp ipv4 unicast summary",
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(summary.contains("local AS number 65001"), "{summary}");
+    let shown = podman(&["exec", &rail1, "railyard", "show", "bgp", "summary"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("podman exec rail1 railyard show bgp summary:\n{shown}");
+    // Host to host across the fabric: h1's rail-1 NIC to each host's
+    // rail-2 NIC, rail 1 → spine → rail 2, over the learned routes.
+    let h1 = pods.container("h1");
+    for h in 1..=4 {
+        let to = format!("10.2.{h}.2");
+        let args = [
+            "exec", &h1, "ping", "-c", "3", "-W", "2", "-I", "10.1.1.2", &to,
+        ];
+        let out = wait_for(&format!("h1 → {to}"), Duration::from_secs(30), || {
+            podman(&args)
+        });
+        assert!(out.contains("3 packets received"), "{to}: {out}");
+    }
+    let t_reached = t0.elapsed();
+    // SIGTERM stops the switch and its FRR: exit status 0.
+    podman(&["stop", "-t", "20", &rail1]).unwrap_or_else(|e| panic!("{e}"));
+    let code = podman(&["inspect", "-f", "{{.State.ExitCode}}", &rail1]).unwrap();
+    assert_eq!(code.trim(), "0", "rail1's exit status");
+    eprintln!(
+        "bgp rail-spine in podman ({tag}): images {t_images:?}, healthy at {t_healthy:?}, \
+         sessions Established at {t_established:?}, every host reached at {t_reached:?}, \
+         total {:?}",
+        t0.elapsed()
+    );
+    assert_removed(pods);
 }

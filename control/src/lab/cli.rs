@@ -110,7 +110,8 @@ pub enum LabCommand {
     /// railyard image (its configuration, rendered as `render` does with
     /// its ports bound to the container's `eth1`, `eth2`, …, mounted in)
     /// and every host a node of the host image whose `exec` list sets the
-    /// addresses and routes `up` would; and DIR/SWITCH.conf. See
+    /// addresses and routes `up` would; and DIR/SWITCH.conf. A `routing
+    /// bgp` topology's switches use the FRR image instead. See
     /// docs/src/labs-beyond-one-machine.md.
     Export {
         /// Topology file or name.
@@ -121,6 +122,10 @@ pub enum LabCommand {
         /// The switches' image [default: railyard:VERSION].
         #[arg(long)]
         image: Option<String>,
+        /// The switches' image in a `routing bgp` topology, one with FRR
+        /// (`scripts/image.sh --frr`) [default: railyard-frr:VERSION].
+        #[arg(long)]
+        frr_image: Option<String>,
         /// The hosts' image [default: railyard-host:VERSION].
         #[arg(long)]
         host_image: Option<String>,
@@ -411,6 +416,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             topology,
             format: ExportFormat::Containerlab,
             image,
+            frr_image,
             host_image,
             out: dir,
         } => {
@@ -419,6 +425,7 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
             let defaults = super::containerlab::ExportOptions::default();
             let opts = super::containerlab::ExportOptions {
                 image: image.unwrap_or(defaults.image),
+                frr_image: frr_image.unwrap_or(defaults.frr_image),
                 host_image: host_image.unwrap_or(defaults.host_image),
             };
             let done = super::containerlab::export(&t, &opts, &dir)?;

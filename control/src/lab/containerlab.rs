@@ -19,6 +19,12 @@
 //! NODE railyard show interface` needs no flags; the export mounts each
 //! switch's configuration there and checks its health with `railyard show
 //! interface`.
+//!
+//! A `routing bgp` topology's switches run the FRR image instead
+//! ([`default_frr_image`], `scripts/image.sh --frr`): the switch image plus
+//! FRR's zebra, bgpd, bfdd and vtysh. The entry point is the same; the
+//! rendered configuration has `router bgp`, so `railyard run` starts FRR
+//! beside the switch (`--routing auto`), as `lab up` does.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -44,11 +50,20 @@ pub fn default_host_image() -> String {
     format!("railyard-host:{}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The image tag of this version's FRR image (the switch image with FRR,
+/// for `routing bgp`), as `scripts/image.sh --frr` builds it.
+pub fn default_frr_image() -> String {
+    format!("railyard-frr:{}", env!("CARGO_PKG_VERSION"))
+}
+
 /// What to export.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
-    /// The switches' image.
+    /// The switches' image when the topology routes statically.
     pub image: String,
+    /// The switches' image when the topology has `routing bgp`: it needs
+    /// FRR's daemons in `/usr/lib/frr`, `vtysh` and the `frr` user.
+    pub frr_image: String,
     /// The hosts' image: it needs `ip` (with `ip rule`) and a command that
     /// keeps the container running.
     pub host_image: String,
@@ -58,6 +73,7 @@ impl Default for ExportOptions {
     fn default() -> Self {
         ExportOptions {
             image: default_image(),
+            frr_image: default_frr_image(),
             host_image: default_host_image(),
         }
     }
@@ -203,8 +219,7 @@ pub struct Exported {
 ///
 /// # Errors
 /// A switch whose configuration does not render or compile (as `lab
-/// render`), a topology name containerlab would refuse, or `routing bgp`
-/// (the image has no FRR).
+/// render`), or a topology name containerlab would refuse.
 pub fn export_files(t: &Topology, opts: &ExportOptions) -> Result<Vec<(String, String)>, String> {
     let name_ok = t.name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && t.name
@@ -217,13 +232,10 @@ pub fn export_files(t: &Topology, opts: &ExportOptions) -> Result<Vec<(String, S
             t.name
         ));
     }
-    if t.routing == LabRouting::Bgp {
-        return Err(format!(
-            "{}: `routing bgp` needs FRR beside each switch, and the railyard image has \
-             none; export a topology with static routes",
-            t.path.display()
-        ));
-    }
+    let image = match t.routing {
+        LabRouting::Bgp => &opts.frr_image,
+        LabRouting::Static => &opts.image,
+    };
     let map = interface_map(t);
     let eth = |node: &str, port: &str| -> String {
         map.get(&(node.to_string(), port.to_string()))
@@ -238,7 +250,7 @@ pub fn export_files(t: &Topology, opts: &ExportOptions) -> Result<Vec<(String, S
             r.switch.clone(),
             Yaml::Map(vec![
                 ("kind".into(), s("linux")),
-                ("image".into(), s(&opts.image)),
+                ("image".into(), s(image)),
                 (
                     "binds".into(),
                     Yaml::List(vec![s(format!("{}.conf:{CONFIG_PATH}:ro", r.switch))]),

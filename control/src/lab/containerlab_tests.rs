@@ -6,7 +6,7 @@ use std::path::Path;
 use super::super::render::render_all;
 use super::super::routes::{host_commands, host_nics};
 use super::super::topology::{parse_str, Topology};
-use super::{export_files, interface_map, scalar, ExportOptions};
+use super::{default_image, export_files, interface_map, scalar, ExportOptions};
 
 fn shipped(name: &str) -> Topology {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -104,15 +104,43 @@ fn host_exec_lists_are_lab_ups_commands_on_the_container_interfaces() {
 }
 
 #[test]
-fn bgp_topologies_and_bad_names_are_refused() {
+fn bgp_topologies_put_switches_on_the_frr_image_with_router_bgp() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/topologies/rail-spine.topo");
     let text = format!(
         "{}\nrouting bgp\n",
         std::fs::read_to_string(&path).expect("read")
     );
     let t = parse_str(&text, &path).expect("parses");
-    let e = export_files(&t, &ExportOptions::default()).expect_err("bgp");
-    assert!(e.contains("`routing bgp` needs FRR"), "{e}");
+    let opts = ExportOptions {
+        frr_image: "reg.example/railyard-frr:x".into(),
+        ..ExportOptions::default()
+    };
+    let files = export_files(&t, &opts).expect("bgp exports");
+    let clab = &files[0].1;
+    assert_eq!(
+        clab.matches("image: reg.example/railyard-frr:x\n").count(),
+        4,
+        "every switch, no host:\n{clab}"
+    );
+    assert!(
+        !clab.contains(&format!("image: {}\n", default_image())),
+        "{clab}"
+    );
+    assert_eq!(clab.matches("image: railyard-host:").count(), 4, "{clab}");
+    let rail1 = &files
+        .iter()
+        .find(|(n, _)| n == "rail1.conf")
+        .expect("rail1")
+        .1;
+    assert!(rail1.contains("router bgp 65001\n"), "{rail1}");
+    assert!(rail1.contains("bind af-packet eth"), "{rail1}");
+    // Static routing keeps the plain switch image.
+    let plain = export_files(&shipped("rail-spine"), &opts).expect("static");
+    assert!(!plain[0].1.contains("railyard-frr"), "{}", plain[0].1);
+}
+
+#[test]
+fn bad_names_are_refused() {
     let mut t = shipped("single");
     t.name = "-x".into();
     let e = export_files(&t, &ExportOptions::default()).expect_err("name");
