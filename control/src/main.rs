@@ -779,7 +779,10 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                             i
                         });
                     if let Some(file) = &plot {
-                        let ring = mgmt::fetch_queue_ring(&source.socket, &ifname.to_string())?;
+                        let ring = railyard_control::queue_ring::fetch(
+                            &source.socket,
+                            &ifname.to_string(),
+                        )?;
                         let q = queue.map_or_else(
                             || railyard_control::queue_ring::busiest_queue(&ring, model.as_ref()),
                             usize::from,

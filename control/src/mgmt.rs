@@ -150,19 +150,6 @@ pub fn fetch_stats(path: &Path) -> Result<SwitchStats, String> {
     request(path, "stats")
 }
 
-/// Asks the switch at `path` for the recent samples of `interface`'s
-/// queues (see [`crate::queue_ring`]).
-///
-/// # Errors
-/// A message when the switch cannot be reached, answered badly or has no
-/// such interface.
-pub fn fetch_queue_ring(
-    path: &Path,
-    interface: &str,
-) -> Result<crate::queue_ring::RingReply, String> {
-    request(path, &format!("queue-ring {interface}"))
-}
-
 /// Asks the switch at `path` for its running configuration, as canonical text.
 ///
 /// # Errors

@@ -20,6 +20,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::replay_plot::{queue_depth_svg, QueuePoint, Thresholds, TimeAxis};
 
+/// Asks the switch at `path` for the recent samples of `interface`'s
+/// queues.
+///
+/// # Errors
+/// A message when the switch cannot be reached, answered badly or has no
+/// such interface.
+pub fn fetch(path: &Path, interface: &str) -> Result<RingReply, String> {
+    crate::mgmt::request(path, &format!("queue-ring {interface}"))
+}
+
 /// Time between two samples: the workers' publishing interval.
 pub const RING_PERIOD: Duration = Duration::from_millis(100);
 /// Samples kept per interface: the last minute at [`RING_PERIOD`].

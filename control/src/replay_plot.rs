@@ -385,8 +385,8 @@ pub fn print_written(
         writeln!(
             out,
             "  (samples every {} instead of {}: at most {MAX_POINTS} points per series)",
-            crate::show::duration(data.every),
-            crate::show::duration(data.requested_every)
+            crate::units::duration(data.every),
+            crate::units::duration(data.requested_every)
         )?;
     }
     Ok(())
@@ -708,7 +708,10 @@ fn group_svg(data: &PlotData, group: &str) -> Result<String, String> {
         chart
             .configure_mesh()
             .x_desc("virtual time (us)")
-            .y_desc(format!("KB sent per {}", crate::show::duration(data.every)))
+            .y_desc(format!(
+                "KB sent per {}",
+                crate::units::duration(data.every)
+            ))
             .draw()
             .map_err(err)?;
         for (i, (m, pts)) in members.into_iter().enumerate() {
