@@ -6,6 +6,8 @@
 //! laid out by whatever shows the file, so no font files or system
 //! libraries are needed.
 
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// Width and height of every picture, pixels.
@@ -54,5 +56,26 @@ where
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
         .draw()
+        .map_err(err)
+}
+
+/// A chart over time (or any linear x) from 0 to `x_max` and 0 to `y_max`
+/// on a white `root`, with `title` above it: the frame every line chart has.
+///
+/// # Errors
+/// Drawing failed.
+pub(crate) fn linear_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: String,
+    x_max: f64,
+    y_max: f64,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    root.fill(&WHITE).map_err(err)?;
+    ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
         .map_err(err)
 }

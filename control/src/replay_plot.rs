@@ -23,7 +23,7 @@ use railyard_dataplane::model::{InterfaceModel, PortId, SwitchModel, ThresholdUn
 use railyard_dataplane::pipeline::Switch;
 use railyard_dataplane::queue::NUM_QUEUES;
 
-use crate::plotting::{colour, draw_legend, err, swatch, SIZE};
+use crate::plotting::{colour, draw_legend, err, linear_chart, swatch, SIZE};
 
 /// The sampling interval when `--plot-every` is not given.
 pub const DEFAULT_PLOT_EVERY: Nanos = 10_000;
@@ -548,17 +548,12 @@ pub fn queue_depth_svg(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("queue depth: {interface} queue {queue}"),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_max, 0.0..y_top)
-            .map_err(err)?;
+        let mut chart = linear_chart(
+            &root,
+            format!("queue depth: {interface} queue {queue}"),
+            t_max,
+            y_top,
+        )?;
         chart
             .configure_mesh()
             .x_desc(axis.label)
@@ -634,17 +629,12 @@ fn sojourn_svg(t: &QueueTrace) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("sojourn time CDF: {} queue {}", t.interface, t.queue),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..x_max, 0.0..1.0)
-            .map_err(err)?;
+        let mut chart = linear_chart(
+            &root,
+            format!("sojourn time CDF: {} queue {}", t.interface, t.queue),
+            x_max,
+            1.0,
+        )?;
         chart
             .configure_mesh()
             .x_desc("sojourn (us)")
@@ -697,14 +687,7 @@ fn group_svg(data: &PlotData, group: &str) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("multipath load: {group}"), ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_max, 0.0..y_max)
-            .map_err(err)?;
+        let mut chart = linear_chart(&root, format!("multipath load: {group}"), t_max, y_max)?;
         chart
             .configure_mesh()
             .x_desc("virtual time (us)")

@@ -15,7 +15,7 @@ use plotters::prelude::*;
 
 use super::report::tier_name;
 use super::SimReport;
-use crate::plotting::{colour, draw_legend, err, swatch, SIZE};
+use crate::plotting::{colour, draw_legend, err, linear_chart, swatch, SIZE};
 
 /// Most NICs a pause map draws (beyond, the hosts' row is left out).
 const MAX_MAP_HOSTS: usize = 256;
@@ -425,14 +425,7 @@ fn queue(runs: &[PlotRun<'_>], name: &str) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("queue depth: {name}"), ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_max, 0.0..kb_max)
-            .map_err(err)?;
+        let mut chart = linear_chart(&root, format!("queue depth: {name}"), t_max, kb_max)?;
         chart
             .configure_mesh()
             .x_desc("virtual time (us)")
