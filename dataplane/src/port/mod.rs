@@ -13,6 +13,7 @@ pub mod afxdp;
 pub mod dpdk;
 pub mod null;
 pub mod pcap;
+pub mod record_file;
 pub mod refresh;
 pub mod ring;
 pub mod spool;

@@ -9,17 +9,20 @@
 //! only system call is waking the writer, once a chunk.
 //!
 //! Nothing is lost silently: the records of a chunk that could not be
-//! written, and of every chunk after it, are counted ([`Spool::lost`]), and
+//! written, and of every chunk after it, are counted ([`Spool::lost`]), the
+//! file keeps only whole records (see [`RecordFile`]), and
 //! once a write fails the spool says so ([`Spool::failed`]) so that its
 //! owner stops feeding it.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+use super::record_file::RecordFile;
 
 /// Bytes per chunk: few, large writes keep the writer's system calls cheap.
 pub const CHUNK: usize = 256 * 1024;
@@ -187,25 +190,25 @@ impl std::fmt::Debug for Spool {
 /// The writer thread: appends each chunk to `file` until the spool is
 /// dropped, stopping at the first error.
 fn write_jobs(
-    mut file: File,
+    file: File,
     path: &Path,
     jobs: &Receiver<Job>,
     emptied: &Sender<Vec<u8>>,
     synced: &Sender<io::Result<()>>,
     outcome: &Outcome,
 ) {
+    let mut file = RecordFile::new(file, path);
     let mut error: Option<(io::ErrorKind, String)> = None;
     for job in jobs {
         match job {
             Job::Write(mut bytes, records) => {
                 if error.is_none() {
-                    if let Err(e) = file.write_all(&bytes) {
+                    if let Err(e) = file.append(&bytes, records) {
                         tracing::warn!(
-                            path = %path.display(),
                             error = %e,
                             "pcap capture failed; dropping its frames from now on"
                         );
-                        error = Some((e.kind(), format!("{}: {e}", path.display())));
+                        error = Some((e.kind(), e.to_string()));
                         outcome.failed.store(true, Ordering::Release);
                     }
                 }

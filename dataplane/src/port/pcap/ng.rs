@@ -13,9 +13,11 @@
 //! take either (the section header's byte-order magic says which).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::port::record_file::RecordFile;
 
 /// Section Header Block type; also the file's magic number.
 pub const SHB: u32 = 0x0A0D_0D0A;
@@ -178,12 +180,49 @@ impl BlockWriter {
 /// What an [`NgCapture`] shares between the ports writing to it.
 #[derive(Debug)]
 struct NgFile {
-    out: BufWriter<File>,
+    out: RecordFile,
+    /// Blocks not yet written: whole blocks only, so that a failed write
+    /// leaves the file ending on a block.
     blocks: BlockWriter,
-    /// A write failed; later frames are counted as lost.
-    failed: bool,
+    /// Frames in `blocks`.
+    pending: u64,
+    /// Why the file failed; later frames are counted as lost.
+    error: Option<(io::ErrorKind, String)>,
     frames: u64,
     lost: u64,
+}
+
+/// Bytes of blocks gathered before one write: few system calls, and at most
+/// this much lost on a failure beside what did not fit.
+const BATCH: usize = 64 * 1024;
+
+impl NgFile {
+    /// Writes the gathered blocks; on failure their frames are lost and the
+    /// file ends on its last whole block.
+    fn write_pending(&mut self) {
+        if self.blocks.bytes().is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        if let Err(e) = self.out.append(self.blocks.bytes(), pending) {
+            tracing::warn!(
+                error = %e,
+                "pcapng capture failed; dropping its frames from now on"
+            );
+            self.frames -= pending;
+            self.lost += pending;
+            self.error = Some((e.kind(), e.to_string()));
+        }
+        self.blocks.clear();
+    }
+}
+
+impl Drop for NgFile {
+    /// The last clone of a capture writes what is gathered, so the file is
+    /// complete once its capture is gone (a failure was logged).
+    fn drop(&mut self) {
+        self.write_pending();
+    }
 }
 
 /// One pcapng file that several ports write to, each as an interface
@@ -211,20 +250,21 @@ impl NgCapture {
     /// The file cannot be created or written.
     pub fn create(path: impl AsRef<Path>, interfaces: &[&str], snaplen: u32) -> io::Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let mut out = BufWriter::new(File::create(&path)?);
+        let mut out = RecordFile::new(File::create(&path)?, &path);
         let mut blocks = BlockWriter::new();
         blocks.section_header(concat!("railyard ", env!("CARGO_PKG_VERSION")));
         for name in interfaces {
             blocks.interface(name, &format!("railyard port {name}"), snaplen);
         }
-        out.write_all(blocks.bytes())?;
+        out.append(blocks.bytes(), 0)?;
         blocks.clear();
         Ok(NgCapture {
             path,
             file: Arc::new(Mutex::new(NgFile {
                 out,
                 blocks,
-                failed: false,
+                pending: 0,
+                error: None,
                 frames: 0,
                 lost: 0,
             })),
@@ -238,10 +278,10 @@ impl NgCapture {
         self.file.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes one frame on `interface` at `ts_ns` with direction `flags`
-    /// and an optional comment. A failed write is logged once; that frame
-    /// and every later one are counted as lost. Returns whether the frame
-    /// was written.
+    /// Adds one frame on `interface` at `ts_ns` with direction `flags`
+    /// and an optional comment. A failed write is logged once; the frames
+    /// it held and every later one are counted as lost. Returns whether the
+    /// frame was taken (false once the file has failed).
     pub fn write(
         &self,
         interface: u32,
@@ -251,38 +291,32 @@ impl NgCapture {
         comment: Option<&str>,
     ) -> bool {
         let mut f = self.lock();
-        if f.failed {
+        if f.error.is_some() {
             f.lost += 1;
             return false;
         }
-        let NgFile { out, blocks, .. } = &mut *f;
-        blocks.packet(interface, ts_ns, data, self.snaplen, flags, comment);
-        let res = out.write_all(blocks.bytes());
-        blocks.clear();
-        match res {
-            Ok(()) => {
-                f.frames += 1;
-                true
-            }
-            Err(e) => {
-                tracing::warn!(
-                    path = %self.path.display(),
-                    error = %e,
-                    "pcapng capture failed; dropping its frames from now on"
-                );
-                f.failed = true;
-                f.lost += 1;
-                false
-            }
+        f.blocks
+            .packet(interface, ts_ns, data, self.snaplen, flags, comment);
+        f.pending += 1;
+        f.frames += 1;
+        if f.blocks.bytes().len() >= BATCH {
+            f.write_pending();
         }
+        true
     }
 
-    /// Writes what is buffered to the file.
+    /// Writes what is gathered to the file.
     ///
     /// # Errors
-    /// The file could not be written.
+    /// The file could not be written (now or earlier); it ends on its last
+    /// whole block and the error says how many frames it holds.
     pub fn flush(&self) -> io::Result<()> {
-        self.lock().out.flush()
+        let mut f = self.lock();
+        f.write_pending();
+        match &f.error {
+            None => Ok(()),
+            Some((kind, text)) => Err(io::Error::new(*kind, text.clone())),
+        }
     }
 
     /// The file's name, as given.
