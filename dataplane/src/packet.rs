@@ -349,8 +349,12 @@ impl PoolShared {
         (self.cache_max / 2).max(1)
     }
 
-    /// Refills half an empty cache in one go from the shared queue, then
-    /// from the buffers never lent; false when there are none left.
+    /// Refills half an empty cache in one go from the shared queue; only
+    /// when that is empty, a burst's worth of buffers never lent. Carving
+    /// more at once would have a thread that takes more than it gives back
+    /// (the LLDP agent, whose frames workers free) touch fresh buffers for
+    /// as long as the batch lasts while returned ones wait in the shared
+    /// queue. False when there are none left.
     #[inline]
     fn refill(&self, bufs: &mut Vec<BufBox>) -> bool {
         let want = self.cache_max / 2;
@@ -360,8 +364,8 @@ impl PoolShared {
                 None => break,
             }
         }
-        if bufs.len() < want {
-            self.carve(want - bufs.len(), bufs);
+        if bufs.is_empty() {
+            self.carve(want.min(BURST_SIZE), bufs);
         }
         !bufs.is_empty()
     }
@@ -639,6 +643,42 @@ impl Pool {
             }
         }
     }
+
+    /// Gives this thread's cached buffers beyond the `keep` it used last
+    /// back to the shared queue. A thread that frees more than it takes (a
+    /// worker transmitting frames another thread built) would otherwise keep
+    /// them until its cache is full, thousands of buffers, while the thread
+    /// that built them touches fresh ones: resident memory that creeps up
+    /// for hours. Workers call it at every counter publication, the control
+    /// threads once a loop; never per packet.
+    pub fn trim_cache(&self, keep: usize) {
+        let shared = &self.shared;
+        shared.with_cache(|cache| {
+            let surplus = cache.bufs.len().saturating_sub(keep);
+            // The bottom of the stack went in first: the coldest buffers.
+            for b in cache.bufs.drain(..surplus) {
+                // Cannot fail: the shared queue can hold every buffer of the pool.
+                let _ = shared.free.push(b);
+            }
+        });
+    }
+
+    /// Buffers ever lent (carved from the slab): what the pool holds
+    /// resident, in buffers (see [`PoolStats`](crate::stats::PoolStats)).
+    pub fn touched(&self) -> usize {
+        self.shared
+            .fresh
+            .load(Ordering::Relaxed)
+            .min(self.shared.capacity)
+    }
+
+    /// Bytes one buffer takes in the slab: its frame area and headroom and
+    /// the packet's state before them.
+    pub const BUFFER_BYTES: usize = std::mem::size_of::<Buffer>();
+
+    /// Buffers a thread keeps in its cache after [`trim_cache`](Self::trim_cache):
+    /// two bursts, so a worker's next receive takes none from the shared queue.
+    pub const TRIM_KEEP: usize = 2 * BURST_SIZE;
 
     /// Takes a packet holding a copy of `frame`; `None` when the pool is empty
     /// or the frame is longer than [`MAX_FRAME`].

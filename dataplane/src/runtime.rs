@@ -104,6 +104,12 @@ pub enum SendError {
 }
 
 impl ControlPath {
+    /// Gives the calling thread's spare cached buffers back to the pool (see
+    /// [`Pool::trim_cache`]); a control thread calls it once a loop.
+    pub fn trim_cache(&self) {
+        self.pool.trim_cache(Pool::TRIM_KEEP);
+    }
+
     /// The next punted frame, if any; its `in_port` is the receiving port.
     pub fn recv(&self) -> Option<PacketBuf> {
         self.punt.pop()
@@ -416,6 +422,7 @@ fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll
         if now.saturating_sub(last_publish) >= PUBLISH_INTERVAL {
             last_publish = now;
             publish(sw, slot);
+            sw.pool().trim_cache(Pool::TRIM_KEEP);
         }
         // A port shaped to its speed with frames waiting for the wire is not
         // idle: sleeping would hold its frames past their departure times.

@@ -224,6 +224,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                 _ => agent.receive(usize::from(pkt.in_port), pkt.data(), now),
             }
         }
+        control.trim_cache();
         if now.saturating_sub(last_links) >= LINK_POLL_NS || last_links == 0 {
             last_links = now;
             let stats = runtime.stats();

@@ -551,6 +551,12 @@ impl Switch {
         }
     }
 
+    /// The pool this switch's packets come from, for housekeeping such as
+    /// [`Pool::trim_cache`] between polls.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
     /// True when no packet waits in any queue, pending transmit or hand-off.
     pub fn idle(&self) -> bool {
         self.ports.iter().all(|p| {
