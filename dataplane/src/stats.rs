@@ -314,6 +314,15 @@ pub struct PoolStats {
     pub available: usize,
     /// Allocations that found the pool empty.
     pub exhausted: u64,
+    /// Buffers ever lent: the pool's resident memory is about this many
+    /// times `buffer_bytes`, since the system provides a buffer's pages only
+    /// when it is first used. It stops growing once traffic has found its
+    /// peak (see the "Running for a long time" page).
+    #[serde(default)]
+    pub touched: usize,
+    /// Bytes one buffer takes in the pool's slab.
+    #[serde(default)]
+    pub buffer_bytes: usize,
 }
 
 /// How long each worker went between two polls (see

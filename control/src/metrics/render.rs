@@ -598,6 +598,12 @@ fn pool(o: &mut Out, s: &SwitchStats) {
         [(Vec::new(), s.pool.available as u64)],
     );
     o.ints(
+        "railyard_pool_buffers_touched",
+        Kind::Gauge,
+        "Packet buffers ever used: resident memory is about this many times the buffer size.",
+        [(Vec::new(), s.pool.touched as u64)],
+    );
+    o.ints(
         "railyard_pool_exhausted_total",
         Kind::Counter,
         "Buffer allocations that found the pool empty.",

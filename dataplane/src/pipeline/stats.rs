@@ -82,6 +82,8 @@ impl Switch {
                 capacity: self.pool.capacity(),
                 available: self.pool.available(),
                 exhausted: self.pool.exhausted(),
+                touched: self.pool.touched(),
+                buffer_bytes: crate::packet::Pool::BUFFER_BYTES,
             },
             neighbor_parked: self.neighbors.parked(),
             load_balancing: self.group_stats(),
