@@ -96,6 +96,18 @@ pub enum LabCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check that every switch's counters add up: each egress queue's
+    /// offered packets were sent, dropped with a reason or are still queued,
+    /// and each switch-switch cable delivered at one end what the other end
+    /// sent (true once traffic has stopped). Prints the imbalances and a
+    /// summary line; exits 1 if there are any.
+    Conservation {
+        /// Lab name.
+        name: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the switch configurations a topology generates (SWITCH.conf)
     /// without starting anything; checks that each parses and compiles.
     Render {
@@ -397,6 +409,26 @@ pub fn dispatch(args: LabArgs, out: &mut dyn Write) -> Result<(), String> {
                 ))
             } else {
                 Ok(())
+            }
+        }
+        LabCommand::Conservation {
+            name,
+            json: as_json,
+        } => {
+            let state = load_state(&root, &name)?;
+            let c = super::conservation::of_lab(&state)?;
+            if as_json {
+                json(out, &c)?;
+            } else {
+                for p in &c.problems {
+                    writeln!(out, "{p}").map_err(io)?;
+                }
+                writeln!(out, "conservation: {}", c.summary()).map_err(io)?;
+            }
+            if c.ok() {
+                Ok(())
+            } else {
+                Err(format!("{name}: counters do not add up"))
             }
         }
         LabCommand::Render { topology, out: dir } => {

@@ -1,4 +1,4 @@
-//! Lab topologies on network namespaces: `railyard lab up|down|status|cabling|render|list`,
+//! Lab topologies on network namespaces: `railyard lab up|down|status|cabling|conservation|render|list`,
 //! and fabrics generated as topology files ([`generate`]).
 //!
 //! A topology file (see [`topology`] and `scripts/topologies/README.md`)
@@ -9,12 +9,14 @@
 //! static routes ([`routes`]); [`run`] builds the lab — a namespace per node, a veth pair per link, one
 //! `railyard run` per switch — and records it in a state file so that
 //! `down` removes exactly that; [`report`] asks the switches for their
-//! interfaces and LLDP neighbours and checks the cabling; [`collective`]
+//! interfaces and LLDP neighbours and checks the cabling; [`conservation`]
+//! checks that their counters add up; [`collective`]
 //! runs RoCEv2 jobs (collectives, incasts) live over the lab's switches.
 
 pub mod bgp;
 pub mod cli;
 pub mod collective;
+pub mod conservation;
 pub mod containerlab;
 pub mod generate;
 pub mod layer2;

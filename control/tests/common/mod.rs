@@ -371,36 +371,10 @@ pub fn assert_conserved(
     stats: &[railyard_dataplane::stats::SwitchStats],
     topo: &Path,
 ) -> (usize, usize) {
-    let mut queues = 0;
-    for s in stats {
-        for (name, i) in &s.interfaces {
-            for q in &i.queues {
-                let out =
-                    q.tx_packets + q.wred_drops + q.tail_drops + q.watchdog_drops + q.depth_packets;
-                assert_eq!(
-                    q.offered_packets, out,
-                    "{} {name} queue {}",
-                    s.hostname, q.queue
-                );
-                queues += usize::from(q.offered_packets > 0);
-            }
-        }
-    }
     let t = railyard_control::lab::topology::parse_file(topo).expect("topology");
-    let port = |node: &str, port: &str| {
-        let s = stats.iter().find(|s| s.hostname == node)?;
-        s.interfaces.get(port)
-    };
-    let mut cables = 0;
-    for l in &t.links {
-        let (Some(a), Some(b)) = (port(&l.a.node, &l.a.port), port(&l.b.node, &l.b.port)) else {
-            continue;
-        };
-        assert_eq!(a.tx_packets, b.rx_packets, "{} -> {}", l.a, l.b);
-        assert_eq!(b.tx_packets, a.rx_packets, "{} -> {}", l.b, l.a);
-        cables += 1;
-    }
-    (queues, cables)
+    let c = railyard_control::lab::conservation::check(stats, &t);
+    assert!(c.ok(), "{}", c.problems.join("\n"));
+    (c.queues, c.cables)
 }
 
 pub fn shipped(rel: &str) -> String {
