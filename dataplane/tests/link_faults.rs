@@ -165,7 +165,10 @@ fn a_port_whose_link_goes_down_drops_what_waits_for_it_and_forwards_again_when_u
         .iter()
         .map(|q| q.depth_packets)
         .sum();
-    assert!(queued > 0, "the queue holds frames before the link goes down");
+    assert!(
+        queued > 0,
+        "the queue holds frames before the link goes down"
+    );
     assert_eq!(before.interfaces["Ethernet1/2"].tx_packets, 64);
 
     link.set_up(false);

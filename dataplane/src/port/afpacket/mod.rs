@@ -55,7 +55,8 @@ use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
 use crate::port::sys::{
-    ctx, current_index, cvt, hardware_address, interface_index, interface_mtu, link_state, setsockopt,
+    ctx, current_index, cvt, hardware_address, interface_index, interface_mtu, link_state,
+    setsockopt,
 };
 use crate::port::{IoCounters, Port, TxDone};
 use crate::wire::checksum;
