@@ -240,3 +240,50 @@ fn a_link_down_for_a_second_under_traffic_is_logged_withdrawn_counted_and_recove
     eprintln!("{log}");
     drop(switch);
 }
+
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn an_interface_deleted_and_recreated_under_a_port_takes_the_port_down_and_says_so() {
+    let (lab, h1, h2, sw, switch) = lab();
+    wait_for("h1 reaches h2", Duration::from_secs(5), || {
+        pings(&h1, "10.93.2.2")
+            .then_some(())
+            .ok_or_else(|| "no answer".to_string())
+    });
+    ok(&["ip", "-n", &sw, "link", "del", "p2"]);
+    // A new interface of the same name: the port's socket is still bound
+    // to the old one, so the port must not call itself up.
+    lab.veth(&h2, "eth0", &sw, "p2");
+    ok(&[
+        "ip",
+        "-n",
+        &h2,
+        "addr",
+        "add",
+        "10.93.2.2/24",
+        "dev",
+        "eth0",
+    ]);
+    let e2 = wait_for("Ethernet1/2 down", Duration::from_secs(3), || {
+        let s = switch.show()?;
+        let e2 = s["interfaces"]["Ethernet1/2"].clone();
+        match (e2["link_up"].as_bool(), e2["addresses"].as_array()) {
+            (Some(false), Some(a)) if a.is_empty() => Ok(e2),
+            _ => Err(format!("{e2}")),
+        }
+    });
+    assert_eq!(e2["admin_up"], true);
+    std::thread::sleep(Duration::from_millis(500));
+    let e2 = &switch.show().expect("show")["interfaces"]["Ethernet1/2"];
+    assert_eq!(e2["link_up"], false, "still down: {e2}");
+    // The rest of the switch still answers.
+    assert!(pings(&h1, "10.93.1.1"), "Ethernet1/1 still answers");
+    let log = std::fs::read_to_string(lab.path("sw.log")).expect("log");
+    assert!(
+        log.contains("p2: the interface this port was bound to (ifindex"),
+        "{log}"
+    );
+    assert_eq!(log.matches("Ethernet1/2: link down").count(), 1, "{log}");
+    eprintln!("{log}");
+    drop(switch);
+}
