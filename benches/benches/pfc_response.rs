@@ -54,7 +54,7 @@ fn main() {
         let mut out = Burst::new();
         out.push(pool.alloc_from(&frame).expect("buffer"));
         let t0 = Instant::now();
-        assert_eq!(tx.tx_burst(&mut out, 0), 1, "send");
+        assert_eq!(tx.tx_burst(&mut out, 0).sent, 1, "send");
         loop {
             if rx.rx_burst(&pool, &mut burst, 0) > 0 {
                 let ours = burst

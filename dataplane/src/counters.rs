@@ -67,8 +67,14 @@ drop_reasons! {
     PfcWatchdogIngress = "pfc_watchdog_ingress",
     /// The cross-worker hand-off ring toward the egress worker was full.
     HandoffFull = "handoff_full",
-    /// The backend refused the frame (transmit ring full or send error).
+    /// The backend failed to send the frame and discarded it (the link went
+    /// away under it, or the kernel or driver refused the frame), or the
+    /// switch's own frames waiting for the port filled their burst. A frame
+    /// that waits for room in a full transmit ring is not dropped.
     TxError = "tx_error",
+    /// Queued for a port whose link went down (or whose interface
+    /// vanished): dropped as its queues let it out instead of being sent.
+    LinkDown = "link_down",
     /// Punted control traffic whose agent queue was full or absent.
     PuntQueueFull = "punt_queue_full",
     /// A MAC control frame too short for its opcode, or with an unknown opcode.
@@ -101,7 +107,11 @@ impl DropReason {
     pub const fn on_egress(self) -> bool {
         matches!(
             self,
-            DropReason::TailDrop | DropReason::Wred | DropReason::PfcWatchdog | DropReason::TxError
+            DropReason::TailDrop
+                | DropReason::Wred
+                | DropReason::PfcWatchdog
+                | DropReason::TxError
+                | DropReason::LinkDown
         )
     }
 }

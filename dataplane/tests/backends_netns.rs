@@ -303,7 +303,7 @@ fn pfc_frames_bypass_the_data_ring_once_and_without_the_switch_pool() {
         for _ in 0..5 {
             tx.push(packet(&pool, &pfc));
         }
-        assert_eq!(pa.tx_burst(&mut tx, 0), 6);
+        assert_eq!(pa.tx_burst(&mut tx, 0).sent, 6);
         let (mut pauses, mut data) = (0, 0);
         let deadline = Instant::now() + Duration::from_secs(1);
         while Instant::now() < deadline {
@@ -396,7 +396,7 @@ fn keeps_vlan_tags(receive: Receive) {
             tagged.extend_from_slice(&untagged[12..]);
             let mut tx = Burst::new();
             tx.push(packet(&pool, &tagged));
-            assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+            assert_eq!(pa.tx_burst(&mut tx, 0).sent, 1);
             let deadline = Instant::now() + Duration::from_secs(3);
             let mut got = None;
             while got.is_none() && Instant::now() < deadline {
@@ -483,7 +483,7 @@ fn gets_through(
 ) -> bool {
     let mut out = Burst::new();
     out.push(packet(pool, &frame));
-    assert_eq!(tx.tx_burst(&mut out, 0), 1);
+    assert_eq!(tx.tx_burst(&mut out, 0).sent, 1);
     let deadline = Instant::now() + Duration::from_secs(3);
     while Instant::now() < deadline {
         let mut got = Burst::new();
@@ -558,7 +558,7 @@ fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
         let pool = Pool::new(64);
         let mut tx = Burst::new();
         tx.push(packet(&pool, &test_frame(mb, ma, 7)));
-        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        assert_eq!(pa.tx_burst(&mut tx, 0).sent, 1);
         assert_eq!(
             frames.wake_fds().len(),
             2,
@@ -580,7 +580,7 @@ fn a_frame_ring_hands_a_lone_frame_over_at_once_and_wakes_a_poller() {
         assert!(wait_link(&blocks, true));
         let mut tx = Burst::new();
         tx.push(packet(&pool, &test_frame(mb, ma, 8)));
-        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        assert_eq!(pa.tx_burst(&mut tx, 0).sent, 1);
         thread::sleep(Duration::from_millis(200));
         let mut rx = Burst::new();
         blocks.rx_burst(&pool, &mut rx, 0);
@@ -610,7 +610,7 @@ fn a_ring_tells_how_long_its_frames_waited() {
             let mut read_after = |wait: Duration, seq: u32| {
                 let mut tx = Burst::new();
                 tx.push(packet(&pool, &test_frame(mb, ma, seq)));
-                assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+                assert_eq!(pa.tx_burst(&mut tx, 0).sent, 1);
                 thread::sleep(wait);
                 let deadline = Instant::now() + Duration::from_secs(2);
                 let mut rx = Burst::new();
@@ -679,7 +679,7 @@ fn a_frame_longer_than_its_slot_is_counted_and_the_ring_goes_on() {
         big.resize(3000, 0xab);
         let mut tx = Burst::new();
         tx.push(packet(&pool, &big));
-        assert_eq!(pa.tx_burst(&mut tx, 0), 1);
+        assert_eq!(pa.tx_burst(&mut tx, 0).sent, 1);
         assert!(
             gets_through(&mut pa, &mut pb, &pool, test_frame(mb, ma, 2), 2),
             "the ring stopped at the long frame"
@@ -745,7 +745,7 @@ fn af_xdp_a_frame_wakes_a_poller() {
         let pool = Pool::new(64);
         let mut tx = Burst::new();
         tx.push(packet(&pool, &test_frame(ma, mb, 5)));
-        assert_eq!(pb.tx_burst(&mut tx, 0), 1);
+        assert_eq!(pb.tx_burst(&mut tx, 0).sent, 1);
         assert!(wakes_a_poller(&xa), "the frame did not wake the poller");
         let mut rx = Burst::new();
         xa.rx_burst(&pool, &mut rx, 0);
@@ -796,7 +796,7 @@ fn af_xdp_ring_overflow_is_counted_and_recovers() {
         while next < SENT {
             let mut tx = numbered_burst(&pool, ma, mb, &mut next, SENT);
             let len = tx.len();
-            assert_eq!(pb.tx_burst(&mut tx, 0), len);
+            assert_eq!(pb.tx_burst(&mut tx, 0).sent, len);
             // Paced, so the veth's own queue keeps up and every loss is
             // the XDP socket's.
             thread::sleep(Duration::from_millis(2));
@@ -1024,7 +1024,7 @@ fn tap_exchanges_frames_with_the_kernel() {
             |port| {
                 let mut tx = Burst::new();
                 tx.push(packet(&pool, &req));
-                assert_eq!(port.tx_burst(&mut tx, 0), 1);
+                assert_eq!(port.tx_burst(&mut tx, 0).sent, 1);
             },
             |f| {
                 let is_reply = f.len() >= 42

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use railyard_dataplane::model::{InterfaceModel, SwitchModel};
 use railyard_dataplane::port::null::NullPort;
-use railyard_dataplane::port::{IoCounters, Port};
+use railyard_dataplane::port::{IoCounters, Port, TxDone};
 use railyard_dataplane::runtime::{Runtime, RuntimeOptions};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Burst, MonotonicClock, Nanos, Pool};
@@ -18,8 +18,8 @@ impl Port for Broken {
     fn rx_burst(&mut self, _pool: &Pool, _burst: &mut Burst, _now: Nanos) -> usize {
         panic!("broken backend");
     }
-    fn tx_burst(&mut self, _burst: &mut Burst, _now: Nanos) -> usize {
-        0
+    fn tx_burst(&mut self, _burst: &mut Burst, _now: Nanos) -> TxDone {
+        TxDone::default()
     }
     fn io_counters(&self) -> IoCounters {
         IoCounters::default()

@@ -7,6 +7,12 @@
 //! the egress queues, and — when DCBX changes the PFC set in force on a
 //! port — applies the running model with that set to the workers (between
 //! bursts, like a reload). On stop it sends a shutdown LLDPDU on every port.
+//!
+//! The same link poll logs each port's link going down or up and applies
+//! the running model without the addresses of ports whose link is down
+//! (see [`without_down_links`]), so their connected routes, their
+//! addresses and the static next hops through them are withdrawn while the
+//! link is down and come back with it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,6 +55,10 @@ pub struct LldpShared {
     /// The latest LACP snapshot, for `show lacp` and `show port-channel`
     /// (`None` without port-channels).
     pub lacp: Arc<Mutex<Option<LacpSnapshot>>>,
+    /// Per port, whether its link is down as the agent last read it
+    /// (`true`: down); every model applied leaves those ports' addresses
+    /// out (empty until the first read).
+    pub links_down: Arc<Mutex<Vec<bool>>>,
     /// Held while a model is built and applied, so two threads applying at
     /// once cannot leave the older of their models in force.
     apply_lock: Arc<Mutex<()>>,
@@ -74,6 +84,11 @@ impl LldpShared {
             Err(p) => p.into_inner().clone(),
         };
         with_bundles(&mut m, &bundles);
+        let down = match self.links_down.lock() {
+            Ok(d) => d.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        without_down_links(&mut m, &down);
         m
     }
 
@@ -102,6 +117,22 @@ pub fn with_bundles(model: &mut SwitchModel, bundles: &BTreeMap<PortId, Vec<Port
             .and_then(|i| i.logical.as_mut())
         {
             m.clone_from(members);
+        }
+    }
+}
+
+/// Takes the addresses off every physical port whose link is down
+/// (`down[i]`), as a router withdraws a down interface's connected route:
+/// its subnet is no longer routed out of it (a less specific route may
+/// take over), its address answers no ping or ARP, static next hops
+/// through it leave their routes and ECMP groups, and the neighbours
+/// learned on it are forgotten. Configuration and `show running-config`
+/// keep the addresses; the applied model gets them back with the link.
+pub fn without_down_links(model: &mut SwitchModel, down: &[bool]) {
+    for (ifc, down) in model.interfaces.iter_mut().zip(down) {
+        if *down && ifc.logical.is_none() {
+            ifc.ipv4.clear();
+            ifc.ipv6.clear();
         }
     }
 }
@@ -182,6 +213,28 @@ impl Drop for LldpRunner {
     }
 }
 
+/// One line per link transition, naming the port.
+fn log_link(name: &str, up: bool) {
+    if up {
+        tracing::info!("{name}: link up");
+    } else {
+        tracing::warn!("{name}: link down; its addresses and connected routes are withdrawn");
+    }
+}
+
+/// Records port `i`'s link as down or not in `shared`; true when that
+/// changes the model to apply.
+fn note_link(shared: &LldpShared, i: usize, down: bool) -> bool {
+    let mut d = match shared.links_down.lock() {
+        Ok(d) => d,
+        Err(p) => p.into_inner(),
+    };
+    if d.len() <= i {
+        d.resize(i + 1, false);
+    }
+    std::mem::replace(&mut d[i], down) != down
+}
+
 fn send(control: &ControlPath) -> impl FnMut(usize, Vec<u8>) + '_ {
     move |port, frame| {
         if let Err(e) = control.send(port as u16, &frame) {
@@ -225,13 +278,22 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
             }
         }
         control.trim_cache();
+        let mut links_changed = false;
         if now.saturating_sub(last_links) >= LINK_POLL_NS || last_links == 0 {
             last_links = now;
             let stats = runtime.stats();
             for (i, ifc) in loaded.1.interfaces.iter().enumerate() {
-                let up = stats.interfaces.get(&ifc.name).map(|s| s.link_up);
+                let state = stats.interfaces.get(&ifc.name);
+                let up = state.map(|s| s.link_up);
                 if let (Some(up), Some(known)) = (up, links.get_mut(i)) {
                     if *known != Some(up) {
+                        // A port without a backend is down from the start
+                        // (its missing `bind` was logged then).
+                        let bound = state.is_some_and(|s| s.backend != "none");
+                        if ifc.logical.is_none() && bound && (known.is_some() || !up) {
+                            log_link(&ifc.name, up);
+                        }
+                        links_changed |= note_link(shared, i, !up);
                         if known.is_some() || !up {
                             agent.link_changed(i, up, now);
                         }
@@ -255,7 +317,7 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
             }
         }
         let oper = pfc_overrides(&agent, &model);
-        if oper != applied || bundles_changed {
+        if oper != applied || bundles_changed || links_changed {
             if let Ok(mut o) = shared.pfc_overrides.lock() {
                 o.clone_from(&oper);
             }
@@ -278,7 +340,9 @@ fn run(runtime: &Runtime, running: &Mutex<Loaded>, shared: &LldpShared, stop: &A
                     }
                     applied = oper;
                 }
-                Err(e) => tracing::error!("applying the DCBX PFC set and LACP bundles: {e}"),
+                Err(e) => {
+                    tracing::error!("applying the DCBX PFC set, LACP bundles and link states: {e}")
+                }
             }
         }
         if let Ok(mut s) = shared.snapshot.lock() {

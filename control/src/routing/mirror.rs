@@ -286,14 +286,13 @@ impl Mirrors {
 
     fn write_up(&mut self, i: usize, burst: &mut Burst, c: &MirrorCounters) {
         let tap = &mut self.mirrors[i].tap;
-        let errors = tap.io_counters().tx_errors;
-        let done = tap.tx_burst(burst, 0) as u64;
-        let refused = tap.io_counters().tx_errors - errors;
+        let done = tap.tx_burst(burst, 0);
+        let refused = done.failed as u64;
         // What the TAP would not take now (its queue to the kernel full) is
         // dropped: a routing protocol's transport retransmits.
         let unsent = burst.len() as u64;
         burst.clear();
-        c.to_kernel.fetch_add(done - refused, Ordering::Relaxed);
+        c.to_kernel.fetch_add(done.sent as u64, Ordering::Relaxed);
         c.to_kernel_dropped
             .fetch_add(refused + unsent, Ordering::Relaxed);
     }

@@ -131,7 +131,12 @@ fn cisco_mac(mac: &str) -> String {
 
 fn render_interface(out: &mut dyn Write, name: &str, i: &InterfaceStats) -> std::io::Result<()> {
     let oper = i.admin_up && i.link_up;
-    writeln!(out, "{name} is {}", state(oper))?;
+    let why = if i.admin_up && !i.link_up {
+        " (link down)"
+    } else {
+        ""
+    };
+    writeln!(out, "{name} is {}{why}", state(oper))?;
     writeln!(
         out,
         "admin state is {}, Dedicated Interface",

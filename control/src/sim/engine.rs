@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crossbeam_queue::SegQueue;
 use railyard_dataplane::clock::Nanos;
 use railyard_dataplane::port::ring::RingPort;
-use railyard_dataplane::port::{IoCounters, Port};
+use railyard_dataplane::port::{IoCounters, Port, TxDone};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Burst, PacketBuf, PacketHint, Pool};
 
@@ -84,10 +84,11 @@ impl Port for NotifyingPort {
         n
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         let first = burst.first().map_or(PacketHint::default(), PacketBuf::hint);
         let encoded = self.tap.as_ref().map(|t| t.before_tx(burst, now));
-        let n = self.inner.tx_burst(burst, now);
+        let done = self.inner.tx_burst(burst, now);
+        let n = done.sent;
         if let (Some(tap), Some(encoded)) = (&self.tap, encoded) {
             tap.after_tx(encoded, n);
         }
@@ -100,7 +101,7 @@ impl Port for NotifyingPort {
                 first,
             ));
         }
-        n
+        done
     }
 
     fn link_up(&self) -> bool {
@@ -415,9 +416,9 @@ mod tests {
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
         burst.push(pool.alloc_from(&[2; 60]).unwrap());
-        assert_eq!(port.tx_burst(&mut burst, 5_000), 2);
+        assert_eq!(port.tx_burst(&mut burst, 5_000).sent, 2);
         // Nothing sent, nothing announced.
-        assert_eq!(port.tx_burst(&mut burst, 6_000), 0);
+        assert_eq!(port.tx_burst(&mut burst, 6_000).sent, 0);
         s.collect_arrivals();
         assert_eq!(s.next_time(), Some(6_000));
         let mut ports = Vec::new();

@@ -2,10 +2,14 @@
 //! still take wire time), then the scheduler and shaper fill transmit
 //! bursts from the eight queues; packets leaving release their ingress
 //! bytes, which is what lets [`pfc_tx`](super::pfc_tx) send XON.
+//!
+//! A frame the backend fails to send is a `tx_error` drop, not a
+//! transmitted frame; a port whose link is down sends nothing, and what
+//! waits for it is dropped as `link_down` as its queues let it out.
 
 use super::Switch;
 use crate::clock::Nanos;
-use crate::counters::PortCounters;
+use crate::counters::{DropReason, PortCounters};
 use crate::packet::{Burst, BURST_SIZE};
 use crate::pfc::IngressCharge;
 use crate::port::Port;
@@ -13,19 +17,24 @@ use crate::port::Port;
 /// Most transmit bursts per port per round.
 pub(super) const TX_BURSTS_PER_POLL: usize = 4;
 
-/// Hands `burst` to the backend, counting what it accepted; what it refused
-/// stays in `burst`.
+/// Hands `burst` to the backend, counting what it sent as transmitted and
+/// what it failed to send as `tx_error` drops; what it refused for now
+/// stays in `burst`. Returns how many left `burst` (sent or failed).
 fn transmit(backend: &mut dyn Port, burst: &mut Burst, c: &mut PortCounters, now: Nanos) -> usize {
     let bytes_before: u64 = burst.iter().map(|p| p.len() as u64).sum();
-    let sent = backend.tx_burst(burst, now);
+    let done = backend.tx_burst(burst, now);
     let bytes_left: u64 = burst.iter().map(|p| p.len() as u64).sum();
-    c.tx_packets += sent as u64;
-    c.tx_bytes += bytes_before - bytes_left;
-    sent
+    c.tx_packets += done.sent as u64;
+    c.tx_bytes += (bytes_before - bytes_left).saturating_sub(done.failed_bytes);
+    c.drops[DropReason::TxError as usize] += done.failed as u64;
+    done.taken()
 }
 
 impl Switch {
     pub(super) fn tx_port(&mut self, p: usize, now: Nanos) -> usize {
+        if self.ports[p].owned && !self.port_up[p] && self.ports[p].model.logical.is_none() {
+            return self.drain_down_port(p, now);
+        }
         let slot = &mut self.ports[p];
         let Some(backend) = slot.backend.as_mut() else {
             return 0;
@@ -88,5 +97,46 @@ impl Switch {
             );
         }
         sent
+    }
+
+    /// Drops what waits to leave port `p`, whose link is down, as
+    /// `link_down`: its control frames, the burst the backend refused last
+    /// time, and what its queues let out this round (dequeued as for
+    /// sending, so that queue counters stay whole and lossless bytes are
+    /// released; a paused or shaped queue gives its packets up as it
+    /// opens). Returns how many.
+    #[cold]
+    fn drain_down_port(&mut self, p: usize, now: Nanos) -> usize {
+        let mut dropped = 0;
+        for _ in 0..=TX_BURSTS_PER_POLL {
+            let slot = &mut self.ports[p];
+            let mut burst = std::mem::take(&mut slot.tx_pending);
+            if burst.is_empty() {
+                burst = std::mem::take(&mut slot.ctrl_tx);
+            }
+            if burst.is_empty() {
+                if slot.queues.is_empty()
+                    || slot.queues.dequeue_burst(
+                        &mut burst,
+                        BURST_SIZE,
+                        now,
+                        &mut slot.counters.queues,
+                    ) == 0
+                {
+                    break;
+                }
+                if self.any_lossless {
+                    let releaser = self.ingress_acct.releaser(self.worker);
+                    for pkt in burst.iter() {
+                        releaser.release(IngressCharge::of(pkt));
+                    }
+                }
+            }
+            dropped += burst.len();
+            for pkt in burst.drain(..) {
+                self.drop_packet(pkt, p, DropReason::LinkDown);
+            }
+        }
+        dropped
     }
 }

@@ -81,7 +81,7 @@ use dpdk_sys as sys;
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BUF_SIZE, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
-use crate::port::{IoCounters, Port};
+use crate::port::{IoCounters, Port, TxDone};
 use crate::wire::MacAddr;
 
 /// The EAL arguments railyard uses when the configuration gives none: a
@@ -849,8 +849,9 @@ impl Port for DpdkPort {
     /// Copies a prefix of `burst` into mbufs and hands them to the driver;
     /// what the driver does not take (its ring is full) stays in `burst`.
     /// Frames no mbuf can hold are dropped and counted in `tx_errors`.
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         let mut done = 0;
+        let mut result = TxDone::default();
         while done < burst.len() {
             let pending = burst.len() - done;
             let mut mbufs = [ptr::null_mut::<sys::rte_mbuf>(); BURST_SIZE];
@@ -900,17 +901,20 @@ impl Port for DpdkPort {
                 sys::ry_rte_pktmbuf_free_bulk(mbufs.as_mut_ptr().add(sent), (pending - sent) as u32)
             };
             done += sent;
+            result.sent += sent;
             self.counters.tx_frames += sent as u64;
             if sent < k {
                 break;
             }
             if oversize {
                 self.counters.tx_errors += 1;
+                result.failed += 1;
+                result.failed_bytes += burst[done].len() as u64;
                 done += 1;
             }
         }
         crate::packet::free_front(burst, done);
-        done
+        result
     }
 
     fn link_up(&self) -> bool {

@@ -54,6 +54,38 @@ pub struct IoCounters {
     pub rx_wait_max_ns: u64,
 }
 
+/// What one [`Port::tx_burst`] did with the frames it took from the front
+/// of its burst: sent them, or failed to and discarded them. The pipeline
+/// counts the first as `tx_packets` and the second as `tx_error` drops, so
+/// a frame lost in the backend is never counted as transmitted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxDone {
+    /// Frames handed to the link.
+    pub sent: usize,
+    /// Frames the backend could not send and discarded (also in its
+    /// [`IoCounters::tx_errors`]).
+    pub failed: usize,
+    /// The bytes of the failed frames, so that `tx_bytes` counts only what
+    /// was sent.
+    pub failed_bytes: u64,
+}
+
+impl TxDone {
+    /// `n` frames sent, none failed.
+    pub const fn sent(n: usize) -> Self {
+        TxDone {
+            sent: n,
+            failed: 0,
+            failed_bytes: 0,
+        }
+    }
+
+    /// How many frames left the burst (sent or failed).
+    pub const fn taken(&self) -> usize {
+        self.sent + self.failed
+    }
+}
+
 /// A source and sink of frames for one interface.
 ///
 /// Implementations never block and never panic on bad input: a frame that
@@ -65,10 +97,12 @@ pub trait Port: Send {
     /// were appended.
     fn rx_burst(&mut self, pool: &Pool, burst: &mut Burst, now: Nanos) -> usize;
 
-    /// Transmits packets from the front of `burst`, removing those it accepted;
+    /// Transmits packets from the front of `burst`, removing those it sent
+    /// and those it could not send and discarded (link gone, frame refused);
     /// packets it cannot take now (ring full) stay in `burst` for a retry.
-    /// Returns how many were accepted.
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize;
+    /// Says how many of each left, so that the pipeline counts a discarded
+    /// frame as a drop rather than as transmitted.
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone;
 
     /// Whether the link is up; a down port neither receives nor transmits.
     fn link_up(&self) -> bool {

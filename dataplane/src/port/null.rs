@@ -6,7 +6,7 @@
 //! times exactly what DPDK's testpmd times over `net_null`: buffer
 //! allocation, one copy in, the pipeline, and the free on transmit.
 
-use super::{IoCounters, Port};
+use super::{IoCounters, Port, TxDone};
 use crate::clock::Nanos;
 use crate::packet::{free_burst, Burst, Pool, BURST_SIZE, MAX_FRAME};
 
@@ -64,12 +64,12 @@ impl Port for NullPort {
         n
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         let n = burst.len();
         self.tx_bytes += burst.iter().map(|p| p.len() as u64).sum::<u64>();
         free_burst(burst);
         self.counters.tx_frames += n as u64;
-        n
+        TxDone::sent(n)
     }
 
     fn io_counters(&self) -> IoCounters {
@@ -100,7 +100,7 @@ mod tests {
         assert_eq!(burst[1].data()[0], 2);
         assert!(burst.iter().all(|p| p.timestamp == 5));
         assert_eq!(pool.available(), 64 - BURST_SIZE);
-        assert_eq!(port.tx_burst(&mut burst, 0), BURST_SIZE);
+        assert_eq!(port.tx_burst(&mut burst, 0).sent, BURST_SIZE);
         assert!(burst.is_empty());
         assert_eq!(pool.available(), 64);
         let c = port.io_counters();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 
-use super::{IoCounters, Port};
+use super::{IoCounters, Port, TxDone};
 use crate::clock::Nanos;
 use crate::packet::{Burst, PacketBuf, Pool, BURST_SIZE};
 use crate::wire::MacAddr;
@@ -168,9 +168,9 @@ impl Port for RingPort {
         n
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         if !self.up.load(Ordering::Relaxed) {
-            return 0;
+            return TxDone::default();
         }
         // Lanes of other workers may push too: what does not fit stays.
         let due = now.saturating_add(self.delay_ns);
@@ -199,7 +199,7 @@ impl Port for RingPort {
         }
         *burst = refused;
         self.counters.tx_frames += n as u64;
-        n
+        TxDone::sent(n)
     }
 
     fn tx_lane(&mut self) -> Option<Box<dyn Port>> {
@@ -258,7 +258,7 @@ mod tests {
         for i in 0..6u8 {
             burst.push(pool.alloc_from(&[i; 60]).unwrap());
         }
-        assert_eq!(a.tx_burst(&mut burst, 0), 4);
+        assert_eq!(a.tx_burst(&mut burst, 0).sent, 4);
         assert_eq!(burst.len(), 2);
         assert_eq!(burst[0].data()[0], 4);
         let mut rx = Burst::new();
@@ -268,7 +268,7 @@ mod tests {
         assert!(rx.iter().all(|p| p.timestamp == 7));
         link.set_up(false);
         assert!(!b.link_up());
-        assert_eq!(a.tx_burst(&mut burst, 0), 0);
+        assert_eq!(a.tx_burst(&mut burst, 0).sent, 0);
     }
 
     #[test]
@@ -279,12 +279,12 @@ mod tests {
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
         burst.push(pool.alloc_from(&[2; 60]).unwrap());
-        assert_eq!(a.tx_burst(&mut burst, 0), 2);
+        assert_eq!(a.tx_burst(&mut burst, 0).sent, 2);
         for i in 3..6u8 {
             burst.push(pool.alloc_from(&[i; 60]).unwrap());
         }
         // Two fit beside the end's own two; the third stays for a retry.
-        assert_eq!(lane.tx_burst(&mut burst, 0), 2);
+        assert_eq!(lane.tx_burst(&mut burst, 0).sent, 2);
         assert_eq!(burst.len(), 1);
         assert_eq!(burst[0].data()[0], 5);
         assert_eq!(lane.io_counters().tx_frames, 2);
@@ -293,13 +293,13 @@ mod tests {
         let firsts: Vec<u8> = rx.iter().map(|p| p.data()[0]).collect();
         assert_eq!(firsts, vec![1, 2, 3, 4]);
         // What the far end sends reaches the end, not the lane.
-        assert_eq!(b.tx_burst(&mut rx, 0), 4);
+        assert_eq!(b.tx_burst(&mut rx, 0).sent, 4);
         let mut got = Burst::new();
         assert_eq!(lane.rx_burst(&pool, &mut got, 0), 0);
         assert_eq!(a.rx_burst(&pool, &mut got, 0), 4);
         link.set_up(false);
         assert!(!lane.link_up());
-        assert_eq!(lane.tx_burst(&mut burst, 0), 0);
+        assert_eq!(lane.tx_burst(&mut burst, 0).sent, 0);
     }
 
     #[test]
@@ -309,10 +309,10 @@ mod tests {
         assert_eq!(b.delay_ns(), 500);
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
-        assert_eq!(a.tx_burst(&mut burst, 100), 1);
+        assert_eq!(a.tx_burst(&mut burst, 100).sent, 1);
         burst.push(pool.alloc_from(&[2; 60]).unwrap());
         burst.push(pool.alloc_from(&[3; 60]).unwrap());
-        assert_eq!(a.tx_burst(&mut burst, 300), 2);
+        assert_eq!(a.tx_burst(&mut burst, 300).sent, 2);
         let mut rx = Burst::new();
         // Nothing is due before 600; asking does not lose the head.
         assert_eq!(b.next_rx_time(), Some(600));
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(b.next_rx_time(), None);
         assert_eq!(b.io_counters().rx_frames, 3);
         // The other direction has the same delay.
-        assert_eq!(b.tx_burst(&mut rx, 6_000), 3);
+        assert_eq!(b.tx_burst(&mut rx, 6_000).sent, 3);
         assert_eq!(a.next_rx_time(), Some(6_500));
         assert_eq!(a.rx_burst(&pool, &mut burst, 6_499), 0);
         assert_eq!(a.rx_burst(&pool, &mut burst, 6_500), 3);
@@ -343,7 +343,7 @@ mod tests {
         let (mut a, mut b, _) = RingLink::pair("t", 8);
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
-        assert_eq!(a.tx_burst(&mut burst, 1_000), 1);
+        assert_eq!(a.tx_burst(&mut burst, 1_000).sent, 1);
         assert_eq!(b.next_rx_time(), None);
         // Even at an earlier clock (another worker's): no due time to wait for.
         assert_eq!(b.rx_burst(&pool, &mut burst, 10), 1);
@@ -355,7 +355,7 @@ mod tests {
         let (mut a, mut b, link) = RingLink::pair_with_delay("t", 8, 50);
         let mut burst = Burst::new();
         burst.push(pool.alloc_from(&[1; 60]).unwrap());
-        assert_eq!(a.tx_burst(&mut burst, 0), 1);
+        assert_eq!(a.tx_burst(&mut burst, 0).sent, 1);
         assert_eq!(b.next_rx_time(), Some(50));
         link.set_up(false);
         assert_eq!(b.next_rx_time(), None);
@@ -379,15 +379,15 @@ mod tests {
             p.timestamp = 42;
             burst.push(p);
         }
-        assert_eq!(a.tx_burst(&mut burst, 0), 2);
+        assert_eq!(a.tx_burst(&mut burst, 0).sent, 2);
         assert_eq!(link.ring_full(), 1);
         assert_eq!(burst[0].timestamp, 42);
         // The lane shares the ring, the delay and the count.
-        assert_eq!(lane.tx_burst(&mut burst, 0), 0);
+        assert_eq!(lane.tx_burst(&mut burst, 0).sent, 0);
         assert_eq!(link.ring_full(), 2);
         let mut rx = Burst::new();
         assert_eq!(b.rx_burst(&pool, &mut rx, 1_000), 2);
-        assert_eq!(lane.tx_burst(&mut burst, 10), 1);
+        assert_eq!(lane.tx_burst(&mut burst, 10).sent, 1);
         assert_eq!(b.next_rx_time(), Some(1_010));
     }
 }

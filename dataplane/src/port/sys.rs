@@ -78,6 +78,18 @@ pub(super) fn set_interface_flags(fd: RawFd, ifname: &str, flags: c_int) -> io::
     Ok(())
 }
 
+/// The index of interface `ifname` now, via any socket `fd` (an ioctl,
+/// without the allocation `if_nametoindex` makes); `None` when no
+/// interface has that name.
+pub(super) fn current_index(fd: RawFd, ifname: &str) -> Option<c_int> {
+    let mut ifr = ifreq_for(ifname).ok()?;
+    // SAFETY: SIOCGIFINDEX reads the name from and writes the index into
+    // the ifreq we pass, which lives for the call.
+    cvt(unsafe { libc::ioctl(fd, libc::SIOCGIFINDEX as _, &mut ifr) }).ok()?;
+    // SAFETY: SIOCGIFINDEX filled the ifindex member of the union.
+    Some(unsafe { ifr.ifr_ifru.ifru_ifindex })
+}
+
 /// Whether flags say the link can pass traffic: administratively up and
 /// with carrier.
 pub(super) fn flags_up(flags: c_int) -> bool {

@@ -38,7 +38,7 @@ use super::sys::{
 };
 use crate::clock::Nanos;
 use crate::packet::{Burst, Pool, BURST_SIZE, MAX_FRAME};
-use crate::port::{IoCounters, Port};
+use crate::port::{IoCounters, Port, TxDone};
 use crate::wire::MacAddr;
 
 /// `TUNSETCARRIER`, `_IOW('T', 226, int)` (not in the libc crate).
@@ -223,20 +223,28 @@ impl Port for TapPort {
 
     /// Writes one frame per syscall. Frames the kernel refuses (link down,
     /// malformed) are dropped and counted in `tx_errors`; if the device
-    /// would block, the rest stay in `burst`. Returns how many left `burst`.
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    /// would block, the rest stay in `burst`.
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         let mut done = 0;
+        let mut result = TxDone::default();
         while done < burst.len() {
             match (&self.dev).write(burst[done].data()) {
-                Ok(_) => self.counters.tx_frames += 1,
+                Ok(_) => {
+                    self.counters.tx_frames += 1;
+                    result.sent += 1;
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(_) => self.counters.tx_errors += 1,
+                Err(_) => {
+                    self.counters.tx_errors += 1;
+                    result.failed += 1;
+                    result.failed_bytes += burst[done].len() as u64;
+                }
             }
             done += 1;
         }
         crate::packet::free_front(burst, done);
-        done
+        result
     }
 
     fn link_up(&self) -> bool {

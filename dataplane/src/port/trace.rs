@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::upstream::PfcUpstream;
-use super::{IoCounters, Port};
+use super::{IoCounters, Port, TxDone};
 use crate::clock::Nanos;
 use crate::packet::{free_burst, Burst, Pool, BURST_SIZE, MAX_FRAME};
 
@@ -131,7 +131,7 @@ impl Port for TracePort {
         n
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         let n = burst.len();
         if let Some(up) = self.upstream.as_mut() {
             for p in burst.iter() {
@@ -149,7 +149,7 @@ impl Port for TracePort {
         }
         free_burst(burst);
         self.counters.tx_frames += n as u64;
-        n
+        TxDone::sent(n)
     }
 
     fn io_counters(&self) -> IoCounters {
@@ -193,7 +193,7 @@ mod tests {
         assert!(p.exhausted());
         // Sent frames are recorded at their departure time.
         b[1].timestamp = 30;
-        assert_eq!(p.tx_burst(&mut b, 35), 2);
+        assert_eq!(p.tx_burst(&mut b, 35).sent, 2);
         let cap = cap.lock().unwrap();
         assert_eq!(cap.len(), 2);
         assert_eq!(

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use railyard_control::traffic::{build, FrameSpec, Transport, ROCEV2_PORT};
 use railyard_dataplane::clock::Nanos;
-use railyard_dataplane::port::{IoCounters, Port};
+use railyard_dataplane::port::{IoCounters, Port, TxDone};
 use railyard_dataplane::qos::shaper::{serialisation_ps, wire_bytes};
 use railyard_dataplane::wire::MacAddr;
 use railyard_dataplane::{Burst, Pool, BURST_SIZE};
@@ -186,7 +186,7 @@ impl Port for HostPort {
         n
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         let n = burst.len();
         if let Ok(mut log) = self.arrivals.lock() {
             for p in burst.iter() {
@@ -201,7 +201,7 @@ impl Port for HostPort {
         }
         burst.clear();
         self.counters.tx_frames += n as u64;
-        n
+        TxDone::sent(n)
     }
 
     fn io_counters(&self) -> IoCounters {
@@ -249,19 +249,20 @@ impl Port for TapPort {
         self.inner.rx_burst(pool, burst, now)
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         // Accepted packets leave the burst, so read their tags first.
         self.scratch.clear();
         self.scratch
             .extend(burst.iter().map(|p| Tag::decode(p.data())));
-        let n = self.inner.tx_burst(burst, now);
+        let done = self.inner.tx_burst(burst, now);
+        let n = done.sent;
         if let Ok(mut log) = self.log.lock() {
             log.extend(self.scratch[..n].iter().flatten().map(|tag| TapRecord {
                 time: now,
                 tag: *tag,
             }));
         }
-        n
+        done
     }
 
     fn link_up(&self) -> bool {

@@ -55,9 +55,10 @@ use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
 use crate::port::sys::{
-    ctx, cvt, hardware_address, interface_index, interface_mtu, link_state, setsockopt,
+    ctx, current_index, cvt, hardware_address, interface_index, interface_mtu, link_state,
+    setsockopt,
 };
-use crate::port::{IoCounters, Port};
+use crate::port::{IoCounters, Port, TxDone};
 use crate::wire::checksum;
 use crate::wire::MacAddr;
 
@@ -334,6 +335,10 @@ pub struct AfPacketPort {
     /// the kernel's counter.
     kernel_drops: Cell<u64>,
     link: Cell<bool>,
+    /// The interface the socket is bound to is gone (deleted, or replaced
+    /// by another of the same name): the port is down for good, since the
+    /// socket stays bound to the old one.
+    gone: Cell<bool>,
     refresh: RefreshTimer,
     warned_oversize: bool,
     qdisc_bypass: bool,
@@ -410,6 +415,7 @@ impl AfPacketPort {
             counters: IoCounters::default(),
             kernel_drops: Cell::new(0),
             link: Cell::new(link),
+            gone: Cell::new(false),
             refresh: RefreshTimer::new(),
             warned_oversize: false,
             qdisc_bypass: opts.qdisc_bypass,
@@ -460,7 +466,19 @@ impl AfPacketPort {
         if !self.refresh.due() {
             return;
         }
-        let up = link_state(self.fd.as_raw_fd(), &self.ifname);
+        let fd = self.fd.as_raw_fd();
+        if !self.gone.get() && current_index(fd, &self.ifname) != Some(self.ifindex) {
+            // Flags read by name would describe a new interface of the same
+            // name, which this socket does not reach.
+            self.gone.set(true);
+            tracing::warn!(
+                "{}: the interface this port was bound to (ifindex {}) is gone; \
+                 the port stays down until railyard restarts",
+                self.ifname,
+                self.ifindex
+            );
+        }
+        let up = !self.gone.get() && link_state(fd, &self.ifname);
         self.link.set(up);
         self.read_kernel_drops();
     }
@@ -584,16 +602,19 @@ fn complete_transport_checksum(frame: &mut [u8]) -> bool {
 /// the kernel refuses for good (too long, link gone) are dropped and counted
 /// in `tx_errors`; when the device pushes back the rest stay in `burst`
 /// (unless `up` says the link is down, which would refuse them forever;
-/// asked only then). Returns how many left `burst`.
+/// asked only then). Says how many were sent and how many failed.
 fn send_burst(
     fd: RawFd,
     burst: &mut Burst,
     up: impl Fn() -> bool,
     counters: &mut IoCounters,
-) -> usize {
+) -> TxDone {
     let mut done = 0;
     let mut sent = 0u64;
     let mut errors = 0u64;
+    let mut error_bytes = 0u64;
+    // The frames from `from` on failed (the error path only).
+    let bytes = |from: usize| -> u64 { burst[from..].iter().map(|p| p.len() as u64).sum() };
     while done < burst.len() {
         let pending = &burst[done..];
         // SAFETY: iovec and mmsghdr are plain data (lengths and null
@@ -635,17 +656,20 @@ fn send_burst(
                 // do not let the caller retry a dead link.
                 if !up() {
                     errors += (burst.len() - done) as u64;
+                    error_bytes += bytes(done);
                     done = burst.len();
                 }
                 break;
             }
             libc::ENETDOWN | libc::ENXIO | libc::ENODEV => {
                 errors += (burst.len() - done) as u64;
+                error_bytes += bytes(done);
                 done = burst.len();
             }
             _ => {
                 // This frame is unsendable (e.g. EMSGSIZE); skip it.
                 errors += 1;
+                error_bytes += burst[done].len() as u64;
                 done += 1;
             }
         }
@@ -653,7 +677,11 @@ fn send_burst(
     crate::packet::free_front(burst, done);
     counters.tx_frames += sent;
     counters.tx_errors += errors;
-    done
+    TxDone {
+        sent: sent as usize,
+        failed: errors as usize,
+        failed_bytes: error_bytes,
+    }
 }
 
 /// The receive ring's socket, for a caller that blocks in `poll(2)` until a
@@ -889,7 +917,7 @@ impl Port for AfPacketPort {
     }
 
     /// Sends with one `sendmmsg` per burst (see `send_burst`).
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         let mut counters = self.counters;
         let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);
         self.counters = counters;
@@ -991,7 +1019,7 @@ impl Port for AfPacketLane {
         0
     }
 
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         let mut counters = self.counters;
         let n = send_burst(self.fd.as_raw_fd(), burst, || self.link_up(), &mut counters);
         self.counters = counters;

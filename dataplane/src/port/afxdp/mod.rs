@@ -66,7 +66,7 @@ use crate::clock::Nanos;
 use crate::packet::{copy_bytes, Burst, Pool, BURST_SIZE, MAX_FRAME};
 use crate::port::refresh::RefreshTimer;
 use crate::port::sys::{ctx, cvt, hardware_address, interface_index, link_state, setsockopt};
-use crate::port::{IoCounters, Port};
+use crate::port::{IoCounters, Port, TxDone};
 use crate::wire::MacAddr;
 
 /// Ring and UMEM geometry of an [`AfXdpPort`].
@@ -604,9 +604,8 @@ impl Port for AfXdpPort {
     /// Copies frames from the front of `burst` into free transmit frames and
     /// queues them with one ring update and at most one `sendto`. Frames
     /// longer than a UMEM frame are dropped and counted in `tx_errors`; when
-    /// no transmit frame is free the rest stay in `burst`. Returns how many
-    /// left `burst`.
-    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> usize {
+    /// no transmit frame is free the rest stay in `burst`.
+    fn tx_burst(&mut self, burst: &mut Burst, _now: Nanos) -> TxDone {
         self.reap_completions();
         self.refresh_if_due();
         if !self.link.get() {
@@ -614,18 +613,24 @@ impl Port for AfXdpPort {
             // refuses to send) until the UMEM runs out; drop them instead,
             // as the other backends do.
             let n = burst.len();
+            let bytes = burst.iter().map(|p| p.len() as u64).sum();
             self.counters.tx_errors += n as u64;
             burst.clear();
-            return n;
+            return TxDone {
+                sent: 0,
+                failed: n,
+                failed_bytes: bytes,
+            };
         }
         if burst.is_empty() {
             self.kick_tx();
-            return 0;
+            return TxDone::default();
         }
         let frame_size = self.frame_size as usize;
         let mut taken = 0usize;
         let mut queued = 0u64;
         let mut errors = 0u64;
+        let mut error_bytes = 0u64;
         {
             let want = burst.len().min(self.tx_free.len()) as u32;
             let mut slots = self.sock.tx.free(want).min(want);
@@ -633,6 +638,7 @@ impl Port for AfXdpPort {
                 let data = p.data();
                 if data.len() > frame_size {
                     errors += 1;
+                    error_bytes += data.len() as u64;
                     taken += 1;
                     continue;
                 }
@@ -645,6 +651,7 @@ impl Port for AfXdpPort {
                 let Some(dst) = self.area.bytes(addr, data.len()) else {
                     // Not a frame of ours: cannot happen; keep the list sane.
                     errors += 1;
+                    error_bytes += data.len() as u64;
                     taken += 1;
                     continue;
                 };
@@ -674,7 +681,12 @@ impl Port for AfXdpPort {
         self.kick_tx();
         self.counters.tx_frames += queued;
         self.counters.tx_errors += errors;
-        taken
+        debug_assert_eq!(taken as u64, queued + errors);
+        TxDone {
+            sent: queued as usize,
+            failed: errors as usize,
+            failed_bytes: error_bytes,
+        }
     }
 
     fn link_up(&self) -> bool {

@@ -37,7 +37,7 @@ use std::path::Path;
 
 use crate::clock::Nanos;
 use crate::packet::{free_burst, Burst, Pool};
-use crate::port::{IoCounters, Port};
+use crate::port::{IoCounters, Port, TxDone};
 
 pub use ng::NgCapture;
 pub use sink::PcapSink;
@@ -147,16 +147,16 @@ impl Port for PcapPort {
 
     /// Without a sink, frames are discarded as sent (a port with nowhere to
     /// write is a wire with nothing attached).
-    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> usize {
+    fn tx_burst(&mut self, burst: &mut Burst, now: Nanos) -> TxDone {
         if let Some(s) = self.source.as_mut() {
             s.on_tx(burst, now);
         }
         match self.sink.as_mut() {
-            Some(s) => s.tx_burst(burst),
+            Some(s) => TxDone::sent(s.tx_burst(burst)),
             None => {
                 let n = burst.len();
                 free_burst(burst);
-                n
+                TxDone::sent(n)
             }
         }
     }

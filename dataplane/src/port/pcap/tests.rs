@@ -419,7 +419,7 @@ fn pcap_port_joins_both_sides() {
     assert_eq!(port.next_rx_time(), Some(0));
     assert_eq!(port.rx_burst(&pool, &mut burst, 0), 1);
     assert!(!port.exhausted());
-    assert_eq!(port.tx_burst(&mut burst, 10), 1);
+    assert_eq!(port.tx_burst(&mut burst, 10).sent, 1);
     assert_eq!(port.rx_burst(&pool, &mut burst, 1_000), 1);
     assert!(port.exhausted());
     port.flush().unwrap();
