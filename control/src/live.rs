@@ -151,6 +151,12 @@ pub struct RunOptions {
     pub routing: Routing,
     /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
     pub metrics: Option<SocketAddr>,
+    /// The group that may use the management socket too (mode 0660);
+    /// without one it is owner-only (0600).
+    pub socket_group: Option<mgmt::Group>,
+    /// The canonical directory `reload FILE` through the socket may read
+    /// from; without one it reads any file the switch's user may read.
+    pub config_dir: Option<PathBuf>,
 }
 
 /// How a live switch learns its routes beyond its configured ones.
@@ -434,7 +440,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         opts.strict,
         lldp.clone(),
     );
-    let server = mgmt::Server::start(&opts.socket, move |req| {
+    let socket_options = mgmt::Options {
+        group: opts.socket_group.clone(),
+        ..mgmt::Options::default()
+    };
+    let socket_counters = Arc::clone(&socket_options.counters);
+    let config_dir = opts.config_dir.clone();
+    let server = mgmt::Server::start_with(&opts.socket, socket_options, move |req| {
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
         match verb {
             "stats" => {
@@ -442,6 +454,8 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 if let Some(k) = stats_source.kernel_view() {
                     v["kernel_routes"] = serde_json::to_value(k).unwrap_or_default();
                 }
+                v["control_socket"] =
+                    serde_json::to_value(socket_counters.snapshot()).unwrap_or_default();
                 v.to_string()
             }
             "kernel-routes" => kernel_routes_reply(&kernel_routes, kernel_counters.as_deref()),
@@ -463,12 +477,18 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 Err(_) => mgmt::unknown_request(req),
             },
             "reload" => {
-                let file = if arg.trim().is_empty() {
-                    path.clone()
-                } else {
-                    PathBuf::from(arg.trim())
+                let file = match (arg.trim(), &config_dir) {
+                    ("", _) => Ok(path.clone()),
+                    (f, Some(dir)) => mgmt::confine(dir, Path::new(f)),
+                    (f, None) => Ok(PathBuf::from(f)),
                 };
-                let reply = reload(&rt, &cfg, &shared, &file, strict);
+                let reply = match file {
+                    Ok(file) => reload(&rt, &cfg, &shared, &file, strict),
+                    Err(refused) => ReloadReply {
+                        applied: false,
+                        messages: vec![refused],
+                    },
+                };
                 log_reload(&reply);
                 serde_json::to_string(&reply).unwrap_or_default()
             }

@@ -80,6 +80,15 @@ enum Command {
         /// a missing interface is an error at once.
         #[arg(long, value_name = "S")]
         wait_ports: Option<u64>,
+        /// Let the members of group NAME use the management socket too
+        /// (mode 0660); without it the socket is owner-only (0600).
+        #[arg(long, value_name = "NAME")]
+        socket_group: Option<String>,
+        /// `reload FILE` through the management socket reads only files
+        /// inside DIR (`..` and symlinks leading out are refused). Without
+        /// it, `reload FILE` reads any file the switch's user may read.
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
     },
     /// Replay pcap traces through the switch in virtual time.
     Replay(railyard_control::replay::cli::ReplayArgs),
@@ -128,7 +137,9 @@ enum Command {
     /// load FILE instead. A configuration with errors is rejected and the
     /// running one stays.
     Reload {
-        /// Configuration to load instead of the one the switch started with.
+        /// Configuration to load instead of the one the switch started with;
+        /// the switch reads it (as its own user), and only from inside its
+        /// `--config-dir` when it runs with one.
         file: Option<PathBuf>,
         /// Management socket of the switch.
         #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
@@ -566,7 +577,20 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             routing,
             metrics,
             wait_ports,
+            socket_group,
+            config_dir,
         } => {
+            let socket_group = socket_group
+                .as_deref()
+                .map(mgmt::Group::lookup)
+                .transpose()?;
+            let config_dir = config_dir
+                .map(|d| match d.canonicalize() {
+                    Ok(c) if c.is_dir() => Ok(c),
+                    Ok(_) => Err(format!("--config-dir {}: not a directory", d.display())),
+                    Err(e) => Err(format!("--config-dir {}: {e}", d.display())),
+                })
+                .transpose()?;
             let loaded = load(&config, strict)?;
             if let Some(s) = wait_ports {
                 railyard_control::live::wait_for_ports(
@@ -599,6 +623,8 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
                     RoutingArg::Frr => Routing::Frr,
                 },
                 metrics,
+                socket_group,
+                config_dir,
             };
             let stats = run(loaded, &opts)?;
             writeln!(out, "final counters:").map_err(io)?;
