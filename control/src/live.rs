@@ -19,10 +19,10 @@ use railyard_dataplane::Pool;
 
 use crate::compile::reorder;
 use crate::lacp::LacpReply;
-use crate::monitor::Monitor;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::metrics::{self, MetricsServer, Scrape};
 use crate::mgmt::{self, ReloadReply};
+use crate::monitor::Monitor;
 use crate::queue_ring::QueueRing;
 use crate::routing::daemons::{state_dir, FrrDaemons};
 use crate::routing::kernel_fib::{

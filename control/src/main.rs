@@ -12,7 +12,8 @@ use railyard_control::monitor::{self, MonitorReply};
 use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 use show_words::{
-    BfdWhat, BriefWhat, HardwareWhat, IpWhat, Ipv6What, NeighborWhat, ProfileWhat, SessionWhat, SummaryWhat,
+    BfdWhat, BriefWhat, HardwareWhat, IpWhat, Ipv6What, NeighborWhat, ProfileWhat, SessionWhat,
+    SummaryWhat,
 };
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -902,7 +903,9 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
             write!(out, "{}", show::l2::lacp_text(&reply, true, json)).map_err(io)
         }
         Command::Show {
-            what: ShowWhat::Monitor { id, json, socket, .. },
+            what: ShowWhat::Monitor {
+                id, json, socket, ..
+            },
         } => {
             let mut reply: MonitorReply = mgmt::request(&socket, "monitor")?;
             if json {

@@ -378,9 +378,13 @@ pub fn render(reply: &MonitorReply, id: Option<u8>) -> String {
         let title = format!("   session {}", r.id);
         let _ = writeln!(s, "{title}\n{}", "-".repeat(title.len() + 3));
         let field = |s: &mut String, k: &str, v: &str| {
-            let _ = writeln!(s, "{k:<18}: {v}");
+            let _ = writeln!(s, "{k:<18}:{}{v}", if v.is_empty() { "" } else { " " });
         };
-        field(&mut s, "description", r.description.as_deref().unwrap_or(""));
+        field(
+            &mut s,
+            "description",
+            r.description.as_deref().unwrap_or(""),
+        );
         field(&mut s, "type", "local");
         let state = match &r.reason {
             Some(why) => format!("{} ({why})", r.state),
@@ -388,12 +392,7 @@ pub fn render(reply: &MonitorReply, id: Option<u8>) -> String {
         };
         field(&mut s, "state", &state);
         field(&mut s, "source intf", "");
-        let list = |v: &[String]| {
-            v.iter()
-                .map(|n| short(n))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let list = |v: &[String]| v.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ");
         let both: Vec<String> = r
             .source_rx
             .iter()

@@ -56,8 +56,14 @@ fn enabled_sessions_become_port_numbered_specs_and_shut_ones_do_not() {
             ),
         ]
     );
-    assert_eq!(down_reason(&sessions[2], &model), Some("Session admin shut"));
-    assert_eq!(file_interfaces(&specs[0].0), [port("Ethernet1/1"), port("Ethernet1/2")]);
+    assert_eq!(
+        down_reason(&sessions[2], &model),
+        Some("Session admin shut")
+    );
+    assert_eq!(
+        file_interfaces(&specs[0].0),
+        [port("Ethernet1/1"), port("Ethernet1/2")]
+    );
 }
 
 #[test]
@@ -69,7 +75,12 @@ fn show_output_reads_like_nx_os_with_counters() {
             .map(|s| SessionReply {
                 id: s.id,
                 description: s.description.clone(),
-                state: if down_reason(s, &model).is_none() { "up" } else { "down" }.into(),
+                state: if down_reason(s, &model).is_none() {
+                    "up"
+                } else {
+                    "down"
+                }
+                .into(),
                 reason: down_reason(s, &model).map(str::to_owned),
                 source_rx: vec!["Ethernet1/1".into(), "Ethernet1/2".into()],
                 source_tx: vec!["Ethernet1/1".into()],
@@ -92,7 +103,7 @@ fn show_output_reads_like_nx_os_with_counters() {
 description       : lab span
 type              : local
 state             : up
-source intf       : 
+source intf       :
     rx            : Eth1/1 Eth1/2
     tx            : Eth1/1
     both          : Eth1/1
@@ -103,8 +114,14 @@ frames dropped    : 2 (queue_full 2, no_buffer 0, destination_down 0)
 "
     );
     let all = render(&reply, None);
-    assert!(all.contains("destination file  : /tmp/s2.pcapng\n"), "{all}");
+    assert!(
+        all.contains("destination file  : /tmp/s2.pcapng\n"),
+        "{all}"
+    );
     assert!(all.contains("frames written    : 10\n"), "{all}");
-    assert!(all.contains("state             : down (Session admin shut)\n"), "{all}");
+    assert!(
+        all.contains("state             : down (Session admin shut)\n"),
+        "{all}"
+    );
     assert_eq!(render(&reply, Some(7)), "Session 7 not configured\n");
 }
