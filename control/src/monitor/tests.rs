@@ -4,7 +4,6 @@ use railyard_config::{parse_str, ParseOptions};
 const CONFIG: &str = "\
 interface Ethernet1/1-4
   no switchport
-  bind null
 monitor session 1
   description lab span
   source interface Ethernet1/1 both
@@ -99,7 +98,7 @@ fn show_output_reads_like_nx_os_with_counters() {
     assert_eq!(
         one,
         "   session 1
--------------
+---------------
 description       : lab span
 type              : local
 state             : up
