@@ -274,7 +274,7 @@ impl Monitor {
         let mut state = self.lock();
         state.0 = sessions.to_vec();
         let wanted = specs(sessions, model);
-        if wanted == state.1.specs && state.1.set.is_some() == !wanted.is_empty() {
+        if wanted == state.1.specs && state.1.set.is_some() != wanted.is_empty() {
             return Ok(());
         }
         // The old files are complete before a new session may reuse a path.

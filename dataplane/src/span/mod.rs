@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_queue::ArrayQueue;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::capture::{CaptureRing, Direction};
 use crate::clock::Nanos;
@@ -75,8 +75,9 @@ pub enum SpanTarget {
     Port {
         /// The destination port.
         port: PortId,
-        /// Copies waiting for the port's owner to send them.
-        queue: ArrayQueue<PacketBuf>,
+        /// Copies waiting for the port's owner to send them (boxed: the
+        /// queue's cache-line padding would make every target that large).
+        queue: Box<ArrayQueue<PacketBuf>>,
     },
     /// Into `ring`, for a writer thread.
     File(Arc<CaptureRing>),
@@ -93,7 +94,7 @@ pub struct SpanSession {
 }
 
 /// A session's counters at one moment.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpanCounters {
     /// Copies delivered to the destination's queue or ring.
     pub mirrored: u64,
@@ -165,7 +166,7 @@ impl SpanSet {
             let target = match s.port {
                 Some(port) => SpanTarget::Port {
                     port,
-                    queue: ArrayQueue::new(SPAN_QUEUE),
+                    queue: Box::new(ArrayQueue::new(SPAN_QUEUE)),
                 },
                 None => {
                     SpanTarget::File(Arc::new(CaptureRing::preallocated(SPAN_RING, SPAN_SNAPLEN)))

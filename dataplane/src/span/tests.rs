@@ -34,7 +34,7 @@ fn copies_go_to_their_session_and_full_destinations_count_drops() {
     let frame = [0xabu8; 64];
     set.mirror(set.rx_mask(0), 0, Direction::Rx, &frame, 7, &pool);
     set.mirror(set.tx_mask(0), 0, Direction::Tx, &frame[..60], 8, &pool);
-    let [one, two] = &set.sessions()[..] else {
+    let [one, two] = set.sessions() else {
         panic!("two sessions")
     };
     assert_eq!(one.counters().mirrored, 1);
