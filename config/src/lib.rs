@@ -80,6 +80,7 @@ mod lexer;
 mod lldp;
 mod mac;
 mod model;
+mod monitor;
 mod mtu;
 mod name;
 mod parser;
@@ -117,6 +118,7 @@ pub use model::{
     Bind, Config, Interface, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     RxHandover, StaticRoute, DEFAULT_MTU, MAX_MTU, MIN_MTU,
 };
+pub use monitor::{MonitorDestination, MonitorSession, SpanDirection, MAX_MONITOR_SESSION};
 pub use qos::{
     AccessList, AclEntry, Bandwidth, ClassMap, ClassMapKind, DcbxVersion, Direction, Dlb,
     DlbInterfaces, DlbMode, DlbPin, FlowKey, GroupClassMap, LoadSharing, Match, MatchMode,

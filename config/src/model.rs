@@ -18,6 +18,7 @@ use crate::bgp::{Afi, BfdInterval, Bgp, PrefixList, RouteMap};
 use crate::diag::Source;
 use crate::l2::{ChannelGroup, LacpRate, MacTable, PortChannel, Svi, Switchport, Vlan, Vlans};
 use crate::lldp::Lldp;
+use crate::monitor::MonitorSession;
 pub use crate::name::InterfaceName;
 pub(crate) use crate::name::{parse_interface_spec, IfSpec};
 pub use crate::prefix::{IpPrefix, Ipv4Prefix, Ipv6Prefix};
@@ -98,6 +99,8 @@ pub struct Config {
     pub prefix_lists: Vec<PrefixList>,
     /// The global `bfd interval … min_rx … multiplier …`; `None`: NX-OS's default.
     pub bfd_interval: Option<BfdInterval>,
+    /// `monitor session N` (local SPAN), sorted by session number.
+    pub monitor_sessions: Vec<MonitorSession>,
     /// The file this was parsed from, for diagnostics of later stages
     /// (provenance: ignored by equality, not serialized).
     #[serde(skip)]

@@ -86,6 +86,7 @@ impl fmt::Display for Config {
         blocks.extend(self.svis.iter().map(ToString::to_string));
         blocks.extend(self.port_channels.iter().map(ToString::to_string));
         blocks.extend(self.interfaces.iter().map(ToString::to_string));
+        blocks.extend(self.monitor_sessions.iter().map(ToString::to_string));
         let mut routes = String::new();
         for route in &self.routes {
             writeln!(routes, "{route}")?;

@@ -15,6 +15,7 @@ pub mod live;
 pub mod lldp;
 pub mod metrics;
 pub mod mgmt;
+pub mod monitor;
 pub mod natural;
 mod plotting;
 pub mod queue_ring;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use railyard_config::{Bind, Interface, RxHandover};
-use railyard_dataplane::clock::MonotonicClock;
+use railyard_dataplane::clock::{Clock, MonotonicClock};
 use railyard_dataplane::model::RouteModel;
 use railyard_dataplane::port::afpacket::{AfPacketOptions, AfPacketPort, Receive};
 use railyard_dataplane::port::afxdp::{AfXdpOptions, AfXdpPort};
@@ -22,6 +22,7 @@ use crate::lacp::LacpReply;
 use crate::lldp::runner::{LldpRunner, LldpShared};
 use crate::metrics::{self, MetricsServer, Scrape};
 use crate::mgmt::{self, ReloadReply};
+use crate::monitor::Monitor;
 use crate::queue_ring::QueueRing;
 use crate::routing::daemons::{state_dir, FrrDaemons};
 use crate::routing::kernel_fib::{
@@ -193,6 +194,7 @@ fn reload(
     runtime: &Runtime,
     running: &Mutex<Loaded>,
     lldp: &LldpShared,
+    monitor: &Monitor,
     path: &Path,
     strict: bool,
 ) -> ReloadReply {
@@ -243,6 +245,9 @@ fn reload(
                     .into_iter()
                     .map(|w| format!("warning: route {}: {}", w.route, w.message)),
             );
+            if let Err(e) = monitor.apply(&loaded.config.monitor_sessions, &new.model) {
+                messages.push(format!("warning: {e}"));
+            }
             messages.push(format!("{}: applied", path.display()));
             *current = Loaded {
                 config: loaded.config,
@@ -352,6 +357,9 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hangup))
         .map_err(|e| e.to_string())?;
     let clock = Arc::new(MonotonicClock::new());
+    // Where the workers' clock starts in wall-clock time, for the
+    // timestamps of monitor sessions' files.
+    let (wall_ns, clock_now) = (wall_clock_ns(), clock.now());
     let runtime_opts = RuntimeOptions {
         mirrors: mirrors.is_some(),
         ..opts.runtime.clone()
@@ -375,6 +383,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         .collect();
     let interfaces = compiled.model.interfaces.len();
     let runtime = Arc::new(runtime);
+    let monitor = Arc::new(Monitor::start(
+        Arc::clone(&runtime),
+        &loaded.config.monitor_sessions,
+        &compiled.model,
+        wall_ns,
+        clock_now,
+    )?);
     let running = Arc::new(Mutex::new(loaded));
     let lldp = LldpShared::default();
     let mirror_ports = mirrors.as_ref().map(Mirrors::indexes);
@@ -433,12 +448,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     let ring = Arc::new(Mutex::new(QueueRing::new(interface_names, Instant::now())));
     let ring_source = counters.clone();
     let ring_reply = Arc::clone(&ring);
-    let (rt, cfg, path, strict, shared) = (
+    let (rt, cfg, path, strict, shared, span) = (
         Arc::clone(&runtime),
         Arc::clone(&running),
         opts.config.clone(),
         opts.strict,
         lldp.clone(),
+        Arc::clone(&monitor),
     );
     let socket_options = mgmt::Options {
         group: opts.socket_group.clone(),
@@ -483,7 +499,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                     (f, None) => Ok(PathBuf::from(f)),
                 };
                 let reply = match file {
-                    Ok(file) => reload(&rt, &cfg, &shared, &file, strict),
+                    Ok(file) => reload(&rt, &cfg, &shared, &span, &file, strict),
                     Err(refused) => ReloadReply {
                         applied: false,
                         messages: vec![refused],
@@ -514,6 +530,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                     Err(p) => p.into_inner().compiled.model.clone(),
                 };
                 serde_json::to_string(&LacpReply::new(snapshot, &model)).unwrap_or_default()
+            }
+            "monitor" => {
+                let model = match cfg.lock() {
+                    Ok(l) => l.compiled.model.clone(),
+                    Err(p) => p.into_inner().compiled.model.clone(),
+                };
+                serde_json::to_string(&span.reply(&model)).unwrap_or_default()
             }
             _ => mgmt::unknown_request(req),
         }
@@ -570,6 +593,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                 &runtime,
                 &running,
                 &lldp,
+                &monitor,
                 &opts.config,
                 opts.strict,
             ));
@@ -582,6 +606,11 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
     agent.stop();
     drop(metrics_server);
     drop(server);
+    // Its files end with every frame copied so far; its hold on the
+    // runtime goes before shutdown unwraps it.
+    if let Ok(m) = Arc::try_unwrap(monitor) {
+        m.stop();
+    }
     drop(frr);
     drop(kernel_fib);
     drop(mirrors);
@@ -595,6 +624,13 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         )),
         None => Ok(stats),
     }
+}
+
+/// Nanoseconds since 1970 now (0 for a clock set before then).
+fn wall_clock_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// The queue ring, even if a holder panicked (its samples stay whole).

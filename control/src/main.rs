@@ -8,10 +8,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod show_words;
 use railyard_control::live::{parse_cores, run, Routing, RunOptions};
+use railyard_control::monitor::{self, MonitorReply};
 use railyard_control::{demo, load_config, mgmt, replay, show, Loaded};
 use railyard_dataplane::runtime::{PollMode, RuntimeOptions};
 use show_words::{
-    BfdWhat, BriefWhat, HardwareWhat, IpWhat, Ipv6What, NeighborWhat, ProfileWhat, SummaryWhat,
+    BfdWhat, BriefWhat, HardwareWhat, IpWhat, Ipv6What, NeighborWhat, ProfileWhat, SessionWhat,
+    SummaryWhat,
 };
 
 /// A software switch for AI-fabric labs: RoCEv2 QoS, ECN, PFC and load
@@ -289,6 +291,20 @@ enum ShowWhat {
     PortChannel {
         /// `summary`.
         what: SummaryWhat,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Management socket of the running switch to ask.
+        #[arg(long, default_value = mgmt::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
+    /// `show monitor session [N]`: the monitor (SPAN) sessions of a running
+    /// switch: state, sources, destination, frames copied and dropped.
+    Monitor {
+        /// `session`.
+        what: SessionWhat,
+        /// One session (1-18); all when left out.
+        id: Option<u8>,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -911,6 +927,20 @@ fn dispatch(cmd: Command, mut out: &mut Stdout) -> Result<(), String> {
         } => {
             let reply = mgmt::request(&socket, "lacp")?;
             write!(out, "{}", show::l2::lacp_text(&reply, true, json)).map_err(io)
+        }
+        Command::Show {
+            what: ShowWhat::Monitor {
+                id, json, socket, ..
+            },
+        } => {
+            let mut reply: MonitorReply = mgmt::request(&socket, "monitor")?;
+            if json {
+                reply.sessions.retain(|s| id.is_none_or(|id| s.id == id));
+                let v = serde_json::to_value(&reply).unwrap_or_default();
+                writeln!(out, "{}", show::json_text(&v)).map_err(io)
+            } else {
+                write!(out, "{}", monitor::render(&reply, id)).map_err(io)
+            }
         }
         Command::Show {
             what: ShowWhat::Lacp { json, socket, .. },

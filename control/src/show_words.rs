@@ -60,3 +60,10 @@ pub(crate) enum ProfileWhat {
     /// `show hardware profile dlb`: dynamic load balancing.
     Dlb,
 }
+
+/// `show monitor …`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SessionWhat {
+    /// The monitor (SPAN) sessions.
+    Session,
+}

@@ -16,6 +16,10 @@ use crossbeam_queue::ArrayQueue;
 use crate::clock::Nanos;
 use crate::counters::DropReason;
 
+/// Buffers a [`CaptureRing::preallocated`] ring has beyond its capacity:
+/// those its reader holds between `pop` and `recycle`.
+const RECYCLE_SPARE: usize = 64;
+
 /// Which way a captured frame was going at its port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -61,6 +65,26 @@ impl CaptureRing {
         CaptureRing {
             ring: ArrayQueue::new(capacity),
             free: ArrayQueue::new(capacity),
+            snaplen,
+            overflow: AtomicU64::new(0),
+            taken: AtomicU64::new(0),
+        }
+    }
+
+    /// A ring like [`new`](Self::new) whose buffers are all allocated
+    /// now (a few spare for the frames the reader holds), so that
+    /// recording never allocates: for a capture taken on the live packet
+    /// path.
+    pub fn preallocated(capacity: usize, snaplen: usize) -> CaptureRing {
+        let capacity = capacity.max(1);
+        let spare = capacity + RECYCLE_SPARE;
+        let free = ArrayQueue::new(spare);
+        for _ in 0..spare {
+            let _ = free.push(Vec::with_capacity(snaplen));
+        }
+        CaptureRing {
+            ring: ArrayQueue::new(capacity),
+            free,
             snaplen,
             overflow: AtomicU64::new(0),
             taken: AtomicU64::new(0),

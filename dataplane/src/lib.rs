@@ -37,6 +37,7 @@ pub mod port;
 pub mod qos;
 pub mod queue;
 pub mod runtime;
+pub mod span;
 pub mod stats;
 pub mod wire;
 

@@ -22,6 +22,7 @@ use crate::model::{PortId, SwitchModel};
 use crate::packet::{PacketBuf, Pool};
 use crate::pipeline::{Switch, WorkerLinks};
 use crate::port::Port;
+use crate::span::{SpanBoard, SpanSet};
 use crate::stats::SwitchStats;
 
 /// How often workers publish counters.
@@ -77,6 +78,8 @@ pub struct Runtime {
     generation: AtomicU64,
     interfaces: Vec<String>,
     control: ControlPath,
+    /// The monitor sessions the workers copy frames for.
+    span: Arc<SpanBoard>,
 }
 
 /// The control plane's door into the running dataplane: frames the workers
@@ -196,6 +199,7 @@ impl Runtime {
             (0..workers).map(|_| Arc::new(ArrayQueue::new(4))).collect();
         let applied: Arc<Vec<AtomicU64>> =
             Arc::new((0..workers).map(|_| AtomicU64::new(0)).collect());
+        let span = Arc::new(SpanBoard::default());
         for ((w, ports), link) in per_worker.into_iter().enumerate().zip(links) {
             let (mut sw, warn) = Switch::new_worker(model, ports, pool.clone(), link);
             sw.set_punt_ring(Arc::clone(&punt));
@@ -212,6 +216,7 @@ impl Runtime {
             let poll = opts.poll;
             let inbox = Arc::clone(&commands[w]);
             let applied = Arc::clone(&applied);
+            let span = Arc::clone(&span);
             let handle = std::thread::Builder::new()
                 .name(format!("railyard-w{w}"))
                 .spawn(move || {
@@ -225,6 +230,7 @@ impl Runtime {
                         slot: &snaps[w],
                         commands: &inbox,
                         applied: &applied[w],
+                        span: &span,
                     };
                     worker_loop(&mut sw, &*clock, &control, poll);
                 });
@@ -243,6 +249,7 @@ impl Runtime {
                 generation: AtomicU64::new(0),
                 interfaces: model.interfaces.iter().map(|i| i.name.clone()).collect(),
                 control,
+                span,
             },
             warnings,
         )
@@ -314,6 +321,12 @@ impl Runtime {
         Ok(warnings)
     }
 
+    /// Has every worker copy frames for the monitor sessions of `set`
+    /// (`None`: stop copying), from its next round on.
+    pub fn set_span(&self, set: Option<Arc<SpanSet>>) {
+        self.span.publish(set);
+    }
+
     /// The first worker whose thread has ended although no stop was asked
     /// for: it panicked, and its ports no longer move packets. A switch with
     /// a dead worker must not go on answering as if it forwarded.
@@ -350,6 +363,7 @@ struct WorkerControl<'a> {
     slot: &'a Mutex<SwitchStats>,
     commands: &'a ArrayQueue<Pending>,
     applied: &'a AtomicU64,
+    span: &'a SpanBoard,
 }
 
 /// Idle polls an adaptive worker spins through before it sleeps.
@@ -409,8 +423,14 @@ fn worker_loop(sw: &mut Switch, clock: &dyn Clock, ctl: &WorkerControl<'_>, poll
     let mut last_publish = 0;
     let mut idle_rounds: u32 = 0;
     let mut wake = WakeSet::of(sw);
+    let mut span_seen = 0;
     publish(sw, slot);
     while !ctl.stop.load(Ordering::Relaxed) {
+        let span = ctl.span.generation();
+        if span != span_seen {
+            span_seen = span;
+            sw.set_span(ctl.span.current());
+        }
         if let Some((gen, model)) = ctl.commands.pop() {
             sw.apply(&model);
             wake = WakeSet::of(sw);

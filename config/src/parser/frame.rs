@@ -3,7 +3,7 @@
 //! being skipped), and what each kind accepts and how strictly.
 
 use super::table::Spec;
-use super::{bgp, global, interface, l2, policy, qos, top};
+use super::{bgp, global, interface, l2, monitor, policy, qos, top};
 
 /// An open section.
 #[derive(Debug)]
@@ -59,6 +59,8 @@ pub(crate) enum Section {
     RouteMap,
     /// `vlan N[,…]` (the VLANs are in [`Builder::open_vlans`]).
     Vlan,
+    /// `monitor session N` (the first index is the session number).
+    Monitor,
 }
 
 impl Section {
@@ -83,6 +85,7 @@ impl Section {
             Section::PeerAf => bgp::PEER_AF,
             Section::RouteMap => policy::ROUTE_MAP_ENTRY,
             Section::Vlan => l2::VLAN,
+            Section::Monitor => monitor::MONITOR,
         }
     }
 
@@ -103,6 +106,7 @@ impl Section {
             Section::PeerAf => "neighbor address-family",
             Section::RouteMap => "route-map",
             Section::Vlan => "vlan",
+            Section::Monitor => "monitor session",
         }
     }
 

@@ -29,6 +29,7 @@ mod frame;
 mod global;
 mod interface;
 mod l2;
+mod monitor;
 mod policy;
 mod qos;
 mod table;

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::table::Spec;
-use super::{bgp, global, l2, policy, qos, value, Args, Builder, Fail, FrameKind};
+use super::{bgp, global, l2, monitor, policy, qos, value, Args, Builder, Fail, FrameKind};
 use crate::model::{
     parse_interface_spec, IfSpec, InterfaceName, IpPrefix, Ipv4Prefix, Ipv6Prefix, RouteTarget,
     StaticRoute,
@@ -31,6 +31,16 @@ pub(super) static TABLE: &[Spec] = &[
     Spec::run(&["no", "feature"], "no feature NAME", no_feature),
     Spec::accept(&["version"]),
     Spec::run(&["interface"], "interface NAME[, NAME ...]", interface),
+    Spec::run(
+        &["monitor", "session"],
+        monitor::MONITOR_SESSION,
+        monitor::monitor_session,
+    ),
+    Spec::run(
+        &["no", "monitor", "session"],
+        monitor::MONITOR_SESSION,
+        monitor::no_monitor_session,
+    ),
     Spec::run(&["ip", "route"], IP_ROUTE, ip_route),
     Spec::run(&["no", "ip", "route"], IP_ROUTE, no_ip_route),
     Spec::run(&["ipv6", "route"], IPV6_ROUTE, ipv6_route),

@@ -12,6 +12,7 @@
 mod bgp;
 mod index;
 mod l2;
+mod monitor;
 mod qos;
 
 pub(crate) use bgp::{BgpAt, PeerKey};
@@ -135,6 +136,17 @@ pub(crate) enum At {
     DlbPin(crate::model::InterfaceName),
     /// An item of the routing sections.
     Bgp(BgpAt),
+    /// An item of `monitor session N` (the session number).
+    Monitor(u8, MonitorAt),
+}
+
+/// Items of a `monitor session` whose position is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum MonitorAt {
+    /// The interface of a `source interface` line.
+    Source(InterfaceName),
+    /// The target of the `destination` line.
+    Destination,
 }
 
 /// The `type` of a `policy-map`.
@@ -655,5 +667,6 @@ pub(crate) fn validate(config: &Config, map: &SourceMap, sources: &Sources<'_>) 
     l2::check(config, map, sources, &mut c.out);
     qos::check(config, map, sources, &mut c.out);
     bgp::check(config, map, sources, &mut c.out);
+    monitor::check(config, map, sources, &mut c.out);
     c.out
 }

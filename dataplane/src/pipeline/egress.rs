@@ -8,6 +8,7 @@
 //! waits for it is dropped as `link_down` as its queues let it out.
 
 use super::Switch;
+use crate::capture::Direction;
 use crate::clock::Nanos;
 use crate::counters::{DropReason, PortCounters};
 use crate::packet::{Burst, BURST_SIZE};
@@ -20,7 +21,12 @@ pub(super) const TX_BURSTS_PER_POLL: usize = 4;
 /// Hands `burst` to the backend, counting what it sent as transmitted and
 /// what it failed to send as `tx_error` drops; what it refused for now
 /// stays in `burst`. Returns how many left `burst` (sent or failed).
-fn transmit(backend: &mut dyn Port, burst: &mut Burst, c: &mut PortCounters, now: Nanos) -> usize {
+pub(super) fn transmit(
+    backend: &mut dyn Port,
+    burst: &mut Burst,
+    c: &mut PortCounters,
+    now: Nanos,
+) -> usize {
     let bytes_before: u64 = burst.iter().map(|p| p.len() as u64).sum();
     let done = backend.tx_burst(burst, now);
     let bytes_left: u64 = burst.iter().map(|p| p.len() as u64).sum();
@@ -52,6 +58,14 @@ impl Switch {
         }
         let mut sent = 0;
         if !slot.ctrl_tx.is_empty() {
+            if let Some(span) = &self.span {
+                let mask = span.tx_mask(p);
+                if mask != 0 {
+                    for pkt in &slot.ctrl_tx[slot.ctrl_mirrored.min(slot.ctrl_tx.len())..] {
+                        span.mirror(mask, p as u16, Direction::Tx, pkt.data(), now, &self.pool);
+                    }
+                }
+            }
             // Control frames go ahead of the queues, leaving now, but still
             // take wire time (those the backend accepted: it takes them
             // from the front).
@@ -64,6 +78,8 @@ impl Switch {
             for l in &lens[..n.min(BURST_SIZE)] {
                 slot.queues.charge_wire(now, *l);
             }
+            // What the backend refused stays, copied already.
+            slot.ctrl_mirrored = slot.ctrl_tx.len();
             sent += n;
         }
         // Up to a few bursts while the backend keeps taking them: a port fed
@@ -82,6 +98,14 @@ impl Switch {
             if n == 0 {
                 // Shaped or paused: nothing may leave yet.
                 break;
+            }
+            if let Some(span) = &self.span {
+                let mask = span.tx_mask(p);
+                if mask != 0 {
+                    for pkt in slot.tx_pending.iter() {
+                        span.mirror(mask, p as u16, Direction::Tx, pkt.data(), now, &self.pool);
+                    }
+                }
             }
             if self.any_lossless {
                 let releaser = self.ingress_acct.releaser(self.worker);

@@ -63,6 +63,9 @@ impl Switch {
             Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
             _ => 0,
         };
+        if self.span.is_some() {
+            self.span_burst(p, &burst, Direction::Rx);
+        }
         for mut pkt in burst.drain(..) {
             pkt.in_port = p as u16;
             self.ingress(pkt, p, now);

@@ -52,6 +52,7 @@ pub mod poll_gap;
 mod quality;
 mod rewrite;
 mod route;
+mod span;
 mod stats;
 
 use std::net::IpAddr;
@@ -77,6 +78,7 @@ use crate::pfc::{IngressAccounting, PfcPortState};
 use crate::port::Port;
 use crate::qos::classify::Classifier;
 use crate::queue::EgressQueues;
+use crate::span::SpanSet;
 use crate::wire::MacAddr;
 
 pub use handoff::{MacEvent, NeighborEvent, WorkerLinks};
@@ -110,6 +112,9 @@ struct PortSlot {
     ctrl_tx: Burst,
     /// Frames the backend refused last time, retried first.
     tx_pending: Burst,
+    /// How many frames at the front of `ctrl_tx` monitor sessions have
+    /// already copied (the backend refused them; a retry is no new frame).
+    ctrl_mirrored: usize,
     /// Pause timers and XOFF state.
     pfc: PfcPortState,
     /// What other workers had released of this port's lossless groups when
@@ -194,6 +199,8 @@ pub struct Switch {
     /// Where copies of dropped frames go while a drop capture is armed
     /// (see [`Switch::capture_drops`]).
     drop_tap: Option<Arc<CaptureRing>>,
+    /// The enabled monitor sessions (see [`Switch::set_span`]).
+    span: Option<Arc<SpanSet>>,
 }
 
 /// The egress queues a packet can reach: the qos-groups any interface's
@@ -279,6 +286,7 @@ impl Switch {
                     classifier,
                     ctrl_tx: Burst::new(),
                     tx_pending: Burst::new(),
+                    ctrl_mirrored: 0,
                     pfc: PfcPortState::default(),
                     released_elsewhere: [0; PRIORITIES],
                 }
@@ -333,6 +341,7 @@ impl Switch {
             busy: busy::Busy::new(model.interfaces.len()),
             any_lane: false,
             drop_tap: None,
+            span: None,
         };
         let sw = Switch {
             any_lane: sw.ports.iter().any(|p| p.lane),
@@ -438,6 +447,9 @@ impl Switch {
         // What this round routed to other workers' ports leaves now, a burst
         // per ring, so they can start on it while this worker transmits.
         self.flush_handoffs();
+        if self.span.is_some() {
+            work += self.span_out(now);
+        }
         // Taken for the loop, not cloned: every worker cloning the same Arc
         // each round would bounce its count between their cores.
         let board = self.lane_board.take();
