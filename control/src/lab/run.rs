@@ -268,7 +268,22 @@ fn build(
             "netns", &bns,
         ])?;
         let mtu = l.mtu.to_string();
-        for (ns, ifname) in [(&ans, &aif), (&bns, &bif)] {
+        for (e, ns, ifname) in [(&l.a, &ans, &aif), (&l.b, &bns, &bif)] {
+            if topo.is_switch(&e.node) {
+                // A switch port belongs to railyard: the kernel of the
+                // switch's namespace must not send on it (IPv6 router and
+                // neighbour solicitations, MLD reports at every link up),
+                // or the far end receives frames this switch never sent.
+                run(&[
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sysctl",
+                    "-qw",
+                    &format!("net.ipv6.conf.{ifname}.disable_ipv6=1"),
+                ])?;
+            }
             run(&["ip", "-n", ns, "link", "set", ifname, "mtu", &mtu, "up"])?;
             // AF_PACKET sees frames as the kernel built them: without this,
             // hosts hand the switch 64 KB TSO/GSO frames with partial checksums.
