@@ -423,6 +423,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         runtime: Arc::clone(&runtime),
         mirrors: mirrors.as_ref().map(MirrorRunner::stats),
         kernel: kernel_fib.as_ref().map(KernelFib::counters),
+        monitor: Arc::clone(&monitor),
     };
     let kernel_counters = counters.kernel.clone();
     let kernel_routes = Arc::clone(&lldp.kernel_routes);
@@ -461,6 +462,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
         ..mgmt::Options::default()
     };
     let socket_counters = Arc::clone(&socket_options.counters);
+    let scrape_socket = Arc::clone(&socket_options.counters);
     let config_dir = opts.config_dir.clone();
     let server = mgmt::Server::start_with(&opts.socket, socket_options, move |req| {
         let (verb, arg) = req.split_once(' ').unwrap_or((req, ""));
@@ -557,6 +559,7 @@ pub fn run(loaded: Loaded, opts: &RunOptions) -> Result<SwitchStats, String> {
                     stats: &counters.stats(),
                     lldp: Some(&lldp),
                     kernel_routes: kernel.as_ref(),
+                    control_socket: Some(&scrape_socket.snapshot()),
                 })
             })?;
             tracing::info!("Prometheus metrics at http://{}/metrics", server.addr());
@@ -648,15 +651,18 @@ struct Counters {
     runtime: Arc<Runtime>,
     mirrors: Option<MirrorStats>,
     kernel: Option<Arc<KernelFibCounters>>,
+    monitor: Arc<Monitor>,
 }
 
 impl Counters {
-    /// Every worker's latest snapshot, merged, with the mirror counters.
+    /// Every worker's latest snapshot, merged, with the mirror and monitor
+    /// session counters.
     fn stats(&self) -> SwitchStats {
         let mut stats = self.runtime.stats();
         if let Some(m) = &self.mirrors {
             with_mirror_counters(&mut stats, m, &self.runtime);
         }
+        stats.monitor_sessions = self.monitor.counters();
         stats
     }
 

@@ -312,6 +312,18 @@ impl Monitor {
         Ok(())
     }
 
+    /// Each enabled session's counters, by session number: what `stats`
+    /// and a metrics scrape report.
+    pub fn counters(&self) -> BTreeMap<u8, SpanCounters> {
+        let state = self.lock();
+        state
+            .1
+            .set
+            .iter()
+            .flat_map(|set| set.sessions().iter().map(|s| (s.id, s.counters())))
+            .collect()
+    }
+
     /// The `monitor` request's answer.
     pub fn reply(&self, model: &SwitchModel) -> MonitorReply {
         let state = self.lock();

@@ -367,6 +367,10 @@ pub struct SwitchStats {
     /// What the bridge did per VLAN, for the VLANs that saw traffic.
     #[serde(default)]
     pub vlans: BTreeMap<u16, VlanCounters>,
+    /// Each enabled monitor session's copies, by session number (filled by
+    /// the control plane, which owns the sessions).
+    #[serde(default)]
+    pub monitor_sessions: BTreeMap<u8, crate::span::SpanCounters>,
 }
 
 /// The MAC address table: its entries and what it did.

@@ -137,6 +137,7 @@ mod doc_tests {
             stats: &railyard_dataplane::stats::SwitchStats::default(),
             lldp: None,
             kernel_routes: None,
+            control_socket: None,
         });
         for family in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
             let name = family.split(' ').next().unwrap_or_default();

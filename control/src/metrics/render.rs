@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use railyard_dataplane::stats::{InterfaceStats, QueueStats, SwitchStats};
 use railyard_lldp::snapshot::{LldpCounters, LldpSnapshot};
 
+use crate::mgmt::CounterSnapshot;
 use crate::routing::kernel_fib::KernelFibView;
 
 /// What one scrape renders.
@@ -24,6 +25,8 @@ pub struct Scrape<'a> {
     /// The kernel route follower's counters, when the switch follows the
     /// kernel's routing table.
     pub kernel_routes: Option<&'a KernelFibView>,
+    /// What the management socket did, when the switch serves one.
+    pub control_socket: Option<&'a CounterSnapshot>,
 }
 
 /// A metric family's type, as the `# TYPE` line names it.
@@ -423,9 +426,76 @@ pub fn render(scrape: &Scrape<'_>) -> String {
     poll_gaps(&mut o, s);
     mac_table(&mut o, s);
     vlans(&mut o, s);
+    monitor_sessions(&mut o, s);
     lldp(&mut o, scrape.lldp);
     kernel_routes(&mut o, scrape.kernel_routes);
+    control_socket(&mut o, scrape.control_socket);
     o.text
+}
+
+fn monitor_sessions(o: &mut Out, s: &SwitchStats) {
+    let m = &s.monitor_sessions;
+    let session = |id: &u8| vec![("session", id.to_string())];
+    o.ints(
+        "railyard_monitor_session_mirrored_total",
+        Kind::Counter,
+        "Copies a monitor session delivered to its destination's queue or ring.",
+        m.iter().map(|(id, c)| (session(id), c.mirrored)),
+    );
+    o.ints(
+        "railyard_monitor_session_dropped_total",
+        Kind::Counter,
+        "Copies a monitor session dropped, by reason.",
+        m.iter().flat_map(|(id, c)| {
+            [
+                ("queue_full", c.queue_full),
+                ("no_buffer", c.no_buffer),
+                ("destination_down", c.destination_down),
+            ]
+            .map(|(why, n)| {
+                let mut l = session(id);
+                l.push(("reason", why.to_string()));
+                (l, n)
+            })
+        }),
+    );
+}
+
+/// The management socket's counters; the families without samples when
+/// there is no socket.
+fn control_socket(o: &mut Out, c: Option<&CounterSnapshot>) {
+    o.ints(
+        "railyard_control_socket_connections_total",
+        Kind::Counter,
+        "Connections the management socket accepted.",
+        c.map(|c| (Vec::new(), c.accepted)),
+    );
+    o.ints(
+        "railyard_control_socket_answered_total",
+        Kind::Counter,
+        "Requests the management socket answered.",
+        c.map(|c| (Vec::new(), c.answered)),
+    );
+    o.ints(
+        "railyard_control_socket_refused_total",
+        Kind::Counter,
+        "Connections and requests the management socket refused or gave up on, by reason.",
+        c.into_iter()
+            .flat_map(|c| {
+                [
+                    ("busy", c.busy),
+                    ("streams_busy", c.streams_busy),
+                    ("too_long", c.too_long),
+                    ("not_utf8", c.not_utf8),
+                    ("request_timeout", c.request_timeouts),
+                    ("reply_abandoned", c.replies_abandoned),
+                    ("handler_panic", c.handler_panics),
+                    ("stream_error", c.stream_errors),
+                    ("accept_error", c.accept_errors),
+                ]
+            })
+            .map(|(why, n)| (vec![("reason", why.to_string())], n)),
+    );
 }
 
 fn interfaces(o: &mut Out, s: &SwitchStats) {
@@ -1011,6 +1081,7 @@ pub fn exported_names() -> Vec<String> {
         stats: &SwitchStats::default(),
         lldp: None,
         kernel_routes: None,
+        control_socket: None,
     });
     let mut names = Vec::new();
     for line in text.lines() {

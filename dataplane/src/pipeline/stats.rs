@@ -96,6 +96,7 @@ impl Switch {
                 .filter(|(_, c)| !c.is_zero())
                 .map(|(v, c)| (v as u16, *c))
                 .collect(),
+            monitor_sessions: BTreeMap::new(),
         }
     }
 

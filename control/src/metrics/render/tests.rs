@@ -96,6 +96,14 @@ fn stats() -> SwitchStats {
             ..VlanCounters::default()
         },
     );
+    s.monitor_sessions.insert(
+        2,
+        railyard_dataplane::span::SpanCounters {
+            mirrored: 23,
+            queue_full: 4,
+            ..Default::default()
+        },
+    );
     s
 }
 
@@ -107,6 +115,11 @@ fn text() -> String {
             adds: 1,
             routes: 1,
             ..KernelFibView::default()
+        }),
+        control_socket: Some(&crate::mgmt::CounterSnapshot {
+            accepted: 1005,
+            request_timeouts: 1001,
+            ..crate::mgmt::CounterSnapshot::default()
         }),
     })
 }
@@ -199,6 +212,17 @@ fn every_part_of_the_snapshot_has_its_families() {
         ("railyard_mac_table_learned_total", 6.0),
         ("railyard_vlan_rx_packets_total{vlan=\"10\"}", 8.0),
         ("railyard_kernel_route_adds_total", 1.0),
+        ("railyard_pool_buffers_touched", 0.0),
+        ("railyard_monitor_session_mirrored_total{session=\"2\"}", 23.0),
+        (
+            "railyard_monitor_session_dropped_total{session=\"2\",reason=\"queue_full\"}",
+            4.0,
+        ),
+        ("railyard_control_socket_connections_total", 1005.0),
+        (
+            "railyard_control_socket_refused_total{reason=\"request_timeout\"}",
+            1001.0,
+        ),
     ] {
         assert_eq!(value(&t, series), Some(v), "{series} in\n{t}");
     }
@@ -295,6 +319,7 @@ fn an_empty_switch_exports_the_same_families() {
         stats: &SwitchStats::default(),
         lldp: None,
         kernel_routes: None,
+        control_socket: None,
     });
     assert_eq!(families(&empty), families(&text()));
     let names = exported_names();
@@ -314,6 +339,7 @@ fn lldp_neighbours_and_counters_per_port() {
         stats: &SwitchStats::default(),
         lldp: Some(&snapshot),
         kernel_routes: None,
+        control_socket: None,
     });
     assert_eq!(
         value(
