@@ -102,17 +102,33 @@ pub fn check(stats: &[SwitchStats], topology: &Topology) -> Conservation {
     c
 }
 
-/// Fetches every switch's counters from its socket and checks them.
+/// Checks a lab's snapshots this many times before reporting an imbalance.
+const ATTEMPTS: usize = 5;
+
+/// Fetches every switch's counters from its socket and checks them. The
+/// switches publish their counters independently, every 100 ms, and keep
+/// sending LLDP after the traffic stops, so a frame can be counted as sent
+/// by one switch and not yet as received by the other: a failed check is
+/// taken again a few times, 300 ms apart, and only a lasting imbalance is
+/// reported.
 ///
 /// # Errors
 /// A switch that does not answer.
 pub fn of_lab(state: &LabState) -> Result<Conservation, String> {
-    let stats = state
-        .switches
-        .iter()
-        .map(|sw| crate::mgmt::fetch_stats(&sw.socket).map_err(|e| format!("{}: {e}", sw.name)))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(check(&stats, &state.topology))
+    let mut attempt = 0;
+    loop {
+        let stats = state
+            .switches
+            .iter()
+            .map(|sw| crate::mgmt::fetch_stats(&sw.socket).map_err(|e| format!("{}: {e}", sw.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let c = check(&stats, &state.topology);
+        attempt += 1;
+        if c.ok() || attempt == ATTEMPTS {
+            return Ok(c);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
 }
 
 #[cfg(test)]
