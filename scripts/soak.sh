@@ -43,7 +43,7 @@ seconds() {
         *) echo "$d" ;;
     esac
 }
-case ${1:-} in -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 total=$(seconds "${1:-30m}")
 (( total >= 60 )) || { echo "soak: run at least 60s" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "soak: needs root (network namespaces)" >&2; exit 2; }

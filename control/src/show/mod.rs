@@ -57,7 +57,7 @@ pub struct StatsJson<'a>(pub &'a SwitchStats);
 impl Serialize for StatsJson<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let s = self.0;
-        let mut st = ser.serialize_struct("SwitchStats", 8)?;
+        let mut st = ser.serialize_struct("SwitchStats", 9)?;
         st.serialize_field("hostname", &s.hostname)?;
         st.serialize_field("interfaces", &NaturalMap(&s.interfaces))?;
         st.serialize_field("pool", &s.pool)?;
@@ -66,6 +66,7 @@ impl Serialize for StatsJson<'_> {
         st.serialize_field("poll_gaps", &s.poll_gaps)?;
         st.serialize_field("mac_table", &s.mac_table)?;
         st.serialize_field("vlans", &s.vlans)?;
+        st.serialize_field("monitor_sessions", &s.monitor_sessions)?;
         st.end()
     }
 }
