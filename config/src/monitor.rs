@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::model::InterfaceName;
+use crate::name::InterfaceName;
 
 /// Highest session number NX-OS accepts (`monitor session 1-18`).
 pub const MAX_MONITOR_SESSION: u8 = 18;
