@@ -7,6 +7,7 @@
 //! transmitted frame; a port whose link is down sends nothing, and what
 //! waits for it is dropped as `link_down` as its queues let it out.
 
+use super::span::copy_for_sessions;
 use super::Switch;
 use crate::capture::Direction;
 use crate::clock::Nanos;
@@ -59,12 +60,8 @@ impl Switch {
         let mut sent = 0;
         if !slot.ctrl_tx.is_empty() {
             if let Some(span) = &self.span {
-                let mask = span.tx_mask(p);
-                if mask != 0 {
-                    for pkt in &slot.ctrl_tx[slot.ctrl_mirrored.min(slot.ctrl_tx.len())..] {
-                        span.mirror(mask, p as u16, Direction::Tx, pkt.data(), now, &self.pool);
-                    }
-                }
+                let fresh = &slot.ctrl_tx[slot.ctrl_mirrored.min(slot.ctrl_tx.len())..];
+                copy_for_sessions(span, &self.pool, p, Direction::Tx, fresh, now);
             }
             // Control frames go ahead of the queues, leaving now, but still
             // take wire time (those the backend accepted: it takes them
@@ -100,12 +97,7 @@ impl Switch {
                 break;
             }
             if let Some(span) = &self.span {
-                let mask = span.tx_mask(p);
-                if mask != 0 {
-                    for pkt in slot.tx_pending.iter() {
-                        span.mirror(mask, p as u16, Direction::Tx, pkt.data(), now, &self.pool);
-                    }
-                }
+                copy_for_sessions(span, &self.pool, p, Direction::Tx, &slot.tx_pending, now);
             }
             if self.any_lossless {
                 let releaser = self.ingress_acct.releaser(self.worker);

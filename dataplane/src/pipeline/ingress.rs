@@ -63,8 +63,8 @@ impl Switch {
             Some(b) if b.link_up() => b.rx_burst(&self.pool, &mut burst, now),
             _ => 0,
         };
-        if self.span.is_some() {
-            self.span_burst(p, &burst, Direction::Rx);
+        if let Some(span) = &self.span {
+            copy_for_sessions(span, &self.pool, p, Direction::Rx, &burst, self.now);
         }
         for mut pkt in burst.drain(..) {
             pkt.in_port = p as u16;

@@ -9,7 +9,7 @@ use super::egress::transmit;
 use super::Switch;
 use crate::capture::Direction;
 use crate::clock::Nanos;
-use crate::packet::{free_burst, Burst, BURST_SIZE};
+use crate::packet::{free_burst, Burst, PacketBuf, Pool, BURST_SIZE};
 use crate::span::{SpanDrop, SpanSet, SpanTarget};
 
 impl Switch {
@@ -20,22 +20,6 @@ impl Switch {
         self.span = set;
         for slot in &mut self.ports {
             slot.ctrl_mirrored = slot.ctrl_tx.len();
-        }
-    }
-
-    /// Copies `burst`, seen on port `p` going `dir`, for its sessions.
-    #[inline(never)]
-    pub(super) fn span_burst(&self, p: usize, burst: &Burst, dir: Direction) {
-        let Some(span) = &self.span else { return };
-        let mask = match dir {
-            Direction::Rx => span.rx_mask(p),
-            Direction::Tx => span.tx_mask(p),
-        };
-        if mask == 0 {
-            return;
-        }
-        for pkt in burst.iter() {
-            span.mirror(mask, p as u16, dir, pkt.data(), self.now, &self.pool);
         }
     }
 
@@ -80,5 +64,29 @@ impl Switch {
         }
         self.span = Some(span);
         sent
+    }
+}
+
+/// Copies `frames`, seen on port `p` going `dir` at `now`, for the sessions
+/// of `span` that watch it: the one copy point of the receive and transmit
+/// paths (a free function, so a caller holding a port's slot can call it).
+#[inline(never)]
+pub(super) fn copy_for_sessions(
+    span: &SpanSet,
+    pool: &Pool,
+    p: usize,
+    dir: Direction,
+    frames: &[PacketBuf],
+    now: Nanos,
+) {
+    let mask = match dir {
+        Direction::Rx => span.rx_mask(p),
+        Direction::Tx => span.tx_mask(p),
+    };
+    if mask == 0 {
+        return;
+    }
+    for pkt in frames {
+        span.mirror(mask, p as u16, dir, pkt.data(), now, pool);
     }
 }

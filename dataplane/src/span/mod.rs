@@ -107,8 +107,8 @@ pub struct SpanCounters {
 }
 
 impl SpanSession {
-    fn drop_copy(&self, why: SpanDrop) {
-        self.dropped[why as usize].fetch_add(1, Ordering::Relaxed);
+    fn drop_copies(&self, why: SpanDrop, n: u64) {
+        self.dropped[why as usize].fetch_add(n, Ordering::Relaxed);
     }
 
     /// The counters now.
@@ -251,7 +251,7 @@ impl SpanSet {
                 Ok(()) => {
                     s.mirrored.fetch_add(1, Ordering::Relaxed);
                 }
-                Err(why) => s.drop_copy(why),
+                Err(why) => s.drop_copies(why, 1),
             }
         }
     }
@@ -259,7 +259,7 @@ impl SpanSet {
     /// Counts copies of session index `i` its destination port did not take.
     pub(crate) fn count_undelivered(&self, i: usize, why: SpanDrop, n: usize) {
         if let Some(s) = self.sessions.get(i) {
-            s.dropped[why as usize].fetch_add(n as u64, Ordering::Relaxed);
+            s.drop_copies(why, n as u64);
         }
     }
 }
