@@ -3,6 +3,7 @@
 //! and the switch's own IP to [`local`](super::local), PFC and PAUSE to
 //! [`pfc_rx`](super::pfc_rx), LLDP to the control plane's punt ring.
 
+use super::span::copy_for_sessions;
 use super::{Switch, MAX_RX_HELD};
 use crate::capture::Direction;
 use crate::clock::Nanos;
